@@ -1,0 +1,4 @@
+//! leasesim's library: a deterministic discrete-event simulator of Kubernetes Lease-based leader
+//! election. See ARCHITECTURE.md at the repository root for the map.
+
+pub mod time;
