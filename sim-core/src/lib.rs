@@ -1,4 +1,8 @@
 //! leasesim's library: a deterministic discrete-event simulator of Kubernetes Lease-based leader
 //! election. See ARCHITECTURE.md at the repository root for the map.
 
+pub mod clock;
+pub mod engine;
+pub mod net;
+pub mod rng;
 pub mod time;

@@ -1,0 +1,326 @@
+//! Node clocks: what each node believes the time is.
+//!
+//! A node has two readings, as a Linux process does:
+//! - the **monotonic** clock, which timers, tickers, deadlines and Go's `time.Since` follow. It
+//!   runs at the oscillator's rate: true time scaled by the drift, plus the periodic wander.
+//!   Steps do not move it.
+//! - the **wall** clock (`CLOCK_REALTIME`), which is what gets written into a Lease. It is the
+//!   monotonic reading plus the epoch, a constant offset and every step taken so far.
+//!
+//! All arithmetic is integer nanoseconds except the wander's sine, which is computed by our own
+//! series (basic IEEE operations only) so it is the same on every platform.
+
+use crate::time::{Nanos, UnixNanos};
+
+/// An instantaneous jump of the wall clock (an NTP step, a manual `date -s`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockStep {
+    /// True time at which the step happens.
+    pub at: Nanos,
+    /// How far the wall clock jumps (negative: backwards).
+    pub delta_ns: i64,
+}
+
+/// A sinusoidal error on the oscillator: `amplitude * sin(2π t / period + phase)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wander {
+    pub amplitude_ns: i64,
+    pub period_ns: Nanos,
+    pub phase_rad: f64,
+}
+
+/// The shape of one node's clock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClockSpec {
+    /// Constant wall-clock offset from true time (positive: this node's wall clock is ahead).
+    pub offset_ns: i64,
+    /// Rate error in parts per billion: the clock advances `1 + drift_ppb / 1e9` seconds per true
+    /// second. (Scenario files say ppm; 1 ppm = 1000 ppb.)
+    pub drift_ppb: i64,
+    /// Wall-clock steps, sorted by time.
+    pub steps: Vec<ClockStep>,
+    pub wander: Option<Wander>,
+}
+
+/// One node's clock, ready to answer conversions.
+#[derive(Clone, Debug)]
+pub struct NodeClock {
+    spec: ClockSpec,
+    epoch: UnixNanos,
+    /// Largest monotonic slope deficit the wander can cause; used to bound searches.
+    linear_only: bool,
+}
+
+const PPB: i128 = 1_000_000_000;
+
+impl NodeClock {
+    pub fn new(mut spec: ClockSpec, epoch: UnixNanos) -> Result<Self, String> {
+        if spec.drift_ppb <= -1_000_000_000 {
+            return Err(format!(
+                "clock drift of {} ppm would stop or reverse the clock: expected more than -1000000 ppm",
+                spec.drift_ppb / 1000
+            ));
+        }
+        if let Some(w) = &spec.wander {
+            if w.period_ns == 0 {
+                return Err("clock wander period must be greater than zero".into());
+            }
+            // The monotonic clock must never run backwards: the wander's steepest slope
+            // (2π A / P) must stay below the clock's own rate.
+            let slope = 2.0 * std::f64::consts::PI * w.amplitude_ns.unsigned_abs() as f64 / w.period_ns as f64;
+            let rate = 1.0 + spec.drift_ppb as f64 / 1e9;
+            if slope >= rate * 0.999 {
+                return Err(format!(
+                    "clock wander of amplitude {}ns over a period of {}ns would make the clock run backwards: \
+                     expected 2π·amplitude/period below the clock rate {rate}",
+                    w.amplitude_ns, w.period_ns
+                ));
+            }
+        }
+        spec.steps.sort_by_key(|s| s.at);
+        let linear_only = spec.wander.is_none();
+        Ok(NodeClock { spec, epoch, linear_only })
+    }
+
+    /// A perfect clock: monotonic = true time, wall = epoch + true time.
+    pub fn perfect(epoch: UnixNanos) -> Self {
+        NodeClock { spec: ClockSpec::default(), epoch, linear_only: true }
+    }
+
+    pub fn spec(&self) -> &ClockSpec {
+        &self.spec
+    }
+
+    fn wander_at(&self, t: Nanos) -> i64 {
+        match &self.spec.wander {
+            None => 0,
+            Some(w) => {
+                let x = 2.0 * std::f64::consts::PI * (t % w.period_ns) as f64 / w.period_ns as f64;
+                // Zero at t = 0 so that the monotonic clock starts at 0.
+                let v = w.amplitude_ns as f64 * (portable_sin(x + w.phase_rad) - portable_sin(w.phase_rad));
+                v.round() as i64
+            }
+        }
+    }
+
+    /// Monotonic reading at true time `t` (nanoseconds since this process's clock origin, which
+    /// is the start of the run). Non-decreasing in `t`.
+    pub fn monotonic(&self, t: Nanos) -> i64 {
+        let linear = t as i128 + (t as i128 * self.spec.drift_ppb as i128).div_euclid(PPB);
+        linear as i64 + self.wander_at(t)
+    }
+
+    /// Sum of the steps taken at or before true time `t`.
+    fn steps_until(&self, t: Nanos) -> i64 {
+        self.spec.steps.iter().take_while(|s| s.at <= t).map(|s| s.delta_ns).sum()
+    }
+
+    /// Wall-clock reading at true time `t`, as a Unix instant.
+    pub fn wall(&self, t: Nanos) -> UnixNanos {
+        self.epoch + self.spec.offset_ns + self.monotonic(t) + self.steps_until(t)
+    }
+
+    /// The wall clock's offset from true wall time at `t` (what an NTP monitor would report).
+    pub fn wall_offset(&self, t: Nanos) -> i64 {
+        self.wall(t) - (self.epoch + t as i64)
+    }
+
+    /// The earliest true time `t >= from` at which the monotonic clock reads at least `target`.
+    /// This is when a local timer fires: a timer of `d` armed at true time `t0` fires at
+    /// `true_time_when_monotonic_reaches(t0, monotonic(t0) + d)`.
+    pub fn true_time_when_monotonic_reaches(&self, from: Nanos, target: i64) -> Nanos {
+        if self.monotonic(from) >= target {
+            return from;
+        }
+        if self.linear_only {
+            // Invert t + floor(t·ppb/1e9) >= target: start from the real-valued solution and
+            // correct by single steps (the floor moves the answer by at most one or two ns).
+            let rate = PPB + self.spec.drift_ppb as i128;
+            let mut t = ((target as i128 * PPB) / rate).max(from as i128) as u64;
+            while self.monotonic(t) < target {
+                t += 1;
+            }
+            while t > from && self.monotonic(t - 1) >= target {
+                t -= 1;
+            }
+            return t;
+        }
+        // With wander: exponential then binary search on the non-decreasing reading.
+        let mut lo = from; // monotonic(lo) < target
+        let mut step: u64 = 1;
+        let mut hi = from.saturating_add(step);
+        while self.monotonic(hi) < target {
+            lo = hi;
+            step = step.saturating_mul(2);
+            hi = hi.saturating_add(step);
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if self.monotonic(mid) >= target {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        hi
+    }
+
+    /// When a local timer of `duration` armed at true time `now` fires, in true time.
+    pub fn timer_fires_at(&self, now: Nanos, duration: Nanos) -> Nanos {
+        let target = self.monotonic(now).saturating_add(duration as i64);
+        self.true_time_when_monotonic_reaches(now, target)
+    }
+
+    /// The earliest true time at which the wall clock reads at least `target` (ignoring steps
+    /// that happen later than that moment; with backward steps, the first crossing).
+    pub fn true_time_when_wall_reaches(&self, from: Nanos, target: UnixNanos) -> Nanos {
+        // Between steps the wall clock is the monotonic clock plus a constant.
+        let mut start = from;
+        loop {
+            let base = self.wall(start) - self.monotonic(start);
+            let next_step = self.spec.steps.iter().find(|s| s.at > start).map(|s| s.at);
+            let t = self.true_time_when_monotonic_reaches(start, target - base);
+            match next_step {
+                Some(step_at) if t >= step_at => start = step_at,
+                _ => return t,
+            }
+            if self.wall(start) >= target {
+                return start;
+            }
+        }
+    }
+}
+
+/// sin(x) from basic IEEE-754 operations only, so every platform gets the same bits (libm's
+/// `sin` is not guaranteed to). Range-reduced to [-π/2, π/2], then a Taylor series to x^17,
+/// accurate to ~1e-15 there: far below a nanosecond for any sensible amplitude.
+pub fn portable_sin(x: f64) -> f64 {
+    use std::f64::consts::PI;
+    let two_pi = 2.0 * PI;
+    let mut r = x - two_pi * (x / two_pi).floor(); // [0, 2π)
+    if r > PI {
+        r -= two_pi; // (-π, π]
+    }
+    if r > PI / 2.0 {
+        r = PI - r;
+    } else if r < -PI / 2.0 {
+        r = -PI - r;
+    }
+    let r2 = r * r;
+    let mut term = r;
+    let mut sum = r;
+    let mut n = 1.0;
+    for _ in 0..8 {
+        term *= -r2 / ((n + 1.0) * (n + 2.0));
+        sum += term;
+        n += 2.0;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{secs, DEFAULT_EPOCH_UNIX_NANOS as EPOCH};
+
+    fn clock(offset_ns: i64, drift_ppb: i64) -> NodeClock {
+        NodeClock::new(ClockSpec { offset_ns, drift_ppb, ..Default::default() }, EPOCH).unwrap()
+    }
+
+    #[test]
+    fn offset_moves_the_wall_clock_but_not_the_monotonic_one() {
+        let c = clock(120 * 1_000_000_000, 0);
+        assert_eq!(c.monotonic(secs(5)), secs(5) as i64);
+        assert_eq!(c.wall(secs(5)), EPOCH + secs(125) as i64);
+        assert_eq!(c.timer_fires_at(secs(5), secs(2)), secs(7));
+    }
+
+    #[test]
+    fn a_fast_clock_fires_timers_early_in_true_time_exactly_to_the_nanosecond() {
+        // 50% fast: a local 15 s timer takes 10 s of true time.
+        let c = clock(0, 500_000_000);
+        assert_eq!(c.timer_fires_at(0, secs(15)), secs(10));
+        // 1 ppm fast: a 1 s timer armed at 0 fires 1 ns... exactly when monotonic reaches 1e9.
+        let c = clock(0, 1_000);
+        let t = c.timer_fires_at(0, secs(1));
+        assert!(c.monotonic(t) >= secs(1) as i64);
+        assert!(c.monotonic(t - 1) < secs(1) as i64);
+    }
+
+    #[test]
+    fn timer_inversion_is_exact_for_many_drifts_and_starts() {
+        for drift in [-999_999_999, -300_000_000, -7, 0, 3, 1_000, 333_333_333, 2_000_000_000] {
+            let c = clock(0, drift);
+            for start in [0, 1, 999, secs(3) + 17, secs(1000) + 123_456_789] {
+                for d in [1, 999, secs(2), secs(15) + 1] {
+                    let t = c.timer_fires_at(start, d);
+                    let target = c.monotonic(start) + d as i64;
+                    assert!(c.monotonic(t) >= target, "drift {drift} start {start} d {d}");
+                    assert!(t == start || c.monotonic(t - 1) < target, "not the earliest: drift {drift}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn steps_move_only_the_wall_clock() {
+        let c = NodeClock::new(
+            ClockSpec { steps: vec![ClockStep { at: secs(10), delta_ns: -(secs(30) as i64) }], ..Default::default() },
+            EPOCH,
+        )
+        .unwrap();
+        assert_eq!(c.wall(secs(9)), EPOCH + secs(9) as i64);
+        assert_eq!(c.wall(secs(10)), EPOCH + secs(10) as i64 - secs(30) as i64);
+        assert_eq!(c.monotonic(secs(10)), secs(10) as i64);
+        assert_eq!(c.timer_fires_at(secs(9), secs(2)), secs(11));
+        // The wall clock reaches EPOCH+5s the first time at true 5 s.
+        assert_eq!(c.true_time_when_wall_reaches(0, EPOCH + secs(5) as i64), secs(5));
+        // After the backward step it reads EPOCH-20s at true 10 s and EPOCH+15s at true 45 s.
+        assert_eq!(c.true_time_when_wall_reaches(secs(10), EPOCH + secs(15) as i64), secs(45));
+    }
+
+    #[test]
+    fn wander_keeps_the_monotonic_clock_monotonic_and_inverts_exactly() {
+        let c = NodeClock::new(
+            ClockSpec {
+                wander: Some(Wander { amplitude_ns: 50_000_000, period_ns: secs(60), phase_rad: 0.3 }),
+                drift_ppb: 20_000,
+                ..Default::default()
+            },
+            EPOCH,
+        )
+        .unwrap();
+        let mut last = i64::MIN;
+        for i in 0..2000 {
+            let t = i * 61_000_000;
+            let m = c.monotonic(t);
+            assert!(m >= last);
+            last = m;
+        }
+        assert_eq!(c.monotonic(0), 0);
+        for start in [0, secs(7), secs(33) + 5] {
+            let t = c.timer_fires_at(start, secs(2));
+            let target = c.monotonic(start) + secs(2) as i64;
+            assert!(c.monotonic(t) >= target && c.monotonic(t - 1) < target);
+        }
+    }
+
+    #[test]
+    fn impossible_clocks_are_refused_with_a_reason() {
+        assert!(NodeClock::new(ClockSpec { drift_ppb: -1_000_000_000, ..Default::default() }, 0).is_err());
+        let err = NodeClock::new(
+            ClockSpec { wander: Some(Wander { amplitude_ns: secs(10) as i64, period_ns: secs(1), phase_rad: 0.0 }), ..Default::default() },
+            0,
+        )
+        .unwrap_err();
+        assert!(err.contains("backwards"));
+    }
+
+    #[test]
+    fn portable_sin_matches_std_closely() {
+        for i in -100..100 {
+            let x = i as f64 * 0.173;
+            assert!((portable_sin(x) - x.sin()).abs() < 1e-12, "x={x}");
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! The network between nodes and the API server, and the API server's own availability.
+//!
+//! Every node has one [`Link`] to the API server with two directions: `Up` (requests, node →
+//! server) and `Down` (responses, server → node). Each direction draws its latency from its own
+//! distribution and drops a message with its own probability. Partitions are intervals of true
+//! time per direction.
+//!
+//! **Messages in flight when a partition starts are lost**: a message is delivered only if its
+//! direction is open both when it is sent and when it would arrive. This is the cable-cut reading
+//! of a partition (TCP retransmission across a short cut is not modelled; a client sees a
+//! timeout, which is what a request outliving its deadline looks like anyway).
+//!
+//! Every send makes the same number of random draws (one for loss, one or two for latency)
+//! whatever the outcome, so partitions and loss do not shift the stream for later messages.
+
+use crate::rng::ComponentRng;
+use crate::time::Nanos;
+
+/// A latency distribution, in nanoseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Latency {
+    Fixed(Nanos),
+    /// Uniform over [min, max].
+    Uniform { min: Nanos, max: Nanos },
+    /// `floor + Exp(mean)`: the usual shape of a lightly loaded path.
+    Exponential { floor: Nanos, mean: Nanos },
+    /// Pick one component by weight, then draw from it (rare spikes: 99% fast, 1% slow).
+    Mixture(Vec<(f64, Latency)>),
+}
+
+impl Default for Latency {
+    fn default() -> Self {
+        Latency::Fixed(crate::time::millis(1))
+    }
+}
+
+impl Latency {
+    pub fn sample(&self, rng: &mut ComponentRng) -> Nanos {
+        match self {
+            Latency::Fixed(ns) => *ns,
+            Latency::Uniform { min, max } => rng.uniform_u64(*min, *max),
+            Latency::Exponential { floor, mean } => floor + rng.exponential(*mean as f64).round() as Nanos,
+            Latency::Mixture(parts) => {
+                let total: f64 = parts.iter().map(|(w, _)| *w).sum();
+                let mut pick = rng.unit_f64() * total;
+                for (weight, part) in parts {
+                    if pick < *weight {
+                        return part.sample(rng);
+                    }
+                    pick -= weight;
+                }
+                parts.last().map(|(_, p)| p.sample(rng)).unwrap_or(0)
+            }
+        }
+    }
+
+    /// An upper bound, if the distribution has one (used by the safety envelope).
+    pub fn max(&self) -> Option<Nanos> {
+        match self {
+            Latency::Fixed(ns) => Some(*ns),
+            Latency::Uniform { max, .. } => Some(*max),
+            Latency::Exponential { .. } => None,
+            Latency::Mixture(parts) => parts.iter().map(|(_, p)| p.max()).try_fold(0, |acc, m| m.map(|m| acc.max(m))),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Latency::Uniform { min, max } if min > max => Err(format!("uniform latency min {min}ns is above max {max}ns")),
+            Latency::Mixture(parts) if parts.is_empty() => Err("latency mixture needs at least one component".into()),
+            Latency::Mixture(parts) => {
+                for (w, p) in parts {
+                    if !(w.is_finite() && *w >= 0.0) {
+                        return Err(format!("latency mixture weight {w} must be a finite number >= 0"));
+                    }
+                    p.validate()?;
+                }
+                if parts.iter().all(|(w, _)| *w == 0.0) {
+                    return Err("latency mixture weights are all zero".into());
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Which way a message travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Direction {
+    /// Node → API server (requests).
+    Up,
+    /// API server → node (responses).
+    Down,
+}
+
+/// Which directions a partition cuts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    Up,
+    Down,
+    Both,
+}
+
+impl Cut {
+    fn blocks(self, dir: Direction) -> bool {
+        matches!((self, dir), (Cut::Both, _) | (Cut::Up, Direction::Up) | (Cut::Down, Direction::Down))
+    }
+}
+
+/// A partition of one link over `[from, until)` in true time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub from: Nanos,
+    pub until: Nanos,
+    pub cut: Cut,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirectionSpec {
+    pub latency: Latency,
+    /// Probability in [0, 1] that a message is lost.
+    pub loss: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkSpec {
+    pub up: DirectionSpec,
+    pub down: DirectionSpec,
+}
+
+/// What became of a message handed to the link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Arrives(Nanos),
+    Lost,
+    Partitioned,
+}
+
+/// One node's link to the API server.
+#[derive(Clone, Debug)]
+pub struct Link {
+    spec: LinkSpec,
+    partitions: Vec<Partition>,
+    up_rng: ComponentRng,
+    down_rng: ComponentRng,
+}
+
+impl Link {
+    /// `node_key` is the node's stable identity; each direction gets its own stream.
+    pub fn new(spec: LinkSpec, seed: u64, node_key: &str) -> Self {
+        Link {
+            spec,
+            partitions: Vec::new(),
+            up_rng: ComponentRng::new(seed, &format!("link/{node_key}/up")),
+            down_rng: ComponentRng::new(seed, &format!("link/{node_key}/down")),
+        }
+    }
+
+    pub fn spec(&self) -> &LinkSpec {
+        &self.spec
+    }
+
+    pub fn add_partition(&mut self, p: Partition) {
+        self.partitions.push(p);
+    }
+
+    pub fn partitions(&self) -> &[Partition] {
+        &self.partitions
+    }
+
+    /// Is `dir` cut at true time `t`?
+    pub fn is_cut(&self, dir: Direction, t: Nanos) -> bool {
+        self.partitions.iter().any(|p| p.from <= t && t < p.until && p.cut.blocks(dir))
+    }
+
+    /// Sends one message at `now` in direction `dir`.
+    pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
+        let (spec, rng) = match dir {
+            Direction::Up => (&self.spec.up, &mut self.up_rng),
+            Direction::Down => (&self.spec.down, &mut self.down_rng),
+        };
+        let lost = rng.bernoulli(spec.loss);
+        let arrival = now.saturating_add(spec.latency.sample(rng));
+        if self.is_cut(dir, now) || self.is_cut(dir, arrival) {
+            Delivery::Partitioned
+        } else if lost {
+            Delivery::Lost
+        } else {
+            Delivery::Arrives(arrival)
+        }
+    }
+}
+
+/// Windows in which the API server is slow or gone.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ServerAvailability {
+    /// `(from, until, extra)`: requests arriving in `[from, until)` take `extra` longer.
+    pub slowdowns: Vec<(Nanos, Nanos, Nanos)>,
+    /// `[from, until)`: requests arriving then are neither applied nor answered (the client
+    /// times out), as when the API server process or its load balancer is down.
+    pub outages: Vec<(Nanos, Nanos)>,
+}
+
+impl ServerAvailability {
+    pub fn is_down(&self, t: Nanos) -> bool {
+        self.outages.iter().any(|&(from, until)| from <= t && t < until)
+    }
+
+    /// Extra processing time for a request arriving at `t` (slowdowns add up).
+    pub fn extra_processing(&self, t: Nanos) -> Nanos {
+        self.slowdowns.iter().filter(|&&(from, until, _)| from <= t && t < until).map(|&(_, _, extra)| extra).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::millis;
+
+    #[test]
+    fn a_partition_loses_messages_sent_into_it_and_messages_in_flight_when_it_starts() {
+        let spec = LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
+        let mut link = Link::new(spec, 1, "n");
+        link.add_partition(Partition { from: millis(100), until: millis(200), cut: Cut::Up });
+        assert_eq!(link.send(millis(50), Direction::Up), Delivery::Arrives(millis(60)));
+        // Sent before the cut, would arrive inside it: lost in flight.
+        assert_eq!(link.send(millis(95), Direction::Up), Delivery::Partitioned);
+        assert_eq!(link.send(millis(150), Direction::Up), Delivery::Partitioned);
+        // The other direction is unaffected by an Up cut.
+        assert!(matches!(link.send(millis(150), Direction::Down), Delivery::Arrives(_)));
+        assert_eq!(link.send(millis(200), Direction::Up), Delivery::Arrives(millis(210)));
+    }
+
+    #[test]
+    fn loss_draws_keep_the_stream_aligned() {
+        let spec = |loss| LinkSpec {
+            up: DirectionSpec { latency: Latency::Uniform { min: 0, max: millis(100) }, loss },
+            ..Default::default()
+        };
+        let mut lossy = Link::new(spec(0.5), 9, "n");
+        let mut clean = Link::new(spec(0.0), 9, "n");
+        let mut lost = 0;
+        for i in 0..1000 {
+            match (lossy.send(i, Direction::Up), clean.send(i, Direction::Up)) {
+                (Delivery::Arrives(a), Delivery::Arrives(b)) => assert_eq!(a, b),
+                (Delivery::Lost, Delivery::Arrives(_)) => lost += 1,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        assert!((400..600).contains(&lost), "lost {lost} of 1000 at p=0.5");
+    }
+
+    #[test]
+    fn latency_distributions_sample_within_their_shape() {
+        let mut rng = ComponentRng::new(3, "lat");
+        let mix = Latency::Mixture(vec![(0.99, Latency::Fixed(millis(1))), (0.01, Latency::Fixed(millis(500)))]);
+        let spikes = (0..10_000).filter(|_| mix.sample(&mut rng) == millis(500)).count();
+        assert!((50..150).contains(&spikes), "{spikes} spikes");
+        let exp = Latency::Exponential { floor: millis(2), mean: millis(3) };
+        let mean = (0..10_000).map(|_| exp.sample(&mut rng)).sum::<u64>() as f64 / 10_000.0;
+        assert!((mean - millis(5) as f64).abs() < millis(1) as f64 * 0.3, "mean {mean}");
+        assert_eq!(mix.max(), Some(millis(500)));
+        assert_eq!(exp.max(), None);
+    }
+
+    #[test]
+    fn server_outages_and_slowdowns_are_windows() {
+        let s = ServerAvailability { slowdowns: vec![(10, 20, 5), (15, 30, 7)], outages: vec![(40, 50)] };
+        assert_eq!(s.extra_processing(16), 12);
+        assert_eq!(s.extra_processing(25), 7);
+        assert!(s.is_down(40) && !s.is_down(50));
+    }
+}
