@@ -2,6 +2,7 @@
 //! election. See ARCHITECTURE.md at the repository root for the map.
 
 pub mod clock;
+pub mod elector;
 pub mod engine;
 pub mod net;
 pub mod rng;

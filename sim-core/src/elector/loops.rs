@@ -1,0 +1,569 @@
+//! client-go's `LeaderElector`, step by step, as a state machine.
+//!
+//! Sources: `kubernetes/client-go` `tools/leaderelection/leaderelection.go` and apimachinery's
+//! `wait` package, as summarised in `shared/reference/leader-election.md` §3–§7:
+//! - acquire: `JitterUntil(tryAcquireOrRenew, RetryPeriod, 1.2, sliding)`: first try at once,
+//!   then a fresh wait in `[RP, 2.2·RP)` drawn *after* each try returns;
+//! - renew: `Until(round, RetryPeriod)`, a round being `PollUntilContextTimeout(RP, RD,
+//!   immediate)`: the deadline is RD from the *start of the round*; a ticker (armed at the round
+//!   start, one buffered tick) paces the retries; no attempt once the deadline has passed; the
+//!   deadline context also bounds every request of the round;
+//! - `tryAcquireOrRenew`: fast path for a valid leader, else Get → (Create on NotFound) → observe
+//!   (observedTime changes only when the second-precision raw record changes) → valid lease of
+//!   another holder ⇒ fail → Update with transitions +1 on a change of holder;
+//! - release (ReleaseOnCancel) after the renew loop ends: Get, then an empty-holder record with
+//!   `leaseDurationSeconds: 1`, under a fresh RenewDeadline timeout.
+//!
+//! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
+//! `renewTime`-based crates (see [`Rules`]).
+
+use super::record::{micros_of, RawRecord, Record};
+use super::{Algorithm, ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use crate::rng::ComponentRng;
+use crate::time::{Nanos, NANOS_PER_SEC};
+
+/// How a lease's expiry is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expiry {
+    /// Local observedTime + duration (client-go).
+    ObservedTime,
+    /// The writer's renewTime + leaseDurationSeconds against the local wall clock.
+    RenewTime,
+}
+
+/// The variations on client-go's loop that distinguish the algorithm families.
+#[derive(Clone, Copy, Debug)]
+struct Rules {
+    expiry: Expiry,
+    /// Use the record's leaseDurationSeconds (client-go ≥ v0.27) or the own config (older).
+    duration_from_record: bool,
+    /// The leader's optimistic update without a Get (client-go ≥ v0.30).
+    fast_path: bool,
+    /// Writes are merge patches without resourceVersion (last write wins).
+    unfenced: bool,
+    /// A lease with an empty holder may be taken at once.
+    empty_holder_is_free: bool,
+}
+
+impl Rules {
+    fn of(algorithm: Algorithm) -> Rules {
+        match algorithm {
+            Algorithm::ClientGo => Rules {
+                expiry: Expiry::ObservedTime,
+                duration_from_record: true,
+                fast_path: true,
+                unfenced: false,
+                empty_holder_is_free: true,
+            },
+            Algorithm::ClientGoLegacy => Rules {
+                expiry: Expiry::ObservedTime,
+                duration_from_record: false,
+                fast_path: false,
+                unfenced: false,
+                empty_holder_is_free: true,
+            },
+            Algorithm::RenewTime => Rules {
+                expiry: Expiry::RenewTime,
+                duration_from_record: true,
+                fast_path: false,
+                unfenced: false,
+                empty_holder_is_free: true,
+            },
+            // kube-leader-election has no empty-holder shortcut: a released lease (duration 1)
+            // becomes takeable one second after its renewTime.
+            Algorithm::RenewTimeUnfenced => Rules {
+                expiry: Expiry::RenewTime,
+                duration_from_record: true,
+                fast_path: false,
+                unfenced: true,
+                empty_holder_is_free: false,
+            },
+            Algorithm::PythonClient => unreachable!("the Python client has its own machine"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    FastUpdate,
+    Get,
+    Create,
+    Update,
+}
+
+/// One call of `tryAcquireOrRenew` in progress.
+#[derive(Clone, Debug)]
+struct Try {
+    /// `now` as captured at the top of `tryAcquireOrRenew`.
+    started: Now,
+    step: Step,
+    candidate: Record,
+}
+
+/// One `PollUntilContextTimeout` round of the renew loop, in local monotonic time.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    start: i64,
+    deadline: i64,
+    /// When the poll loop last took a tick (or the round start): a tick in `(last_tick, now]`
+    /// is sitting in the ticker's one-slot buffer.
+    last_tick: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReleaseStep {
+    Get,
+    Update,
+}
+
+#[derive(Clone, Debug)]
+enum Phase {
+    Idle,
+    Acquiring(Try),
+    WaitingRetry,
+    Renewing { round: Round, attempt: Option<Try> },
+    BetweenRounds,
+    Releasing { step: ReleaseStep, deadline: i64, record: Record },
+    Done,
+}
+
+enum Progress {
+    Pending,
+    Done(bool),
+}
+
+#[derive(Debug)]
+pub struct LoopElector {
+    config: ElectorConfig,
+    rules: Rules,
+    rng: ComponentRng,
+    observed: Record,
+    observed_raw: Option<RawRecord>,
+    /// Local monotonic time at which `observed` was last set; `None` is Go's zero time.
+    observed_time: Option<i64>,
+    reported_leader: String,
+    phase: Phase,
+    generations: [u64; TimerKind::COUNT],
+    awaiting: bool,
+    /// The run context has been cancelled.
+    stopping: bool,
+}
+
+impl LoopElector {
+    pub fn new(config: ElectorConfig, rng: ComponentRng) -> Self {
+        let rules = Rules::of(config.algorithm);
+        LoopElector {
+            config,
+            rules,
+            rng,
+            observed: Record::default(),
+            observed_raw: None,
+            observed_time: None,
+            reported_leader: String::new(),
+            phase: Phase::Idle,
+            generations: [0; TimerKind::COUNT],
+            awaiting: false,
+            stopping: false,
+        }
+    }
+
+    pub fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.observed.holder_identity == self.config.identity
+    }
+
+    pub fn awaiting_result(&self) -> bool {
+        self.awaiting
+    }
+
+    // ---- inputs -----------------------------------------------------------------------------
+
+    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+        if !matches!(self.phase, Phase::Idle) {
+            return;
+        }
+        out.push(Output::Note(Note::AttemptingToAcquire));
+        self.begin_acquire_try(now, out);
+    }
+
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+        if self.generations[kind.index()] != generation || self.stopping {
+            return; // superseded or cancelled
+        }
+        match (kind, &self.phase) {
+            (TimerKind::Retry, Phase::WaitingRetry) => self.begin_acquire_try(now, out),
+            (TimerKind::NextRound, Phase::BetweenRounds) => self.start_round(now, out),
+            (TimerKind::RoundTick, Phase::Renewing { round, attempt: None }) => {
+                let round = *round;
+                // After a tick the poll loop re-checks the context: no attempt past the deadline.
+                if now.mono >= round.deadline {
+                    self.round_failed(now, out);
+                } else {
+                    self.phase = Phase::Renewing { round: Round { last_tick: now.mono, ..round }, attempt: None };
+                    self.begin_round_try(now, out);
+                }
+            }
+            (TimerKind::RoundDeadline, Phase::Renewing { .. }) => {
+                if self.awaiting {
+                    // The deadline context aborts the request in flight; the condition then
+                    // runs on with a done context and fails at once.
+                    out.push(Output::Abandon);
+                    self.on_result(now, Err(LockError::ContextDone), out);
+                } else {
+                    self.round_failed(now, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+        self.awaiting = false;
+        match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Acquiring(mut t) => match self.continue_try(&mut t, now, result, None, out) {
+                Progress::Pending => self.phase = Phase::Acquiring(t),
+                Progress::Done(ok) => self.after_acquire_try(ok, now, out),
+            },
+            Phase::Renewing { round, attempt: Some(mut t) } => {
+                match self.continue_try(&mut t, now, result, Some(round.deadline), out) {
+                    Progress::Pending => self.phase = Phase::Renewing { round, attempt: Some(t) },
+                    Progress::Done(ok) => {
+                        self.phase = Phase::Renewing { round, attempt: None };
+                        self.after_round_try(ok, now, out);
+                    }
+                }
+            }
+            Phase::Releasing { step, deadline, record } => self.continue_release(step, deadline, record, now, result, out),
+            other => self.phase = other, // a late result for an abandoned request
+        }
+    }
+
+    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+        if self.stopping {
+            return;
+        }
+        self.stopping = true;
+        match std::mem::replace(&mut self.phase, Phase::Idle) {
+            Phase::Idle | Phase::Done => self.phase = Phase::Done,
+            // acquire() returns false; Run returns and still calls OnStoppedLeading.
+            Phase::Acquiring(_) | Phase::WaitingRetry => {
+                self.abandon(out);
+                self.finish(out);
+            }
+            // The renew loop ends with the context's error; release if configured.
+            Phase::Renewing { .. } | Phase::BetweenRounds => {
+                self.abandon(out);
+                self.maybe_report_transition(out);
+                self.after_renew_loop(now, out);
+            }
+            releasing @ Phase::Releasing { .. } => self.phase = releasing,
+        }
+    }
+
+    // ---- the acquire loop ---------------------------------------------------------------------
+
+    fn begin_acquire_try(&mut self, now: Now, out: &mut Vec<Output>) {
+        let mut t = self.new_try(now);
+        match self.first_step(&mut t, now, None, out) {
+            Progress::Pending => self.phase = Phase::Acquiring(t),
+            Progress::Done(ok) => self.after_acquire_try(ok, now, out),
+        }
+    }
+
+    fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut Vec<Output>) {
+        self.maybe_report_transition(out);
+        if ok {
+            out.push(Output::Note(Note::AcquiredLease));
+            out.push(Output::StartedLeading);
+            self.start_round(now, out);
+        } else {
+            out.push(Output::Note(Note::FailedToAcquire));
+            let wait = self.jittered_retry_period();
+            self.arm(TimerKind::Retry, wait, out);
+            self.phase = Phase::WaitingRetry;
+        }
+    }
+
+    /// `wait.Jitter(RetryPeriod, JitterFactor)`: `RP + rand.Float64() * factor * RP`.
+    fn jittered_retry_period(&mut self) -> Nanos {
+        let rp = self.config.retry_period;
+        if self.config.jitter_factor <= 0.0 {
+            return rp;
+        }
+        rp + (self.rng.unit_f64() * self.config.jitter_factor * rp as f64) as Nanos
+    }
+
+    // ---- the renew loop -------------------------------------------------------------------------
+
+    fn start_round(&mut self, now: Now, out: &mut Vec<Output>) {
+        let round = Round { start: now.mono, deadline: now.mono + self.config.renew_deadline as i64, last_tick: now.mono };
+        self.phase = Phase::Renewing { round, attempt: None };
+        self.begin_round_try(now, out);
+    }
+
+    fn begin_round_try(&mut self, now: Now, out: &mut Vec<Output>) {
+        let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
+        // Since v0.36 the condition first returns ctx.Err() if the context is done.
+        if now.mono >= round.deadline {
+            self.round_failed(now, out);
+            return;
+        }
+        let mut t = self.new_try(now);
+        match self.first_step(&mut t, now, Some(round.deadline), out) {
+            Progress::Pending => self.phase = Phase::Renewing { round, attempt: Some(t) },
+            Progress::Done(ok) => self.after_round_try(ok, now, out),
+        }
+    }
+
+    fn after_round_try(&mut self, ok: bool, now: Now, out: &mut Vec<Output>) {
+        let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
+        if ok {
+            self.maybe_report_transition(out);
+            out.push(Output::Note(Note::RenewedLease));
+            self.cancel(TimerKind::RoundTick);
+            self.cancel(TimerKind::RoundDeadline);
+            let rp = self.config.retry_period;
+            self.arm(TimerKind::NextRound, rp, out);
+            self.phase = Phase::BetweenRounds;
+            return;
+        }
+        let rp = self.config.retry_period as i64;
+        // The first tick after the one last taken: ticks are at start + k·RP.
+        let k = (round.last_tick - round.start) / rp + 1;
+        let next_tick = round.start + k * rp;
+        if next_tick <= now.mono {
+            // A tick is waiting in the buffer; the select takes it (or the done context) at once.
+            if now.mono >= round.deadline {
+                self.round_failed(now, out);
+            } else {
+                self.phase = Phase::Renewing { round: Round { last_tick: now.mono, ..round }, attempt: None };
+                self.begin_round_try(now, out);
+            }
+            return;
+        }
+        if now.mono >= round.deadline {
+            self.round_failed(now, out);
+            return;
+        }
+        self.arm(TimerKind::RoundTick, (next_tick - now.mono) as Nanos, out);
+        self.arm(TimerKind::RoundDeadline, (round.deadline - now.mono) as Nanos, out);
+        self.phase = Phase::Renewing { round, attempt: None };
+    }
+
+    fn round_failed(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.cancel(TimerKind::RoundTick);
+        self.cancel(TimerKind::RoundDeadline);
+        self.maybe_report_transition(out);
+        out.push(Output::Note(Note::FailedToRenew));
+        self.after_renew_loop(now, out);
+    }
+
+    /// After `wait.Until` returns: release if configured, then `Run` returns (cancelling the
+    /// leader context, then calling OnStoppedLeading).
+    fn after_renew_loop(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.cancel(TimerKind::RoundTick);
+        self.cancel(TimerKind::RoundDeadline);
+        self.cancel(TimerKind::NextRound);
+        if self.config.release_on_cancel {
+            // release() uses a fresh background context bounded by RenewDeadline.
+            let deadline = now.mono + self.config.renew_deadline as i64;
+            match self.send(LockOp::Get, now, Some(deadline), out) {
+                None => self.phase = Phase::Releasing { step: ReleaseStep::Get, deadline, record: Record::default() },
+                Some(result) => self.continue_release(ReleaseStep::Get, deadline, Record::default(), now, result, out),
+            }
+        } else {
+            self.finish(out);
+        }
+    }
+
+    fn continue_release(&mut self, step: ReleaseStep, deadline: i64, record: Record, now: Now, result: LockResult, out: &mut Vec<Output>) {
+        match (step, result) {
+            (ReleaseStep::Get, Ok(current)) => {
+                if !self.is_leader() {
+                    // Judged on the previously observed record, as client-go does.
+                    self.finish(out);
+                    return;
+                }
+                let released = Record {
+                    holder_identity: String::new(),
+                    lease_duration_seconds: 1,
+                    acquire_time_micros: Some(micros_of(now.wall)),
+                    renew_time_micros: Some(micros_of(now.wall)),
+                    leader_transitions: current.leader_transitions,
+                };
+                let op = self.write_op(released.clone());
+                match self.send(op, now, Some(deadline), out) {
+                    None => self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline, record: released },
+                    Some(result) => self.continue_release(ReleaseStep::Update, deadline, released, now, result, out),
+                }
+            }
+            (ReleaseStep::Update, Ok(_)) => {
+                self.set_observed(record, now);
+                out.push(Output::Note(Note::Released));
+                self.finish(out);
+            }
+            (_, Err(_)) => {
+                out.push(Output::Note(Note::ReleaseFailed));
+                self.finish(out);
+            }
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Output>) {
+        for kind in [TimerKind::Retry, TimerKind::RoundTick, TimerKind::RoundDeadline, TimerKind::NextRound] {
+            self.cancel(kind);
+        }
+        self.awaiting = false;
+        self.phase = Phase::Done;
+        out.push(Output::StoppedLeading);
+        out.push(Output::Exited);
+    }
+
+    // ---- tryAcquireOrRenew ------------------------------------------------------------------
+
+    fn new_try(&self, now: Now) -> Try {
+        let candidate = Record {
+            holder_identity: self.config.identity.clone(),
+            lease_duration_seconds: self.config.lease_duration_seconds(),
+            acquire_time_micros: Some(micros_of(now.wall)),
+            renew_time_micros: Some(micros_of(now.wall)),
+            leader_transitions: 0,
+        };
+        Try { started: now, step: Step::Get, candidate }
+    }
+
+    fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut Vec<Output>) -> Progress {
+        if self.rules.fast_path && self.is_leader() && self.is_lease_valid(t.started) {
+            t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
+            t.candidate.leader_transitions = self.observed.leader_transitions;
+            t.step = Step::FastUpdate;
+            let op = self.write_op(t.candidate.clone());
+            return match self.send(op, now, deadline, out) {
+                None => Progress::Pending,
+                Some(result) => self.continue_try(t, now, result, deadline, out),
+            };
+        }
+        t.step = Step::Get;
+        match self.send(LockOp::Get, now, deadline, out) {
+            None => Progress::Pending,
+            Some(result) => self.continue_try(t, now, result, deadline, out),
+        }
+    }
+
+    fn continue_try(&mut self, t: &mut Try, now: Now, mut result: LockResult, deadline: Option<i64>, out: &mut Vec<Output>) -> Progress {
+        loop {
+            let next: (Step, LockOp) = match (t.step, result) {
+                (Step::FastUpdate, Ok(_)) | (Step::Create, Ok(_)) | (Step::Update, Ok(_)) => {
+                    self.set_observed(t.candidate.clone(), now);
+                    return Progress::Done(true);
+                }
+                (Step::FastUpdate, Err(_)) => {
+                    out.push(Output::Note(Note::FastPathFailed));
+                    (Step::Get, LockOp::Get)
+                }
+                (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate.clone())),
+                (Step::Get, Err(_)) | (Step::Create, Err(_)) | (Step::Update, Err(_)) => return Progress::Done(false),
+                (Step::Get, Ok(record)) => {
+                    let raw = record.raw();
+                    if self.observed_raw.as_ref() != Some(&raw) {
+                        self.set_observed(record, now);
+                        self.observed_raw = Some(raw);
+                    }
+                    let holder_set = !self.observed.holder_identity.is_empty();
+                    let held = (holder_set || !self.rules.empty_holder_is_free) && self.is_lease_valid(t.started);
+                    if held && !self.is_leader() {
+                        out.push(Output::Note(Note::HeldByAnother));
+                        return Progress::Done(false);
+                    }
+                    if self.is_leader() {
+                        t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
+                        t.candidate.leader_transitions = self.observed.leader_transitions;
+                    } else {
+                        t.candidate.leader_transitions = self.observed.leader_transitions.saturating_add(1);
+                    }
+                    (Step::Update, self.write_op(t.candidate.clone()))
+                }
+            };
+            t.step = next.0;
+            match self.send(next.1, now, deadline, out) {
+                None => return Progress::Pending,
+                Some(r) => result = r,
+            }
+        }
+    }
+
+    fn write_op(&self, record: Record) -> LockOp {
+        if self.rules.unfenced { LockOp::MergePatch(record) } else { LockOp::Update(record) }
+    }
+
+    /// `isLeaseValid(now)` under this elector's expiry rule.
+    fn is_lease_valid(&self, now: Now) -> bool {
+        match self.rules.expiry {
+            Expiry::ObservedTime => {
+                let Some(observed_at) = self.observed_time else { return false };
+                let duration = if self.rules.duration_from_record {
+                    self.observed.lease_duration_seconds as i64 * NANOS_PER_SEC as i64
+                } else {
+                    self.config.lease_duration as i64
+                };
+                observed_at + duration > now.mono
+            }
+            Expiry::RenewTime => match self.observed.renew_expiry_unix_nanos() {
+                // Expired iff renewTime + duration < now.
+                Some(expiry) => expiry >= now.wall,
+                None => false,
+            },
+        }
+    }
+
+    fn set_observed(&mut self, record: Record, now: Now) {
+        self.observed = record;
+        self.observed_time = Some(now.mono);
+    }
+
+    fn maybe_report_transition(&mut self, out: &mut Vec<Output>) {
+        if self.observed.holder_identity != self.reported_leader {
+            self.reported_leader = self.observed.holder_identity.clone();
+            out.push(Output::NewLeader(self.reported_leader.clone()));
+        }
+    }
+
+    // ---- plumbing -----------------------------------------------------------------------------
+
+    /// Sends `op` bounded by the HTTP timeout and the context deadline; if the deadline has
+    /// already passed the request is never sent and fails at once.
+    fn send(&mut self, op: LockOp, now: Now, deadline: Option<i64>, out: &mut Vec<Output>) -> Option<LockResult> {
+        let left = deadline.map(|d| d - now.mono);
+        if matches!(left, Some(l) if l <= 0) {
+            return Some(Err(LockError::ContextDone));
+        }
+        let timeout = match (self.config.request_timeout, left) {
+            (Some(t), Some(l)) => Some(t.min(l as Nanos)),
+            (Some(t), None) => Some(t),
+            (None, Some(l)) => Some(l as Nanos),
+            (None, None) => None,
+        };
+        self.awaiting = true;
+        out.push(Output::Send { op, timeout });
+        None
+    }
+
+    fn abandon(&mut self, out: &mut Vec<Output>) {
+        if self.awaiting {
+            self.awaiting = false;
+            out.push(Output::Abandon);
+        }
+    }
+
+    fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Vec<Output>) {
+        self.generations[kind.index()] += 1;
+        out.push(Output::Timer { kind, after, generation: self.generations[kind.index()] });
+    }
+
+    fn cancel(&mut self, kind: TimerKind) {
+        self.generations[kind.index()] += 1;
+    }
+}

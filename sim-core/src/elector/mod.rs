@@ -1,0 +1,213 @@
+//! Electors: the leader-election clients a node can run, as sans-IO state machines.
+//!
+//! An elector never touches the network, the clock or the API server. The node drives it with
+//! inputs (start, a timer fired, a lock operation's result, stop) and the elector answers with
+//! [`Output`]s (send this lock operation, arm this timer, I started/stopped leading). Every
+//! duration it asks for is on the node's **local monotonic** clock; the world converts it to true
+//! time through the node's clock, so drift applies to every wait, tick and deadline.
+//!
+//! - [`loops::LoopElector`]: client-go's `LeaderElector` (acquire loop with jittered waits,
+//!   renew rounds with a RenewDeadline per round, the fast path, observedTime), parameterised
+//!   by the expiry and write rules so the client-go-legacy and renew-time families share it.
+//! - [`python::PythonElector`]: the official Python client's simpler loop.
+
+pub mod config;
+pub mod loops;
+pub mod python;
+pub mod record;
+
+pub use config::{AfterLost, Algorithm, ElectorConfig, JITTER_FACTOR};
+pub use record::Record;
+
+use crate::rng::ComponentRng;
+use crate::time::{Nanos, UnixNanos};
+
+/// Both readings of a node's clock at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now {
+    pub mono: i64,
+    pub wall: UnixNanos,
+}
+
+/// What an elector asks its lock to do. The lock (in `crate::node`) turns it into an API
+/// request carrying the cached Lease, as client-go's `LeaseLock` does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LockOp {
+    Get,
+    Create(Record),
+    /// PUT of the cached Lease with this spec; carries the cached resourceVersion.
+    Update(Record),
+    /// JSON merge patch of the spec without resourceVersion: no optimistic concurrency.
+    MergePatch(Record),
+}
+
+impl LockOp {
+    pub fn verb(&self) -> &'static str {
+        match self {
+            LockOp::Get => "get",
+            LockOp::Create(_) => "create",
+            LockOp::Update(_) => "update",
+            LockOp::MergePatch(_) => "patch",
+        }
+    }
+}
+
+/// Why a lock operation failed, as far as an elector cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockError {
+    NotFound,
+    /// 409 from an optimistic-lock conflict or AlreadyExists.
+    Conflict,
+    /// The request's timeout or context deadline passed first.
+    Timeout,
+    /// The context was already done: the request was never sent.
+    ContextDone,
+    /// Any other status code.
+    Status(u16),
+}
+
+pub type LockResult = Result<Record, LockError>;
+
+/// The timers an elector arms. At most one of each kind is live; re-arming replaces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TimerKind {
+    /// The acquire loop's jittered wait.
+    Retry,
+    /// The renew round's next ticker tick.
+    RoundTick,
+    /// The renew round's RenewDeadline.
+    RoundDeadline,
+    /// The pause between two renew rounds.
+    NextRound,
+}
+
+impl TimerKind {
+    pub const COUNT: usize = 4;
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerKind::Retry => "retry",
+            TimerKind::RoundTick => "round-tick",
+            TimerKind::RoundDeadline => "round-deadline",
+            TimerKind::NextRound => "next-round",
+        }
+    }
+}
+
+/// Why the elector did what it did: the log lines of the real client, for traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Note {
+    AttemptingToAcquire,
+    AcquiredLease,
+    FailedToAcquire,
+    /// A Get showed another holder whose lease is still valid by this elector's rule.
+    HeldByAnother,
+    FastPathFailed,
+    RenewedLease,
+    FailedToRenew,
+    Released,
+    ReleaseFailed,
+}
+
+impl Note {
+    pub fn name(self) -> &'static str {
+        match self {
+            Note::AttemptingToAcquire => "attempting-to-acquire",
+            Note::AcquiredLease => "acquired",
+            Note::FailedToAcquire => "failed-to-acquire",
+            Note::HeldByAnother => "held-by-another",
+            Note::FastPathFailed => "fast-path-failed",
+            Note::RenewedLease => "renewed",
+            Note::FailedToRenew => "failed-to-renew",
+            Note::Released => "released",
+            Note::ReleaseFailed => "release-failed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Output {
+    /// Send one lock operation. `timeout` is local monotonic time from now; `None` waits forever.
+    Send { op: LockOp, timeout: Option<Nanos> },
+    /// Arm (or re-arm) a timer `after` local nanoseconds from now; `generation` must come back.
+    Timer { kind: TimerKind, after: Nanos, generation: u64 },
+    /// Forget the request in flight: its context was cancelled. (The server may still apply
+    /// it; the response, if any, is dropped.)
+    Abandon,
+    StartedLeading,
+    StoppedLeading,
+    NewLeader(String),
+    Note(Note),
+    /// `Run` returned: the elector will do nothing more.
+    Exited,
+}
+
+/// One node's elector, whichever algorithm it follows.
+#[derive(Debug)]
+pub enum Elector {
+    Loop(loops::LoopElector),
+    Python(python::PythonElector),
+}
+
+impl Elector {
+    pub fn new(config: ElectorConfig, rng: ComponentRng) -> Self {
+        match config.algorithm {
+            Algorithm::PythonClient => Elector::Python(python::PythonElector::new(config)),
+            _ => Elector::Loop(loops::LoopElector::new(config, rng)),
+        }
+    }
+
+    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+        match self {
+            Elector::Loop(e) => e.start(now, out),
+            Elector::Python(e) => e.start(now, out),
+        }
+    }
+
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+        match self {
+            Elector::Loop(e) => e.on_timer(now, kind, generation, out),
+            Elector::Python(e) => e.on_timer(now, kind, generation, out),
+        }
+    }
+
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+        match self {
+            Elector::Loop(e) => e.on_result(now, result, out),
+            Elector::Python(e) => e.on_result(now, result, out),
+        }
+    }
+
+    /// The run context is cancelled (graceful stop, SIGTERM).
+    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+        match self {
+            Elector::Loop(e) => e.stop(now, out),
+            Elector::Python(e) => e.stop(now, out),
+        }
+    }
+
+    /// `IsLeader()`: the last observed record names this elector.
+    pub fn is_leader(&self) -> bool {
+        match self {
+            Elector::Loop(e) => e.is_leader(),
+            Elector::Python(e) => e.is_leader(),
+        }
+    }
+
+    pub fn config(&self) -> &ElectorConfig {
+        match self {
+            Elector::Loop(e) => e.config(),
+            Elector::Python(e) => e.config(),
+        }
+    }
+
+    /// Has this elector a request outstanding?
+    pub fn awaiting_result(&self) -> bool {
+        match self {
+            Elector::Loop(e) => e.awaiting_result(),
+            Elector::Python(e) => e.awaiting_result(),
+        }
+    }
+}

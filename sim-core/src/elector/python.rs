@@ -1,0 +1,234 @@
+//! The official Python client's leader election (`kubernetes/leaderelection/leaderelection.py`,
+//! kubernetes 37.x), as `shared/reference/leader-election.md` §11 describes it:
+//! - every wait is exactly RetryPeriod (no jitter); the first try is immediate;
+//! - every try is a GET then, if allowed, a PUT with the GET's resourceVersion (no fast path);
+//! - expiry: `observed_time_ms + own lease_duration·1000 > now_ms`, where observed_time is the
+//!   wall clock (`time.time()`) when the record last differed; no empty-holder shortcut;
+//! - renew rounds: `deadline = now + renew_deadline`, checked only *between* attempts, after a
+//!   RetryPeriod sleep; after a successful round, sleep RetryPeriod;
+//! - API calls carry no timeout: a request whose response never comes hangs the loop, and the
+//!   process keeps leading;
+//! - no release; leaseTransitions is never written; after a failed round `run()` returns.
+
+use super::record::{micros_of, Record};
+use super::{ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use crate::time::NANOS_PER_SEC;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Get,
+    Create,
+    Update,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Acquiring,
+    WaitingRetry,
+    /// In a renew round whose deadline is this wall-clock millisecond.
+    Renewing { deadline_ms: i64 },
+    /// Sleeping RetryPeriod inside a round after a failed attempt.
+    RetrySleep { deadline_ms: i64 },
+    BetweenRounds,
+    Done,
+}
+
+#[derive(Debug)]
+pub struct PythonElector {
+    config: ElectorConfig,
+    observed: Option<Record>,
+    observed_time_ms: i64,
+    phase: Phase,
+    step: Step,
+    started: Now,
+    candidate: Record,
+    generation: u64,
+    awaiting: bool,
+}
+
+fn wall_ms(now: Now) -> i64 {
+    // int(time.time() * 1000)
+    now.wall.div_euclid(1_000_000)
+}
+
+impl PythonElector {
+    pub fn new(config: ElectorConfig) -> Self {
+        PythonElector {
+            config,
+            observed: None,
+            observed_time_ms: 0,
+            phase: Phase::Idle,
+            step: Step::Get,
+            started: Now { mono: 0, wall: 0 },
+            candidate: Record::default(),
+            generation: 0,
+            awaiting: false,
+        }
+    }
+
+    pub fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.observed.as_ref().is_some_and(|r| r.holder_identity == self.config.identity)
+    }
+
+    pub fn awaiting_result(&self) -> bool {
+        self.awaiting
+    }
+
+    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.push(Output::Note(Note::AttemptingToAcquire));
+        self.phase = Phase::Acquiring;
+        self.begin_try(now, out);
+    }
+
+    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+        if generation != self.generation {
+            return;
+        }
+        match self.phase {
+            Phase::WaitingRetry => {
+                self.phase = Phase::Acquiring;
+                self.begin_try(now, out);
+            }
+            Phase::RetrySleep { deadline_ms } => self.attempt_in_round(deadline_ms, now, out),
+            Phase::BetweenRounds => {
+                let deadline_ms = wall_ms(now) + (self.config.renew_deadline / 1_000_000) as i64;
+                self.attempt_in_round(deadline_ms, now, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// `while timeout > int(time.time() * 1000): try ...`: the deadline is checked before each
+    /// attempt only.
+    fn attempt_in_round(&mut self, deadline_ms: i64, now: Now, out: &mut Vec<Output>) {
+        if deadline_ms > wall_ms(now) {
+            self.phase = Phase::Renewing { deadline_ms };
+            self.begin_try(now, out);
+        } else {
+            out.push(Output::Note(Note::FailedToRenew));
+            self.finish(out);
+        }
+    }
+
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+        self.awaiting = false;
+        let done = match (self.step, result) {
+            (Step::Get, Err(LockError::NotFound)) => {
+                self.step = Step::Create;
+                self.send(LockOp::Create(self.candidate.clone()), out);
+                return;
+            }
+            (Step::Get, Err(_)) => false,
+            (Step::Get, Ok(record)) => {
+                if self.observed.as_ref() != Some(&record) {
+                    self.observed = Some(record.clone());
+                    self.observed_time_ms = wall_ms(now);
+                }
+                let lease_ms = (self.config.lease_duration / 1_000_000) as i64;
+                let held_by_other = record.holder_identity != self.config.identity
+                    && self.observed_time_ms + lease_ms > wall_ms(self.started);
+                if held_by_other {
+                    out.push(Output::Note(Note::HeldByAnother));
+                    false
+                } else {
+                    if record.holder_identity == self.config.identity {
+                        self.candidate.acquire_time_micros = record.acquire_time_micros;
+                    }
+                    // leaseTransitions is never written: the PUT carries the fetched value.
+                    self.candidate.leader_transitions = record.leader_transitions;
+                    self.step = Step::Update;
+                    self.send(LockOp::Update(self.candidate.clone()), out);
+                    return;
+                }
+            }
+            (Step::Create, Ok(_)) | (Step::Update, Ok(_)) => {
+                self.observed = Some(self.candidate.clone());
+                self.observed_time_ms = wall_ms(now);
+                true
+            }
+            (Step::Create, Err(_)) | (Step::Update, Err(_)) => false,
+        };
+        self.after_try(done, now, out);
+    }
+
+    fn after_try(&mut self, ok: bool, _now: Now, out: &mut Vec<Output>) {
+        let rp = self.config.retry_period;
+        match self.phase {
+            Phase::Acquiring if ok => {
+                out.push(Output::Note(Note::AcquiredLease));
+                out.push(Output::StartedLeading);
+                if let Some(r) = &self.observed {
+                    out.push(Output::NewLeader(r.holder_identity.clone()));
+                }
+                // The renew loop starts with an immediate round.
+                let deadline_ms = wall_ms(_now) + (self.config.renew_deadline / 1_000_000) as i64;
+                self.phase = Phase::Renewing { deadline_ms };
+                self.begin_try(_now, out);
+            }
+            Phase::Acquiring => {
+                out.push(Output::Note(Note::FailedToAcquire));
+                self.phase = Phase::WaitingRetry;
+                self.arm(TimerKind::Retry, rp, out);
+            }
+            Phase::Renewing { .. } if ok => {
+                out.push(Output::Note(Note::RenewedLease));
+                self.phase = Phase::BetweenRounds;
+                self.arm(TimerKind::NextRound, rp, out);
+            }
+            Phase::Renewing { deadline_ms } => {
+                self.phase = Phase::RetrySleep { deadline_ms };
+                self.arm(TimerKind::RoundTick, rp, out);
+            }
+            _ => {}
+        }
+    }
+
+    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+        if matches!(self.phase, Phase::Done) {
+            return;
+        }
+        if self.awaiting {
+            self.awaiting = false;
+            out.push(Output::Abandon);
+        }
+        self.finish(out);
+    }
+
+    fn begin_try(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.started = now;
+        self.candidate = Record {
+            holder_identity: self.config.identity.clone(),
+            lease_duration_seconds: (self.config.lease_duration / NANOS_PER_SEC) as i32,
+            acquire_time_micros: Some(micros_of(now.wall)),
+            renew_time_micros: Some(micros_of(now.wall)),
+            leader_transitions: 0,
+        };
+        self.step = Step::Get;
+        self.send(LockOp::Get, out);
+    }
+
+    fn send(&mut self, op: LockOp, out: &mut Vec<Output>) {
+        self.awaiting = true;
+        out.push(Output::Send { op, timeout: self.config.request_timeout });
+    }
+
+    fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Vec<Output>) {
+        self.generation += 1;
+        out.push(Output::Timer { kind, after, generation: self.generation });
+    }
+
+    fn finish(&mut self, out: &mut Vec<Output>) {
+        self.generation += 1;
+        self.phase = Phase::Done;
+        out.push(Output::StoppedLeading);
+        out.push(Output::Exited);
+    }
+}

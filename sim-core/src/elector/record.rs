@@ -1,0 +1,70 @@
+//! The leader-election record, as client-go's `resourcelock.LeaderElectionRecord` holds it, and
+//! the "raw record" comparison that decides when a follower refreshes its observedTime.
+
+use crate::time::UnixNanos;
+
+/// What the elector reads from and writes to the Lease spec. Times are Unix microseconds
+/// (MicroTime precision) because that is all the Lease can hold.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Record {
+    pub holder_identity: String,
+    pub lease_duration_seconds: i32,
+    pub acquire_time_micros: Option<i64>,
+    pub renew_time_micros: Option<i64>,
+    pub leader_transitions: i32,
+}
+
+/// client-go compares `json.Marshal(record)` byte for byte, and the record's times are
+/// `metav1.Time`, which marshals with **second** precision. Two records that differ only below
+/// the second are the same raw record: a follower does not notice such a renewal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawRecord {
+    holder_identity: String,
+    lease_duration_seconds: i32,
+    acquire_time_secs: Option<i64>,
+    renew_time_secs: Option<i64>,
+    leader_transitions: i32,
+}
+
+impl Record {
+    pub fn raw(&self) -> RawRecord {
+        RawRecord {
+            holder_identity: self.holder_identity.clone(),
+            lease_duration_seconds: self.lease_duration_seconds,
+            acquire_time_secs: self.acquire_time_micros.map(|us| us.div_euclid(1_000_000)),
+            renew_time_secs: self.renew_time_micros.map(|us| us.div_euclid(1_000_000)),
+            leader_transitions: self.leader_transitions,
+        }
+    }
+
+    /// `renewTime + leaseDurationSeconds` as a Unix instant in nanoseconds, if renewTime is set.
+    pub fn renew_expiry_unix_nanos(&self) -> Option<UnixNanos> {
+        self.renew_time_micros.map(|us| us * 1_000 + self.lease_duration_seconds as i64 * 1_000_000_000)
+    }
+}
+
+/// MicroTime truncation as the client writes it (Go's formatter truncates toward the past).
+pub fn micros_of(wall: UnixNanos) -> i64 {
+    wall.div_euclid(1_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_second_renewals_are_invisible_in_the_raw_record() {
+        let a = Record { holder_identity: "a".into(), renew_time_micros: Some(1_000_000_100), ..Default::default() };
+        let b = Record { renew_time_micros: Some(1_000_900_000), ..a.clone() };
+        let c = Record { renew_time_micros: Some(1_001_000_000), ..a.clone() };
+        assert_ne!(a, b);
+        assert_eq!(a.raw(), b.raw());
+        assert_ne!(a.raw(), c.raw());
+    }
+
+    #[test]
+    fn micro_time_truncates_toward_the_past() {
+        assert_eq!(micros_of(1_999), 1);
+        assert_eq!(micros_of(-1), -1);
+    }
+}
