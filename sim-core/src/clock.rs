@@ -82,6 +82,13 @@ impl NodeClock {
         Ok(NodeClock { spec, epoch, linear_only })
     }
 
+    /// Adds a wall-clock step at true time `step.at`, which must not precede earlier steps
+    /// (faults fire in time order, so a step added during a run is always the latest).
+    pub fn add_step(&mut self, step: ClockStep) {
+        debug_assert!(self.spec.steps.last().is_none_or(|s| s.at <= step.at));
+        self.spec.steps.push(step);
+    }
+
     /// A perfect clock: monotonic = true time, wall = epoch + true time.
     pub fn perfect(epoch: UnixNanos) -> Self {
         NodeClock { spec: ClockSpec::default(), epoch, linear_only: true }
@@ -221,7 +228,7 @@ pub fn portable_sin(x: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::{secs, DEFAULT_EPOCH_UNIX_NANOS as EPOCH};
+    use crate::time::{DEFAULT_EPOCH_UNIX_NANOS as EPOCH, secs};
 
     fn clock(offset_ns: i64, drift_ppb: i64) -> NodeClock {
         NodeClock::new(ClockSpec { offset_ns, drift_ppb, ..Default::default() }, EPOCH).unwrap()
@@ -309,7 +316,10 @@ mod tests {
     fn impossible_clocks_are_refused_with_a_reason() {
         assert!(NodeClock::new(ClockSpec { drift_ppb: -1_000_000_000, ..Default::default() }, 0).is_err());
         let err = NodeClock::new(
-            ClockSpec { wander: Some(Wander { amplitude_ns: secs(10) as i64, period_ns: secs(1), phase_rad: 0.0 }), ..Default::default() },
+            ClockSpec {
+                wander: Some(Wander { amplitude_ns: secs(10) as i64, period_ns: secs(1), phase_rad: 0.0 }),
+                ..Default::default()
+            },
             0,
         )
         .unwrap_err();

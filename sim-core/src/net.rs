@@ -21,9 +21,15 @@ use crate::time::Nanos;
 pub enum Latency {
     Fixed(Nanos),
     /// Uniform over [min, max].
-    Uniform { min: Nanos, max: Nanos },
+    Uniform {
+        min: Nanos,
+        max: Nanos,
+    },
     /// `floor + Exp(mean)`: the usual shape of a lightly loaded path.
-    Exponential { floor: Nanos, mean: Nanos },
+    Exponential {
+        floor: Nanos,
+        mean: Nanos,
+    },
     /// Pick one component by weight, then draw from it (rare spikes: 99% fast, 1% slow).
     Mixture(Vec<(f64, Latency)>),
 }
@@ -66,7 +72,9 @@ impl Latency {
 
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            Latency::Uniform { min, max } if min > max => Err(format!("uniform latency min {min}ns is above max {max}ns")),
+            Latency::Uniform { min, max } if min > max => {
+                Err(format!("uniform latency min {min}ns is above max {max}ns"))
+            }
             Latency::Mixture(parts) if parts.is_empty() => Err("latency mixture needs at least one component".into()),
             Latency::Mixture(parts) => {
                 for (w, p) in parts {
@@ -220,7 +228,8 @@ mod tests {
 
     #[test]
     fn a_partition_loses_messages_sent_into_it_and_messages_in_flight_when_it_starts() {
-        let spec = LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
+        let spec =
+            LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
         let mut link = Link::new(spec, 1, "n");
         link.add_partition(Partition { from: millis(100), until: millis(200), cut: Cut::Up });
         assert_eq!(link.send(millis(50), Direction::Up), Delivery::Arrives(millis(60)));

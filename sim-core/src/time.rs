@@ -38,9 +38,9 @@ pub fn format_duration(ns: Nanos) -> String {
         return "0s".to_string();
     }
     if ns < NANOS_PER_SEC {
-        return if ns % NANOS_PER_MILLI == 0 {
+        return if ns.is_multiple_of(NANOS_PER_MILLI) {
             format!("{}ms", ns / NANOS_PER_MILLI)
-        } else if ns % NANOS_PER_MICRO == 0 {
+        } else if ns.is_multiple_of(NANOS_PER_MICRO) {
             format!("{}µs", ns / NANOS_PER_MICRO)
         } else {
             format!("{ns}ns")
@@ -107,17 +107,25 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
             "us" | "µs" => NANOS_PER_MICRO as u128,
             "ns" => 1,
             "" => {
-                return Err(format!("missing unit in duration {text:?}: expected one of h, m, s, ms, us, ns (as in \"15s\")"));
+                return Err(format!(
+                    "missing unit in duration {text:?}: expected one of h, m, s, ms, us, ns (as in \"15s\")"
+                ));
             }
             other => {
-                return Err(format!("unknown unit {other:?} in duration {text:?}: expected one of h, m, s, ms, us, ns"));
+                return Err(format!(
+                    "unknown unit {other:?} in duration {text:?}: expected one of h, m, s, ms, us, ns"
+                ));
             }
         };
         let (int_part, frac_part) = match number.split_once('.') {
             Some((a, b)) => (a, b),
             None => (number, ""),
         };
-        let int_val: u128 = if int_part.is_empty() { 0 } else { int_part.parse().map_err(|_| format!("duration {text:?} is too large"))? };
+        let int_val: u128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part.parse().map_err(|_| format!("duration {text:?} is too large"))?
+        };
         let mut value = int_val.checked_mul(scale).ok_or_else(|| format!("duration {text:?} is too large"))?;
         let mut place = scale;
         for digit in frac_part.bytes() {

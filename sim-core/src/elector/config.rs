@@ -1,6 +1,6 @@
 //! Elector configuration and client-go's validation of it.
 
-use crate::time::{Nanos, NANOS_PER_SEC};
+use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// client-go's `JitterFactor` package constant.
 pub const JITTER_FACTOR: f64 = 1.2;
@@ -164,13 +164,21 @@ mod tests {
     use crate::time::secs;
 
     fn cfg(ld: u64, rd: u64, rp: u64) -> ElectorConfig {
-        ElectorConfig { lease_duration: ld, renew_deadline: rd, retry_period: rp, ..ElectorConfig::new("a", Algorithm::ClientGo) }
+        ElectorConfig {
+            lease_duration: ld,
+            renew_deadline: rd,
+            retry_period: rp,
+            ..ElectorConfig::new("a", Algorithm::ClientGo)
+        }
     }
 
     #[test]
     fn client_go_validation_messages_and_order() {
         assert_eq!(cfg(secs(15), secs(10), secs(2)).validate(), Ok(()));
-        assert_eq!(cfg(secs(10), secs(10), secs(2)).validate().unwrap_err(), "leaseDuration must be greater than renewDeadline");
+        assert_eq!(
+            cfg(secs(10), secs(10), secs(2)).validate().unwrap_err(),
+            "leaseDuration must be greater than renewDeadline"
+        );
         // 2 s × 1.2 = 2.4 s: a renew deadline of exactly 2.4 s is refused, 2.4 s + 1 ns is fine.
         assert_eq!(
             cfg(secs(15), 2_400_000_000, secs(2)).validate().unwrap_err(),

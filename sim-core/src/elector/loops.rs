@@ -17,10 +17,10 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
-use super::record::{micros_of, RawRecord, Record};
+use super::record::{RawRecord, Record, micros_of};
 use super::{Algorithm, ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
 use crate::rng::ComponentRng;
-use crate::time::{Nanos, NANOS_PER_SEC};
+use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// How a lease's expiry is judged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,7 +236,9 @@ impl LoopElector {
                     }
                 }
             }
-            Phase::Releasing { step, deadline, record } => self.continue_release(step, deadline, record, now, result, out),
+            Phase::Releasing { step, deadline, record } => {
+                self.continue_release(step, deadline, record, now, result, out)
+            }
             other => self.phase = other, // a late result for an abandoned request
         }
     }
@@ -299,7 +301,8 @@ impl LoopElector {
     // ---- the renew loop -------------------------------------------------------------------------
 
     fn start_round(&mut self, now: Now, out: &mut Vec<Output>) {
-        let round = Round { start: now.mono, deadline: now.mono + self.config.renew_deadline as i64, last_tick: now.mono };
+        let round =
+            Round { start: now.mono, deadline: now.mono + self.config.renew_deadline as i64, last_tick: now.mono };
         self.phase = Phase::Renewing { round, attempt: None };
         self.begin_round_try(now, out);
     }
@@ -379,7 +382,15 @@ impl LoopElector {
         }
     }
 
-    fn continue_release(&mut self, step: ReleaseStep, deadline: i64, record: Record, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    fn continue_release(
+        &mut self,
+        step: ReleaseStep,
+        deadline: i64,
+        record: Record,
+        now: Now,
+        result: LockResult,
+        out: &mut Vec<Output>,
+    ) {
         match (step, result) {
             (ReleaseStep::Get, Ok(current)) => {
                 if !self.is_leader() {
@@ -453,7 +464,14 @@ impl LoopElector {
         }
     }
 
-    fn continue_try(&mut self, t: &mut Try, now: Now, mut result: LockResult, deadline: Option<i64>, out: &mut Vec<Output>) -> Progress {
+    fn continue_try(
+        &mut self,
+        t: &mut Try,
+        now: Now,
+        mut result: LockResult,
+        deadline: Option<i64>,
+        out: &mut Vec<Output>,
+    ) -> Progress {
         loop {
             let next: (Step, LockOp) = match (t.step, result) {
                 (Step::FastUpdate, Ok(_)) | (Step::Create, Ok(_)) | (Step::Update, Ok(_)) => {

@@ -130,9 +130,16 @@ impl Note {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Output {
     /// Send one lock operation. `timeout` is local monotonic time from now; `None` waits forever.
-    Send { op: LockOp, timeout: Option<Nanos> },
+    Send {
+        op: LockOp,
+        timeout: Option<Nanos>,
+    },
     /// Arm (or re-arm) a timer `after` local nanoseconds from now; `generation` must come back.
-    Timer { kind: TimerKind, after: Nanos, generation: u64 },
+    Timer {
+        kind: TimerKind,
+        after: Nanos,
+        generation: u64,
+    },
     /// Forget the request in flight: its context was cancelled. (The server may still apply
     /// it; the response, if any, is dropped.)
     Abandon,
@@ -147,15 +154,15 @@ pub enum Output {
 /// One node's elector, whichever algorithm it follows.
 #[derive(Debug)]
 pub enum Elector {
-    Loop(loops::LoopElector),
-    Python(python::PythonElector),
+    Loop(Box<loops::LoopElector>),
+    Python(Box<python::PythonElector>),
 }
 
 impl Elector {
     pub fn new(config: ElectorConfig, rng: ComponentRng) -> Self {
         match config.algorithm {
-            Algorithm::PythonClient => Elector::Python(python::PythonElector::new(config)),
-            _ => Elector::Loop(loops::LoopElector::new(config, rng)),
+            Algorithm::PythonClient => Elector::Python(Box::new(python::PythonElector::new(config))),
+            _ => Elector::Loop(Box::new(loops::LoopElector::new(config, rng))),
         }
     }
 

@@ -10,7 +10,7 @@
 //!   process keeps leading;
 //! - no release; leaseTransitions is never written; after a failed round `run()` returns.
 
-use super::record::{micros_of, Record};
+use super::record::{Record, micros_of};
 use super::{ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
 use crate::time::NANOS_PER_SEC;
 
@@ -27,9 +27,13 @@ enum Phase {
     Acquiring,
     WaitingRetry,
     /// In a renew round whose deadline is this wall-clock millisecond.
-    Renewing { deadline_ms: i64 },
+    Renewing {
+        deadline_ms: i64,
+    },
     /// Sleeping RetryPeriod inside a round after a failed attempt.
-    RetrySleep { deadline_ms: i64 },
+    RetrySleep {
+        deadline_ms: i64,
+    },
     BetweenRounds,
     Done,
 }

@@ -1,0 +1,71 @@
+//! Leadership metrics, all measured in true time. Each definition is given once, here, on the
+//! field that holds it; `docs/metrics.md` repeats them for readers of `summary.json`.
+
+use crate::time::{Nanos, as_secs_f64};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NodeMetrics {
+    /// Total true time this node acted as leader: from OnStartedLeading until OnStoppedLeading
+    /// or a crash. A paused leader still acts (it believes it leads and resumes acting).
+    pub acting_leader_seconds: f64,
+    /// Number of OnStartedLeading calls.
+    pub acquisitions: u64,
+    /// Reconciler writes refused with 409: field-manager conflicts (SSA) or optimistic-lock
+    /// conflicts (fenced updates). The evidence a second leader leaves.
+    pub conflicts: u64,
+    /// Reconciler writes the server accepted while the Lease on the server named another
+    /// (non-empty) holder: the damage a deposed leader does.
+    pub split_brain_writes: u64,
+    /// Reconciler writes the server accepted.
+    pub writes_accepted: u64,
+    /// Accepted reconciler writes that replaced a different value last written by another node.
+    pub overwrites: u64,
+    /// Reconciler creates refused with AlreadyExists.
+    pub already_exists: u64,
+    /// Reconciler rounds skipped because the Lease no longer named this node with its token.
+    pub fenced_rejections: u64,
+    /// 409s the elector received on Lease writes (lost races, stale fast paths).
+    pub lease_conflicts: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Total true time during which two or more nodes acted as leader at once.
+    pub dual_leader_seconds: f64,
+    /// Number of maximal intervals with two or more acting leaders.
+    pub dual_leader_windows: u64,
+    /// The longest such interval.
+    pub max_dual_leader_seconds: f64,
+    /// True time with no acting leader, counted from the first acquisition to the end of the run.
+    pub leaderless_seconds: f64,
+    /// `spec.leaseTransitions` of the Lease on the server at the end of the run (0 if absent).
+    pub lease_transitions: i64,
+    /// Times the Lease on the server changed from one non-empty holder to a different one
+    /// (including changes through an empty holder after a release).
+    pub leader_changes: u64,
+    /// Requests the API server handled (arrived while it was up).
+    pub api_requests: u64,
+    /// Handled requests by `"<verb> <status>"`.
+    pub api_requests_by_verb_status: BTreeMap<String, u64>,
+    /// For each fault that hit the acting leader (crash, pause, stop, partition): true seconds
+    /// until another node started leading. Faults after which the same node kept leading, or
+    /// nobody took over before the end, are not counted.
+    pub failover_seconds: Vec<f64>,
+    pub nodes: BTreeMap<String, NodeMetrics>,
+}
+
+/// A maximal interval with two or more acting leaders.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DualWindow {
+    pub from: Nanos,
+    pub until: Nanos,
+    pub leaders: Vec<String>,
+}
+
+impl DualWindow {
+    pub fn seconds(&self) -> f64 {
+        as_secs_f64(self.until - self.from)
+    }
+}

@@ -1,0 +1,369 @@
+//! The runtime description of one experiment: what [`crate::world::World`] is built from.
+//!
+//! Scenario files (TOML, parsed in `sim-cli`) and sweeps produce a [`WorldSpec`]; tests build one
+//! directly. Everything here is plain data; all validation that needs more than one field lives
+//! in [`WorldSpec::validate`].
+
+use crate::api::{Kind, User};
+use crate::clock::ClockSpec;
+use crate::elector::ElectorConfig;
+use crate::net::{Cut, LinkSpec, ServerAvailability};
+use crate::time::{Nanos, UnixNanos};
+
+/// How a reconciler writes its child object while its node acts as leader.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ReconcileMode {
+    /// Server-side apply of `data.<field>: <value>`; `force` takes ownership on conflict.
+    Apply { force: bool },
+    /// POST the object; AlreadyExists is counted and otherwise ignored.
+    CreateIfAbsent,
+    /// Read the Lease first and write only if it still names this node with the
+    /// leaseTransitions it acquired with (the fencing token); then update the child with the
+    /// child's resourceVersion as precondition.
+    FencedUpdate,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FieldManager {
+    /// The node's identity (as in the seed lab: `--field-manager=widget-operator-0`).
+    Identity,
+    /// One name shared by every replica (what an operator binary usually sends).
+    Shared(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReconcilerSpec {
+    pub period: Nanos,
+    pub mode: ReconcileMode,
+    pub namespace: String,
+    /// The child ConfigMap's name (the seed lab's `order-1`).
+    pub object: String,
+    /// The data key written (`phase`).
+    pub field: String,
+    /// This node's value (`A`, `B`, ...).
+    pub value: String,
+    pub field_manager: FieldManager,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeSpec {
+    pub elector: ElectorConfig,
+    pub clock: ClockSpec,
+    pub link: LinkSpec,
+    pub reconciler: Option<ReconcilerSpec>,
+    /// Who the process authenticates as.
+    pub user: User,
+    /// The field manager of its Lease writes (client-go: the User-Agent's first word).
+    pub lease_field_manager: String,
+    /// True time at which the process starts.
+    pub start_at: Nanos,
+}
+
+impl NodeSpec {
+    pub fn identity(&self) -> &str {
+        &self.elector.identity
+    }
+}
+
+/// Whom a fault hits.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    Node(usize),
+    /// Whoever the Lease on the server names when the fault fires (nothing if nobody).
+    Holder,
+    /// A node drawn uniformly from the fault process's stream.
+    Random,
+    /// A node drawn uniformly among those the Lease does not name.
+    NonHolder,
+    /// The API server (outages, slowdowns).
+    Server,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The process dies: no release, no callbacks; its requests in flight may still land.
+    Crash,
+    /// Crash (if running) and start a fresh process with the same identity after `delay`.
+    Restart {
+        delay: Nanos,
+    },
+    /// Stop-the-world: timers and responses wait until it resumes.
+    Pause {
+        duration: Nanos,
+    },
+    /// Graceful stop: the run context is cancelled (release if ReleaseOnCancel).
+    Stop,
+    /// Wall-clock jump on the node.
+    ClockStep {
+        delta_ns: i64,
+    },
+    Partition {
+        duration: Nanos,
+        cut: Cut,
+    },
+    ServerOutage {
+        duration: Nanos,
+    },
+    ServerSlow {
+        duration: Nanos,
+        extra: Nanos,
+    },
+}
+
+impl FaultKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Crash => "crash",
+            FaultKind::Restart { .. } => "restart",
+            FaultKind::Pause { .. } => "pause",
+            FaultKind::Stop => "stop",
+            FaultKind::ClockStep { .. } => "clock-step",
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::ServerOutage { .. } => "server-outage",
+            FaultKind::ServerSlow { .. } => "server-slow",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedFault {
+    pub at: Nanos,
+    pub target: Target,
+    pub kind: FaultKind,
+}
+
+/// A duration drawn per occurrence.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DurationDist {
+    Fixed(Nanos),
+    Uniform { min: Nanos, max: Nanos },
+    Exponential { mean: Nanos },
+}
+
+impl DurationDist {
+    pub fn sample(&self, rng: &mut crate::rng::ComponentRng) -> Nanos {
+        match *self {
+            DurationDist::Fixed(d) => d,
+            DurationDist::Uniform { min, max } => rng.uniform_u64(min, max),
+            DurationDist::Exponential { mean } => rng.exponential(mean as f64).round() as Nanos,
+        }
+    }
+}
+
+/// The kinds of fault a random process can produce, with their random parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RandomFaultKind {
+    Crash,
+    /// Crash, then restart after a random delay.
+    CrashRestart {
+        restart_after: DurationDist,
+    },
+    Pause {
+        duration: DurationDist,
+    },
+    Stop,
+    Partition {
+        duration: DurationDist,
+        cut: Cut,
+    },
+    ClockStep {
+        delta: DurationDist,
+        backwards: bool,
+    },
+    ServerOutage {
+        duration: DurationDist,
+    },
+}
+
+/// A Poisson process of faults: occurrences at exponential intervals of mean `mean_interval`
+/// within `[from, until)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RandomFault {
+    /// Stable key naming this process's random stream (its position-independent name).
+    pub key: String,
+    pub mean_interval: Nanos,
+    pub from: Nanos,
+    pub until: Nanos,
+    pub target: Target,
+    pub kind: RandomFaultKind,
+}
+
+/// A request a person or script makes directly at the API server (as `kubectl` would), outside
+/// any node's network link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptedAction {
+    pub name: String,
+    pub at: Nanos,
+    pub user: User,
+    pub op: ActionOp,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ActionOp {
+    Get { kind: Kind, namespace: String, name: String },
+    Create { body: serde_json::Value },
+    Update { body: serde_json::Value },
+    MergePatch { kind: Kind, namespace: String, name: String, patch: serde_json::Value },
+    Apply { body: serde_json::Value, field_manager: String, force: bool },
+    Delete { kind: Kind, namespace: String, name: String },
+    CanI { verb: String, kind: Kind, namespace: String, name: Option<String>, user: User },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorldSpec {
+    pub seed: u64,
+    pub duration: Nanos,
+    /// Wall-clock reading of true time 0 on a perfect clock.
+    pub epoch: UnixNanos,
+    pub nodes: Vec<NodeSpec>,
+    pub server: ServerAvailability,
+    pub faults: Vec<TimedFault>,
+    pub random_faults: Vec<RandomFault>,
+    pub actions: Vec<ScriptedAction>,
+    /// Objects created (as admin) before anything runs: namespaces, RBAC, pre-existing Leases.
+    pub setup_objects: Vec<serde_json::Value>,
+    /// Run configurations client-go would refuse (teaching mode). Shown in every output.
+    pub unsafe_mode: bool,
+    /// Keep a trace of every event (off for sweeps: nothing is formatted or stored then).
+    pub trace: bool,
+}
+
+impl WorldSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.duration == 0 {
+            return Err("duration must be greater than zero".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for node in &self.nodes {
+            if !seen.insert(node.identity()) {
+                return Err(format!("two nodes have the identity {:?}: identities must be unique", node.identity()));
+            }
+            node.elector.validate_simulable().map_err(|e| format!("node {}: {e}", node.identity()))?;
+            if !self.unsafe_mode {
+                node.elector.validate().map_err(|e| {
+                    format!(
+                        "node {}: {e} (client-go refuses this configuration; set unsafe = true to run it anyway, for teaching)",
+                        node.identity()
+                    )
+                })?;
+            }
+            node.link.up.latency.validate().map_err(|e| format!("node {}: up link: {e}", node.identity()))?;
+            node.link.down.latency.validate().map_err(|e| format!("node {}: down link: {e}", node.identity()))?;
+            for (dir, loss) in [("up", node.link.up.loss), ("down", node.link.down.loss)] {
+                if !(0.0..=1.0).contains(&loss) {
+                    return Err(format!("node {}: {dir} loss {loss} must be between 0 and 1", node.identity()));
+                }
+            }
+            if let Some(r) = &node.reconciler
+                && r.period == 0
+            {
+                return Err(format!("node {}: reconciler period must be greater than zero", node.identity()));
+            }
+        }
+        for fault in &self.faults {
+            if let Target::Node(i) = fault.target
+                && i >= self.nodes.len()
+            {
+                return Err(format!("a fault targets node #{i}, but there are {} nodes", self.nodes.len()));
+            }
+            if fault.at > self.duration {
+                return Err(format!("a {} fault at {}ns is beyond the run's duration", fault.kind.name(), fault.at));
+            }
+        }
+        for rf in &self.random_faults {
+            if rf.mean_interval == 0 {
+                return Err(format!("random fault {:?}: mean interval must be greater than zero", rf.key));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The RBAC objects that let the given service accounts run leader election and a reconciler
+/// in `namespace`: the seed lab's Role (leases get/create/update) plus `patch` for the
+/// merge-patching algorithms and ConfigMap rights for reconcilers.
+pub fn default_rbac_objects(namespace: &str, service_accounts: &[String]) -> Vec<serde_json::Value> {
+    let mut objects = Vec::new();
+    if namespace != "default" && namespace != "kube-system" {
+        objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
+    }
+    for sa in service_accounts {
+        objects.push(serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": namespace}}));
+    }
+    objects.push(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "leader-election", "namespace": namespace},
+        "rules": [
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update", "patch"]},
+            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "update", "patch"]}
+        ]
+    }));
+    let subjects: Vec<_> = service_accounts
+        .iter()
+        .map(|sa| serde_json::json!({"kind": "ServiceAccount", "name": sa, "namespace": namespace}))
+        .collect();
+    objects.push(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "leader-election", "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leader-election"},
+        "subjects": subjects
+    }));
+    objects
+}
+
+impl WorldSpec {
+    /// `n` nodes `widget-operator-0..n` running `algorithm` with the 15 s / 10 s / 2 s defaults
+    /// on perfect clocks and 1 ms links, each as its own service account, contending for the
+    /// Lease `op-leader/widget-operator` (the seed lab's names). A starting point for tests and
+    /// scenarios.
+    pub fn basic(seed: u64, n: usize, algorithm: crate::elector::Algorithm, duration: Nanos) -> WorldSpec {
+        let namespace = "op-leader";
+        let names: Vec<String> = (0..n).map(|i| format!("widget-operator-{i}")).collect();
+        let nodes = names
+            .iter()
+            .map(|name| {
+                let mut elector = ElectorConfig::new(name, algorithm);
+                elector.lease_namespace = namespace.into();
+                elector.lease_name = "widget-operator".into();
+                NodeSpec {
+                    elector,
+                    clock: ClockSpec::default(),
+                    link: LinkSpec::default(),
+                    reconciler: None,
+                    user: User::service_account(namespace, name),
+                    lease_field_manager: name.clone(),
+                    start_at: 0,
+                }
+            })
+            .collect();
+        WorldSpec {
+            seed,
+            duration,
+            epoch: crate::time::DEFAULT_EPOCH_UNIX_NANOS,
+            nodes,
+            server: ServerAvailability::default(),
+            faults: Vec::new(),
+            random_faults: Vec::new(),
+            actions: Vec::new(),
+            setup_objects: default_rbac_objects(namespace, &names),
+            unsafe_mode: false,
+            trace: false,
+        }
+    }
+
+    /// Gives every node a reconciler writing `order-1`'s `data.phase` with its own letter.
+    pub fn with_reconcilers(mut self, mode: ReconcileMode, field_manager: FieldManager, period: Nanos) -> WorldSpec {
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            node.reconciler = Some(ReconcilerSpec {
+                period,
+                mode: mode.clone(),
+                namespace: node.elector.lease_namespace.clone(),
+                object: "order-1".into(),
+                field: "phase".into(),
+                value: ((b'A' + (i % 26) as u8) as char).to_string(),
+                field_manager: field_manager.clone(),
+            });
+        }
+        self
+    }
+}

@@ -1,0 +1,217 @@
+//! Trace events: the record of everything that happened in a run, in order.
+//!
+//! Events are stored typed (no formatting) while the run goes, and only when the run's spec asks
+//! for a trace; [`TraceEvent::to_json`] renders the documented JSON Lines schema
+//! (`docs/trace-schema.md`) at the edge.
+
+use crate::elector::{Note, TimerKind};
+use crate::time::{Nanos, UnixNanos};
+use serde_json::{Map, Value, json};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TraceKind {
+    ProcessStart {
+        incarnation: u32,
+    },
+    ProcessExit,
+    Crash,
+    PauseStart {
+        until: Nanos,
+    },
+    PauseEnd,
+    StopRequested,
+    ClockStep {
+        delta_ns: i64,
+    },
+    PartitionStart {
+        cut: &'static str,
+        until: Nanos,
+    },
+    PartitionEnd,
+    ServerOutage {
+        until: Nanos,
+    },
+    ServerSlow {
+        until: Nanos,
+        extra_ns: Nanos,
+    },
+    /// A node sent a request (`origin`: elector or reconciler).
+    Request {
+        id: u64,
+        origin: &'static str,
+        verb: &'static str,
+        resource: &'static str,
+        name: String,
+    },
+    /// The network lost it (`why`: loss or partition) in direction `dir`.
+    Lost {
+        id: u64,
+        dir: &'static str,
+        why: &'static str,
+    },
+    /// The API server was down when it arrived: not applied, not answered.
+    ServerDown {
+        id: u64,
+    },
+    /// The server handled it.
+    Applied {
+        id: u64,
+        code: u16,
+        rv_before: u64,
+        rv_after: u64,
+        message: String,
+    },
+    Response {
+        id: u64,
+        code: u16,
+    },
+    Timeout {
+        id: u64,
+    },
+    Timer {
+        kind: TimerKind,
+    },
+    Note {
+        note: Note,
+    },
+    StartedLeading,
+    StoppedLeading,
+    NewLeader {
+        holder: String,
+    },
+    /// The Lease on the server changed holder or transitions.
+    LeaseChanged {
+        holder: String,
+        transitions: i32,
+        rv: u64,
+    },
+    ReconcileWrite {
+        id: u64,
+        code: u16,
+        outcome: &'static str,
+        message: String,
+    },
+    SplitBrainWrite {
+        id: u64,
+        lease_holder: String,
+    },
+    FencedRejection {
+        lease_holder: String,
+    },
+    DualLeaderStart {
+        leaders: Vec<String>,
+    },
+    DualLeaderEnd {
+        seconds: f64,
+    },
+    Action {
+        name: String,
+        code: u16,
+        message: String,
+    },
+}
+
+impl TraceKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            TraceKind::ProcessStart { .. } => "process-start",
+            TraceKind::ProcessExit => "process-exit",
+            TraceKind::Crash => "crash",
+            TraceKind::PauseStart { .. } => "pause-start",
+            TraceKind::PauseEnd => "pause-end",
+            TraceKind::StopRequested => "stop",
+            TraceKind::ClockStep { .. } => "clock-step",
+            TraceKind::PartitionStart { .. } => "partition-start",
+            TraceKind::PartitionEnd => "partition-end",
+            TraceKind::ServerOutage { .. } => "server-outage",
+            TraceKind::ServerSlow { .. } => "server-slow",
+            TraceKind::Request { .. } => "request",
+            TraceKind::Lost { .. } => "lost",
+            TraceKind::ServerDown { .. } => "server-down",
+            TraceKind::Applied { .. } => "applied",
+            TraceKind::Response { .. } => "response",
+            TraceKind::Timeout { .. } => "timeout",
+            TraceKind::Timer { .. } => "timer",
+            TraceKind::Note { .. } => "note",
+            TraceKind::StartedLeading => "started-leading",
+            TraceKind::StoppedLeading => "stopped-leading",
+            TraceKind::NewLeader { .. } => "new-leader",
+            TraceKind::LeaseChanged { .. } => "lease-changed",
+            TraceKind::ReconcileWrite { .. } => "reconcile-write",
+            TraceKind::SplitBrainWrite { .. } => "split-brain-write",
+            TraceKind::FencedRejection { .. } => "fenced-rejection",
+            TraceKind::DualLeaderStart { .. } => "dual-leader-start",
+            TraceKind::DualLeaderEnd { .. } => "dual-leader-end",
+            TraceKind::Action { .. } => "action",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceEvent {
+    /// True time.
+    pub t: Nanos,
+    /// The node this happened on or for (index into the run's node list).
+    pub node: Option<usize>,
+    /// That node's wall clock at `t` (absent for server and global events).
+    pub local: Option<UnixNanos>,
+    pub kind: TraceKind,
+}
+
+impl TraceEvent {
+    /// One JSON object with a fixed key order: `t_ns`, `node`, `local_ns`, `kind`, then the
+    /// kind's fields.
+    pub fn to_json(&self, node_names: &[String]) -> Value {
+        let mut m = Map::new();
+        m.insert("t_ns".into(), json!(self.t));
+        if let Some(n) = self.node {
+            m.insert("node".into(), json!(node_names[n]));
+        }
+        if let Some(l) = self.local {
+            m.insert("local_ns".into(), json!(l));
+        }
+        m.insert("kind".into(), json!(self.kind.name()));
+        let fields = match &self.kind {
+            TraceKind::ProcessStart { incarnation } => json!({ "incarnation": incarnation }),
+            TraceKind::PauseStart { until } => json!({ "until_ns": until }),
+            TraceKind::ClockStep { delta_ns } => json!({ "delta_ns": delta_ns }),
+            TraceKind::PartitionStart { cut, until } => json!({ "cut": cut, "until_ns": until }),
+            TraceKind::ServerOutage { until } => json!({ "until_ns": until }),
+            TraceKind::ServerSlow { until, extra_ns } => json!({ "until_ns": until, "extra_ns": extra_ns }),
+            TraceKind::Request { id, origin, verb, resource, name } => {
+                json!({ "id": id, "origin": origin, "verb": verb, "resource": resource, "name": name })
+            }
+            TraceKind::Lost { id, dir, why } => json!({ "id": id, "dir": dir, "why": why }),
+            TraceKind::ServerDown { id } | TraceKind::Timeout { id } => json!({ "id": id }),
+            TraceKind::Applied { id, code, rv_before, rv_after, message } => {
+                json!({ "id": id, "code": code, "rv_before": rv_before, "rv_after": rv_after, "message": message })
+            }
+            TraceKind::Response { id, code } => json!({ "id": id, "code": code }),
+            TraceKind::Timer { kind } => json!({ "timer": kind.name() }),
+            TraceKind::Note { note } => json!({ "note": note.name() }),
+            TraceKind::NewLeader { holder } => json!({ "holder": holder }),
+            TraceKind::LeaseChanged { holder, transitions, rv } => {
+                json!({ "holder": holder, "transitions": transitions, "rv": rv })
+            }
+            TraceKind::ReconcileWrite { id, code, outcome, message } => {
+                json!({ "id": id, "code": code, "outcome": outcome, "message": message })
+            }
+            TraceKind::SplitBrainWrite { id, lease_holder } => json!({ "id": id, "lease_holder": lease_holder }),
+            TraceKind::FencedRejection { lease_holder } => json!({ "lease_holder": lease_holder }),
+            TraceKind::DualLeaderStart { leaders } => json!({ "leaders": leaders }),
+            TraceKind::DualLeaderEnd { seconds } => json!({ "seconds": seconds }),
+            TraceKind::Action { name, code, message } => json!({ "name": name, "code": code, "message": message }),
+            TraceKind::ProcessExit
+            | TraceKind::Crash
+            | TraceKind::PauseEnd
+            | TraceKind::StopRequested
+            | TraceKind::PartitionEnd
+            | TraceKind::StartedLeading
+            | TraceKind::StoppedLeading => json!({}),
+        };
+        if let Value::Object(extra) = fields {
+            m.extend(extra);
+        }
+        Value::Object(m)
+    }
+}

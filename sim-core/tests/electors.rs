@@ -1,0 +1,248 @@
+//! Behaviour of the electors in whole runs, each test named after what it shows.
+
+use sim_core::elector::{AfterLost, Algorithm};
+use sim_core::model::{FaultKind, FieldManager, ReconcileMode, Target, TimedFault, WorldSpec};
+use sim_core::net::Cut;
+use sim_core::time::{as_secs_f64, millis, secs};
+use sim_core::world::{RunResult, World};
+
+fn run(spec: WorldSpec) -> RunResult {
+    World::new(spec).expect("valid spec").run()
+}
+
+fn fault(at: u64, target: usize, kind: FaultKind) -> TimedFault {
+    TimedFault { at, target: Target::Node(target), kind }
+}
+
+/// The first node to acquire in a run (the holder when faults start).
+fn first_leader(r: &RunResult) -> usize {
+    r.spans.iter().filter(|s| s.kind == sim_core::world::SpanKind::Leader).min_by_key(|s| s.from).unwrap().node
+}
+
+#[test]
+fn steady_three_nodes_make_one_acquisition_and_no_dual_leader_time() {
+    for seed in 0..5 {
+        let r = run(WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(120)));
+        let acquisitions: u64 = r.metrics.nodes.values().map(|n| n.acquisitions).sum();
+        assert_eq!(acquisitions, 1, "seed {seed}");
+        assert_eq!(r.metrics.dual_leader_seconds, 0.0);
+        assert_eq!(r.metrics.lease_transitions, 0);
+        assert_eq!(r.metrics.leader_changes, 0);
+        // The first node to start creates the Lease at t≈0 and leads for the whole run.
+        let leader = &r.metrics.nodes["widget-operator-0"];
+        assert!(leader.acting_leader_seconds > 119.9, "{}", leader.acting_leader_seconds);
+    }
+}
+
+/// Bounds implied by client-go: a follower's observedTime is at most one jittered poll
+/// (2.2·RP) older than the crash, it expires LD after that, and it notices within one more
+/// jittered poll: failover ∈ [LD − 2.2·RP, LD + 2.2·RP + round trips].
+#[test]
+fn crash_of_the_leader_fails_over_within_client_go_bounds() {
+    let (ld, rp) = (15.0, 2.0);
+    for seed in 0..20 {
+        let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(90));
+        spec.faults.push(fault(secs(30), 0, FaultKind::Crash));
+        let r = run(spec);
+        assert_eq!(r.metrics.failover_seconds.len(), 1, "seed {seed}");
+        let f = r.metrics.failover_seconds[0];
+        assert!(f >= ld - 2.2 * rp && f <= ld + 2.2 * rp + 0.01, "seed {seed}: failover {f}s");
+        assert_eq!(r.metrics.dual_leader_seconds, 0.0);
+        assert_eq!(r.metrics.lease_transitions, 1);
+    }
+}
+
+#[test]
+fn graceful_stop_with_release_hands_over_within_one_jittered_retry_period() {
+    for seed in 0..20 {
+        let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(60));
+        for n in &mut spec.nodes {
+            n.elector.release_on_cancel = true;
+        }
+        spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
+        let r = run(spec);
+        let f = r.metrics.failover_seconds[0];
+        assert!(f <= 2.2 * 2.0 + 0.01, "seed {seed}: failover {f}s");
+        assert_eq!(r.metrics.dual_leader_seconds, 0.0);
+        // The released record: empty holder, duration 1, then the new holder's +1.
+        assert_eq!(r.metrics.lease_transitions, 1);
+        assert_eq!(r.metrics.leader_changes, 1);
+    }
+}
+
+#[test]
+fn partition_of_the_leader_with_renew_deadline_below_lease_duration_gives_no_dual_leader_time() {
+    for seed in 0..20 {
+        let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(120));
+        spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(40), cut: Cut::Both }));
+        let r = run(spec);
+        assert_eq!(r.metrics.dual_leader_seconds, 0.0, "seed {seed}");
+        assert!(r.metrics.leader_changes >= 1);
+    }
+}
+
+fn unsafe_split_brain(mode: ReconcileMode, manager: FieldManager) -> RunResult {
+    // RD 20 s ≥ LD 15 s: the deposed leader keeps acting until its round deadline, and the
+    // partition heals (at 50 s) before that.
+    let mut spec = WorldSpec::basic(1, 2, Algorithm::ClientGo, secs(120)).with_reconcilers(mode, manager, secs(1));
+    spec.unsafe_mode = true;
+    spec.trace = true;
+    for n in &mut spec.nodes {
+        n.elector.renew_deadline = secs(30);
+        n.elector.after_lost = AfterLost::Exit;
+    }
+    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(20), cut: Cut::Both }));
+    run(spec)
+}
+
+#[test]
+fn unsafe_renew_deadline_and_a_healed_partition_give_a_dual_leader_window_with_split_brain_writes() {
+    let r = unsafe_split_brain(ReconcileMode::Apply { force: false }, FieldManager::Identity);
+    assert!(r.metrics.dual_leader_windows >= 1);
+    assert!(r.metrics.dual_leader_seconds > 1.0, "{}", r.metrics.dual_leader_seconds);
+    let old = &r.metrics.nodes["widget-operator-0"];
+    let new = &r.metrics.nodes["widget-operator-1"];
+    assert!(old.split_brain_writes > 0, "{old:?}");
+    assert!(old.writes_accepted > 0 && new.acquisitions == 1);
+    // The new leader's apply meets the old leader's field manager.
+    assert!(new.conflicts > 0, "{new:?}");
+    let named = r.trace.iter().any(|e| match &e.kind {
+        sim_core::trace::TraceKind::ReconcileWrite { message, .. } => {
+            message.contains("conflict with \"widget-operator-0\"") && message.contains(".data.phase")
+        }
+        _ => false,
+    });
+    assert!(named, "an SSA conflict names the other's manager");
+}
+
+#[test]
+fn fenced_reconciler_writes_make_no_split_brain_writes_in_the_same_run() {
+    let r = unsafe_split_brain(ReconcileMode::FencedUpdate, FieldManager::Identity);
+    assert!(r.metrics.dual_leader_seconds > 1.0);
+    let old = &r.metrics.nodes["widget-operator-0"];
+    assert_eq!(old.split_brain_writes, 0, "{old:?}");
+    assert!(old.fenced_rejections > 0, "{old:?}");
+}
+
+/// A constant offset larger than the lease lets a `renew-time` node whose clock runs ahead take
+/// a healthy leader's lease at once; client-go, which compares only local observations, never
+/// notices.
+#[test]
+fn a_clock_offset_of_minutes_lets_a_renew_time_node_steal_a_healthy_lease_but_not_a_client_go_one() {
+    let run_with = |algorithm| {
+        let mut spec = WorldSpec::basic(3, 3, algorithm, secs(120));
+        spec.nodes[1].clock.offset_ns = 120 * 1_000_000_000;
+        spec.nodes[2].clock.offset_ns = -120 * 1_000_000_000;
+        spec.nodes[1].start_at = secs(1);
+        spec.nodes[2].start_at = secs(1);
+        run(spec)
+    };
+    let go = run_with(Algorithm::ClientGo);
+    assert_eq!((go.metrics.lease_transitions, go.metrics.dual_leader_seconds), (0, 0.0));
+    let naive = run_with(Algorithm::RenewTime);
+    assert_eq!(naive.metrics.lease_transitions, 1, "the ahead node takes over once, then holds");
+    assert!(naive.metrics.nodes["widget-operator-1"].acting_leader_seconds > 100.0);
+}
+
+/// Offsets of minutes that change (NTP steps back and forth on two nodes, in opposite phase):
+/// whoever is ahead at the moment sees the holder's renewTime as ancient and takes over, so
+/// `renew-time` leadership flaps and leaseTransitions climbs; client-go's decisions run on the
+/// monotonic clock, which steps do not move.
+#[test]
+fn clock_offsets_of_minutes_that_move_leave_client_go_alone_but_make_renew_time_flap() {
+    let run_with = |algorithm| {
+        let mut spec = WorldSpec::basic(3, 3, algorithm, secs(300));
+        for (node, phase) in [(1usize, 0u64), (2, 10)] {
+            let mut sign = 1i64;
+            for k in 0..14u64 {
+                let at = secs(20 + phase + 20 * k);
+                spec.nodes[node].clock.steps.push(sim_core::clock::ClockStep { at, delta_ns: sign * 150_000_000_000 });
+                sign = -sign;
+            }
+        }
+        run(spec)
+    };
+    let go = run_with(Algorithm::ClientGo);
+    assert_eq!((go.metrics.lease_transitions, go.metrics.dual_leader_seconds), (0, 0.0));
+    let naive = run_with(Algorithm::RenewTime);
+    assert!(naive.metrics.lease_transitions >= 8, "transitions {}", naive.metrics.lease_transitions);
+    assert!(naive.metrics.leader_changes >= 8);
+}
+
+/// Leader cut off at 30 s. Its last renewal lands at t_r; it gives up at t_r + RP + RD (its own
+/// clock is perfect). A candidate running r times fast saw that renewal at t_o ≥ t_r and takes
+/// over LD/r true seconds later. A dual window needs LD/r < RP + RD, i.e. r > LD/(RD + RP) =
+/// 15/12 = 1.25 with the defaults (client-go's doc rounds this to LD/RD = 1.5).
+#[test]
+fn a_fast_candidate_clock_beyond_the_rate_tolerance_makes_dual_leaders_and_below_it_none() {
+    let run_with = |drift_ppb: i64, seed| {
+        let mut spec = WorldSpec::basic(seed, 2, Algorithm::ClientGo, secs(90));
+        spec.nodes[1].clock.drift_ppb = drift_ppb;
+        spec.nodes[1].start_at = millis(500);
+        spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(60), cut: Cut::Both }));
+        run(spec)
+    };
+    let mut above = 0;
+    for seed in 0..10 {
+        assert_eq!(run_with(150_000_000, seed).metrics.dual_leader_seconds, 0.0, "1.15× is inside the tolerance");
+        if run_with(1_000_000_000, seed).metrics.dual_leader_seconds > 0.0 {
+            above += 1;
+        }
+    }
+    assert!(above >= 9, "2× should make dual leaders in nearly every run, got {above}/10");
+}
+
+#[test]
+fn a_leader_pause_longer_than_the_lease_gives_a_dual_leader_window_even_with_a_valid_configuration() {
+    let mut spec = WorldSpec::basic(5, 3, Algorithm::ClientGo, secs(90));
+    spec.faults.push(fault(secs(30), 0, FaultKind::Pause { duration: secs(25) }));
+    let r = run(spec);
+    assert!(r.metrics.dual_leader_windows >= 1);
+    // The paused leader still acts when it resumes at 55 s: its expired timers fire, the Until
+    // loop starts a fresh round, finds the new holder, and only gives up at that round's
+    // deadline (≤ RD after the resume).
+    let w = &r.dual_windows[0];
+    assert!(w.until >= secs(55) && w.until <= secs(65), "window ends at {}", w.until);
+    assert!(as_secs_f64(w.until - w.from) > 5.0);
+}
+
+#[test]
+fn renew_time_unfenced_double_acquires_with_perfect_clocks_when_candidates_race() {
+    let mut doubles = 0;
+    for seed in 0..30 {
+        let race = |algorithm| {
+            let mut spec = WorldSpec::basic(seed, 5, algorithm, secs(60));
+            // A slow path (50–500 ms each way) widens the window between a candidate's GET and
+            // its write, so two candidates that both saw the lease expire often overlap.
+            for n in &mut spec.nodes {
+                let slow = sim_core::net::Latency::Uniform { min: millis(50), max: millis(500) };
+                n.link.up.latency = slow.clone();
+                n.link.down.latency = slow;
+            }
+            spec.faults.push(fault(secs(20), 0, FaultKind::Crash));
+            run(spec)
+        };
+        if race(Algorithm::RenewTimeUnfenced).metrics.dual_leader_seconds > 0.0 {
+            doubles += 1;
+        }
+        // The same race with a resourceVersion precondition: one candidate gets a 409.
+        assert_eq!(race(Algorithm::RenewTime).metrics.dual_leader_seconds, 0.0, "seed {seed}");
+    }
+    assert!(doubles >= 2, "only {doubles} double acquisitions in 30 racing runs");
+}
+
+#[test]
+fn same_seed_gives_the_same_run_and_a_different_seed_a_different_one() {
+    let spec = |seed| {
+        let mut s = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(60));
+        s.trace = true;
+        s.faults.push(fault(secs(20), 0, FaultKind::Crash));
+        s
+    };
+    let a = run(spec(7));
+    let b = run(spec(7));
+    let c = run(spec(8));
+    assert_eq!(a.trace, b.trace);
+    assert_ne!(a.trace, c.trace);
+    assert_eq!(first_leader(&a), 0);
+}
