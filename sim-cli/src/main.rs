@@ -1,6 +1,13 @@
 //! `leasesim`: run scenarios of Kubernetes Lease leader election in a deterministic simulator.
+//!
+//! Exit codes: 0 success; 1 a scenario expectation failed (or `--check-determinism` found a
+//! difference); 2 bad input (usage, scenario file, I/O).
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use sim_cli::output::StagedDir;
+use sim_cli::run::{self, RunOutput};
+use sim_cli::scenario_file::{self, InputError};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -10,32 +17,187 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum OutputFormat {
+    Table,
+    Json,
+}
+
 #[derive(Subcommand)]
 enum Command {
-    /// Run a built-in three-node demo and print what happened.
+    /// Run a scenario file (or a shipped scenario by name) and write its trace and summary.
+    Run {
+        /// A scenario file, or the name of a shipped scenario (`leasesim list`).
+        scenario: String,
+        /// Seed of the run (default: the file's `seed`).
+        #[arg(long, env = "LEASESIM_SEED")]
+        seed: Option<u64>,
+        /// Output directory (default: out/<scenario>-seed<N>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override a value of the file: `--set defaults.renew_deadline=20s`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+        /// What to print on stdout.
+        #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+        output: OutputFormat,
+        /// Run twice in this process and report the first event where the runs differ.
+        #[arg(long)]
+        check_determinism: bool,
+    },
+    /// Check a scenario file without running it.
+    Validate {
+        scenario: String,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+    /// The shipped scenarios with their one-line descriptions.
+    List {
+        /// Where to look (default: ./scenarios).
+        #[arg(long, default_value = "scenarios")]
+        dir: PathBuf,
+    },
+    /// Run a built-in three-node demo and print its metrics.
     Demo,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Demo => demo(),
+    let result = match cli.command {
+        Command::Run { scenario, seed, out, overrides, output, check_determinism } => {
+            cmd_run(&scenario, seed, out, &overrides, output, check_determinism)
+        }
+        Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
+        Command::List { dir } => cmd_list(&dir),
+        Command::Demo => cmd_demo(),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 
-fn demo() -> ExitCode {
+/// A file path as given, or a shipped scenario's name.
+fn resolve_scenario(name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    if p.exists() || name.contains('/') || name.ends_with(".toml") {
+        return p;
+    }
+    let shipped = Path::new("scenarios").join(format!("{name}.toml"));
+    if shipped.exists() { shipped } else { p }
+}
+
+fn load(name: &str, overrides: &[String]) -> Result<scenario_file::LoadedScenario, InputError> {
+    let path = resolve_scenario(name);
+    let source = scenario_file::read_file(&path)?;
+    scenario_file::load(&path.display().to_string(), &source, overrides)
+}
+
+fn cmd_run(
+    name: &str,
+    seed: Option<u64>,
+    out: Option<PathBuf>,
+    overrides: &[String],
+    output: OutputFormat,
+    check_determinism: bool,
+) -> Result<ExitCode, InputError> {
+    let loaded = load(name, overrides)?;
+    let result = run::run(&loaded, seed, true)?;
+    if check_determinism {
+        let again = run::run(&loaded, seed, true)?;
+        if let Some(diff) = run::first_divergence(&result.result, &again.result) {
+            eprintln!("determinism check FAILED: the two runs diverge at {diff}\nreplay: {}", result.replay);
+            return Ok(ExitCode::from(1));
+        }
+        eprintln!("determinism check passed: two runs gave identical traces ({} events)", result.result.trace.len());
+    }
+    let dir = out
+        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-seed{}", slug(&result.scenario_name), result.seed)));
+    write_run(&dir, &result).map_err(InputError)?;
+    match output {
+        OutputFormat::Table => {
+            print!("{}", run::summary_table(&result));
+            println!(
+                "outputs: {}/  (summary.json, trace.jsonl, trace.perfetto.json: open it at ui.perfetto.dev)",
+                dir.display()
+            );
+        }
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&run::summary_json(&result)).expect("json")),
+    }
+    if !result.all_passed() {
+        eprintln!("an expectation failed; replay: {}", result.replay);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn slug(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+}
+
+/// Writes every output of a run into `dir`, atomically.
+pub fn write_run(dir: &Path, result: &RunOutput) -> Result<(), String> {
+    let staged = StagedDir::new(dir)?;
+    staged.write("summary.json", pretty(&run::summary_json(result)))?;
+    staged.write("trace.jsonl", run::trace_jsonl(result))?;
+    staged.write("trace.perfetto.json", run::perfetto_json(result).to_string())?;
+    staged.commit()?;
+    Ok(())
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("json");
+    s.push('\n');
+    s
+}
+
+fn cmd_validate(name: &str, overrides: &[String]) -> Result<ExitCode, InputError> {
+    let loaded = load(name, overrides)?;
+    run::parse_expectations(&loaded)?;
+    loaded.scenario.to_world_spec(false).map_err(|e| scenario_file::scenario_error(&loaded, &e))?;
+    println!(
+        "{}: ok ({} nodes, {} faults, {} expectations)",
+        loaded.path,
+        loaded.scenario.nodes.len(),
+        loaded.scenario.faults.len(),
+        loaded.scenario.expect.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_list(dir: &Path) -> Result<ExitCode, InputError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| InputError(format!("{}: cannot list scenarios: {e}", dir.display())))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for path in files {
+        let source = scenario_file::read_file(&path)?;
+        match scenario_file::load(&path.display().to_string(), &source, &[]) {
+            Ok(l) => println!(
+                "{:<34} {}",
+                path.file_stem().unwrap_or_default().to_string_lossy(),
+                l.scenario.description.lines().next().unwrap_or("")
+            ),
+            Err(e) => println!("{:<34} (invalid: {})", path.display(), e.0.lines().next().unwrap_or("")),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_demo() -> Result<ExitCode, InputError> {
     use sim_core::elector::Algorithm;
     use sim_core::model::{FaultKind, Target, TimedFault, WorldSpec};
     use sim_core::time::secs;
     let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(120));
     spec.faults.push(TimedFault { at: secs(30), target: Target::Holder, kind: FaultKind::Crash });
-    let result = match sim_core::world::World::new(spec) {
-        Ok(world) => world.run(),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let world = sim_core::world::World::new(spec).map_err(InputError)?;
+    let result = world.run();
     println!("{}", serde_json::to_string_pretty(&result.metrics).expect("metrics serialise"));
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

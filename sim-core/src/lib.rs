@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod rng;
+pub mod scenario;
 pub mod time;
 pub mod trace;
 pub mod world;

@@ -43,6 +43,8 @@ pub struct ReconcilerSpec {
     /// This node's value (`A`, `B`, ...).
     pub value: String,
     pub field_manager: FieldManager,
+    /// Client-side timeout of each reconciler request (a controller's write deadline).
+    pub timeout: Nanos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -362,6 +364,7 @@ impl WorldSpec {
                 field: "phase".into(),
                 value: ((b'A' + (i % 26) as u8) as char).to_string(),
                 field_manager: field_manager.clone(),
+                timeout: crate::time::secs(2),
             });
         }
         self

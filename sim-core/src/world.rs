@@ -824,7 +824,7 @@ impl World {
         if let Some(r) = self.nodes[node].reconciler.as_mut() {
             r.in_flight = Some((id, step));
         }
-        let timeout = self.spec.nodes[node].elector.request_timeout.or(Some(crate::time::secs(10)));
+        let timeout = self.spec.nodes[node].reconciler.as_ref().map(|r| r.timeout);
         self.send(now, node, id, Origin::Reconciler, request, timeout);
     }
 

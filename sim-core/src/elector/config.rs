@@ -94,7 +94,7 @@ impl ElectorConfig {
             retry_period: 2 * NANOS_PER_SEC,
             jitter_factor: JITTER_FACTOR,
             release_on_cancel: false,
-            request_timeout: default_request_timeout(algorithm, renew_deadline),
+            request_timeout: default_request_timeout_for(algorithm, renew_deadline),
             after_lost: AfterLost::Restart { delay: 10 * NANOS_PER_SEC },
         }
     }
@@ -151,7 +151,7 @@ impl ElectorConfig {
 
 /// client-go's request timeout from `NewFromKubeconfig`: `max(1s, RenewDeadline/2)`. The
 /// Python client sets none.
-pub fn default_request_timeout(algorithm: Algorithm, renew_deadline: Nanos) -> Option<Nanos> {
+pub fn default_request_timeout_for(algorithm: Algorithm, renew_deadline: Nanos) -> Option<Nanos> {
     match algorithm {
         Algorithm::PythonClient => None,
         _ => Some((renew_deadline / 2).max(NANOS_PER_SEC)),
@@ -195,9 +195,9 @@ mod tests {
 
     #[test]
     fn request_timeout_is_half_the_renew_deadline_but_at_least_a_second() {
-        assert_eq!(default_request_timeout(Algorithm::ClientGo, secs(10)), Some(secs(5)));
-        assert_eq!(default_request_timeout(Algorithm::ClientGo, 1_500_000_000), Some(secs(1)));
-        assert_eq!(default_request_timeout(Algorithm::PythonClient, secs(10)), None);
+        assert_eq!(default_request_timeout_for(Algorithm::ClientGo, secs(10)), Some(secs(5)));
+        assert_eq!(default_request_timeout_for(Algorithm::ClientGo, 1_500_000_000), Some(secs(1)));
+        assert_eq!(default_request_timeout_for(Algorithm::PythonClient, secs(10)), None);
     }
 
     #[test]

@@ -16,7 +16,7 @@ pub mod loops;
 pub mod python;
 pub mod record;
 
-pub use config::{AfterLost, Algorithm, ElectorConfig, JITTER_FACTOR};
+pub use config::{AfterLost, Algorithm, ElectorConfig, JITTER_FACTOR, default_request_timeout_for};
 pub use record::Record;
 
 use crate::rng::ComponentRng;

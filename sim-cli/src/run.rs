@@ -1,0 +1,335 @@
+//! `leasesim run`: one scenario, one seed → trace, summary, Perfetto timeline (and plots).
+
+use crate::expect::{self, Expectation};
+use crate::scenario_file::{InputError, LoadedScenario, located, scenario_error, span_of_path};
+use serde_json::{Value, json};
+use sim_core::scenario::metric_values;
+use sim_core::time::{as_secs_f64, format_duration};
+use sim_core::world::{RunResult, SpanKind, World};
+
+/// Everything one run produced, in memory, ready to be written.
+pub struct RunOutput {
+    pub result: RunResult,
+    pub expectations: Vec<ExpectationResult>,
+    pub replay: String,
+    pub seed: u64,
+    pub unsafe_mode: bool,
+    pub scenario_name: String,
+    pub description: String,
+    pub effective: Value,
+}
+
+#[derive(Clone, Debug)]
+pub struct ExpectationResult {
+    pub text: String,
+    pub passed: bool,
+    pub seen: String,
+}
+
+impl RunOutput {
+    pub fn all_passed(&self) -> bool {
+        self.expectations.iter().all(|e| e.passed)
+    }
+}
+
+/// The one-line command that replays a run exactly.
+pub fn replay_command(path: &str, seed: u64, overrides: &[String]) -> String {
+    let mut cmd = format!("leasesim run {} --seed {seed}", shell_quote(path));
+    for o in overrides {
+        cmd.push_str(&format!(" --set {}", shell_quote(o)));
+    }
+    cmd
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Parses the expectations up front so a typo is an input error, not a failed run.
+pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expectation)>, InputError> {
+    let names = expect::metric_names(&loaded.scenario.identities());
+    let mut out = Vec::new();
+    for (i, text) in loaded.scenario.expect.iter().enumerate() {
+        let e = expect::parse(text, &names).map_err(|m| {
+            let span = span_of_path(&loaded.source, &["expect".into(), i.to_string()]);
+            InputError(located(&loaded.path, &loaded.source, span, &format!("expect[{i}]: {m}")))
+        })?;
+        out.push((text.clone(), e));
+    }
+    Ok(out)
+}
+
+/// Validates and runs. `seed` overrides the file's seed.
+pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, InputError> {
+    let mut scenario = loaded.scenario.clone();
+    if let Some(s) = seed {
+        scenario.seed = s;
+    }
+    let expectations = parse_expectations(loaded)?;
+    let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    let world = World::new(spec).map_err(|m| InputError(format!("{}: {m}", loaded.path)))?;
+    let result = world.run();
+    let values = metric_values(&result.metrics);
+    let expectations = expectations
+        .into_iter()
+        .map(|(text, e)| {
+            let (passed, seen) = expect::check(&e, &values, &result.actions);
+            ExpectationResult { text, passed, seen }
+        })
+        .collect();
+    Ok(RunOutput {
+        result,
+        expectations,
+        replay: replay_command(&loaded.path, scenario.seed, &loaded.overrides),
+        seed: scenario.seed,
+        unsafe_mode: scenario.unsafe_mode,
+        scenario_name: scenario.name.clone(),
+        description: scenario.description.clone(),
+        effective: serde_json::to_value(&scenario).unwrap_or(Value::Null),
+    })
+}
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `trace.jsonl`: a header line, then one event per line.
+pub fn trace_jsonl(out: &RunOutput) -> String {
+    let mut s = String::new();
+    let header = json!({
+        "kind": "header",
+        "schema": SCHEMA_VERSION,
+        "tool": "leasesim",
+        "version": env!("CARGO_PKG_VERSION"),
+        "scenario": out.scenario_name,
+        "seed": out.seed,
+        "unsafe_mode": out.unsafe_mode,
+        "nodes": out.result.node_names,
+        "replay": out.replay,
+    });
+    s.push_str(&header.to_string());
+    s.push('\n');
+    for e in &out.result.trace {
+        s.push_str(&e.to_json(&out.result.node_names).to_string());
+        s.push('\n');
+    }
+    s
+}
+
+/// `summary.json`.
+pub fn summary_json(out: &RunOutput) -> Value {
+    let actions: Vec<Value> = out
+        .result
+        .actions
+        .iter()
+        .map(|a| {
+            json!({
+                "name": a.name, "at_seconds": as_secs_f64(a.at), "code": a.code, "reason": a.reason,
+                "message": a.message, "kubectl_stderr": a.kubectl_stderr, "allowed": a.allowed,
+            })
+        })
+        .collect();
+    let windows: Vec<Value> = out
+        .result
+        .dual_windows
+        .iter()
+        .map(|w| json!({"from_seconds": as_secs_f64(w.from), "until_seconds": as_secs_f64(w.until), "seconds": w.seconds(), "leaders": w.leaders}))
+        .collect();
+    json!({
+        "tool": "leasesim",
+        "version": env!("CARGO_PKG_VERSION"),
+        "schema": SCHEMA_VERSION,
+        "scenario": out.scenario_name,
+        "seed": out.seed,
+        "unsafe_mode": out.unsafe_mode,
+        "replay": out.replay,
+        "duration_seconds": as_secs_f64(out.result.duration),
+        "events_processed": out.result.events_processed,
+        "config": out.effective,
+        "metrics": out.result.metrics,
+        "dual_leader_windows": windows,
+        "expectations": out.expectations.iter().map(|e| json!({"expect": e.text, "passed": e.passed, "seen": e.seen})).collect::<Vec<_>>(),
+        "actions": actions,
+    })
+}
+
+/// `trace.perfetto.json` in the Chrome trace-event format (JSON object form). Tracks: one per
+/// node for its role (candidate / acting leader / down), one per node each for pauses and
+/// partitions (they overlap the role spans, and slices on one track must nest), and a global
+/// track for the API server. Timestamps are microseconds of true time.
+pub fn perfetto_json(out: &RunOutput) -> Value {
+    let r = &out.result;
+    let mut events: Vec<Value> = Vec::new();
+    let us = |ns: u64| ns as f64 / 1000.0;
+    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": format!("leasesim {} seed={}{}", out.scenario_name, out.seed, if out.unsafe_mode { " UNSAFE" } else { "" })}}));
+    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "thread_name", "args": {"name": "API server"}}));
+    let track = |node: usize, lane: usize| (node as u64 + 1) * 10 + lane as u64;
+    for (i, name) in r.node_names.iter().enumerate() {
+        for (lane, suffix) in [(0, ""), (1, " · paused"), (2, " · partitioned")] {
+            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_name", "args": {"name": format!("{name}{suffix}")}}));
+            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_sort_index", "args": {"sort_index": track(i, lane)}}));
+        }
+    }
+    let mut slices: Vec<(u64, u64, u64, &str)> = Vec::new(); // (tid, from, until, name)
+    for (i, _) in r.node_names.iter().enumerate() {
+        let running: Vec<_> = r.spans.iter().filter(|s| s.node == i && s.kind == SpanKind::Running).collect();
+        let leader: Vec<_> = r.spans.iter().filter(|s| s.node == i && s.kind == SpanKind::Leader).collect();
+        // Candidate = running minus leader; down = the gaps between running spans.
+        for run in &running {
+            let mut cursor = run.from;
+            for l in leader.iter().filter(|l| l.from < run.until && l.until > run.from) {
+                if l.from > cursor {
+                    slices.push((track(i, 0), cursor, l.from, "candidate"));
+                }
+                slices.push((track(i, 0), l.from.max(run.from), l.until.min(run.until), "acting leader"));
+                cursor = l.until.min(run.until);
+            }
+            if cursor < run.until {
+                slices.push((track(i, 0), cursor, run.until, "candidate"));
+            }
+        }
+        let mut cursor = 0;
+        for run in &running {
+            if run.from > cursor {
+                slices.push((track(i, 0), cursor, run.from, "down"));
+            }
+            cursor = run.until;
+        }
+        if cursor < r.duration && !running.is_empty() {
+            slices.push((track(i, 0), cursor, r.duration, "down"));
+        }
+        for s in r.spans.iter().filter(|s| s.node == i) {
+            match s.kind {
+                SpanKind::Paused => slices.push((track(i, 1), s.from, s.until, "paused")),
+                SpanKind::Partitioned => slices.push((track(i, 2), s.from, s.until, "partitioned")),
+                _ => {}
+            }
+        }
+    }
+    slices.sort_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));
+    for (tid, from, until, name) in slices {
+        events.push(json!({"ph": "X", "pid": 1, "tid": tid, "ts": us(from), "dur": us(until - from), "name": name, "cat": "state"}));
+    }
+    for w in &r.dual_windows {
+        events.push(json!({"ph": "X", "pid": 1, "tid": 0, "ts": us(w.from), "dur": us(w.until - w.from), "name": format!("DUAL LEADERS {:.3}s", w.seconds()), "cat": "split-brain", "args": {"leaders": w.leaders}}));
+    }
+    for e in &r.trace {
+        use sim_core::trace::TraceKind as K;
+        let tid = e.node.map(|n| track(n, 0)).unwrap_or(0);
+        let (name, scope): (String, &str) = match &e.kind {
+            K::Request { verb, resource, origin, .. } => (format!("{origin} {verb} {resource}"), "t"),
+            K::Response { code, .. } if *code >= 400 => (format!("response {code}"), "t"),
+            K::Timeout { .. } => ("timeout".into(), "t"),
+            K::Lost { dir, why, .. } => (format!("lost {dir} ({why})"), "t"),
+            K::ReconcileWrite { outcome, .. } => (format!("reconcile {outcome}"), "t"),
+            K::SplitBrainWrite { lease_holder, .. } => {
+                (format!("SPLIT-BRAIN WRITE (lease holder {lease_holder})"), "t")
+            }
+            K::LeaseChanged { holder, transitions, .. } => {
+                (format!("lease holder={holder:?} transitions={transitions}"), "g")
+            }
+            K::Note { note } => (note.name().to_string(), "t"),
+            K::Crash => ("crash".into(), "t"),
+            K::ClockStep { delta_ns } => (format!("clock step {delta_ns:+}ns"), "t"),
+            K::Action { name, code, .. } => (format!("action {name} → {code}"), "g"),
+            _ => continue,
+        };
+        events.push(
+            json!({"ph": "i", "pid": 1, "tid": tid, "ts": us(e.t), "s": scope, "name": name, "cat": e.kind.name()}),
+        );
+    }
+    for (t, v) in &r.transitions_series {
+        events.push(
+            json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "leaseTransitions", "args": {"value": v}}),
+        );
+    }
+    for (t, v) in &r.acting_series {
+        events
+            .push(json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "acting leaders", "args": {"value": v}}));
+    }
+    json!({
+        "traceEvents": events,
+        "displayTimeUnit": "ms",
+        "metadata": {"tool": "leasesim", "version": env!("CARGO_PKG_VERSION"), "scenario": out.scenario_name, "seed": out.seed, "unsafe_mode": out.unsafe_mode, "replay": out.replay},
+    })
+}
+
+/// The table printed after a run.
+pub fn summary_table(out: &RunOutput) -> String {
+    let m = &out.result.metrics;
+    let mut s = String::new();
+    s.push_str(&format!(
+        "scenario  {}  (seed {}){}\n",
+        out.scenario_name,
+        out.seed,
+        if out.unsafe_mode { "  UNSAFE configuration (teaching mode)" } else { "" }
+    ));
+    s.push_str(&format!(
+        "simulated {} in {} events\n\n",
+        format_duration(out.result.duration),
+        out.result.events_processed
+    ));
+    let rows = [
+        (
+            "dual-leader time",
+            format!(
+                "{:.3} s in {} window(s), longest {:.3} s",
+                m.dual_leader_seconds, m.dual_leader_windows, m.max_dual_leader_seconds
+            ),
+        ),
+        ("leaderless time", format!("{:.3} s", m.leaderless_seconds)),
+        ("leaseTransitions", m.lease_transitions.to_string()),
+        ("leader changes", m.leader_changes.to_string()),
+        ("API requests", m.api_requests.to_string()),
+        (
+            "failovers",
+            if m.failover_seconds.is_empty() {
+                "none".into()
+            } else {
+                m.failover_seconds.iter().map(|f| format!("{f:.3} s")).collect::<Vec<_>>().join(", ")
+            },
+        ),
+    ];
+    for (k, v) in rows {
+        s.push_str(&format!("  {k:<18} {v}\n"));
+    }
+    s.push('\n');
+    let width = m.nodes.keys().map(|k| k.len()).max().unwrap_or(4).max(4);
+    s.push_str(&format!(
+        "  {:<width$}  {:>9}  {:>5}  {:>8}  {:>9}  {:>11}\n",
+        "node", "leader s", "acq", "writes", "conflicts", "split-brain"
+    ));
+    for (name, n) in &m.nodes {
+        s.push_str(&format!(
+            "  {name:<width$}  {:>9.3}  {:>5}  {:>8}  {:>9}  {:>11}\n",
+            n.acting_leader_seconds, n.acquisitions, n.writes_accepted, n.conflicts, n.split_brain_writes
+        ));
+    }
+    if !out.expectations.is_empty() {
+        s.push_str("\nexpectations\n");
+        for e in &out.expectations {
+            s.push_str(&format!("  {}  {}   ({})\n", if e.passed { "PASS" } else { "FAIL" }, e.text, e.seen));
+        }
+    }
+    s.push_str(&format!("\nreplay: {}\n", out.replay));
+    s
+}
+
+/// Where two traces first differ, for `--check-determinism`.
+pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
+    let n = a.trace.len().min(b.trace.len());
+    for i in 0..n {
+        if a.trace[i] != b.trace[i] {
+            return Some(format!("event #{i}: first run {:?}, second run {:?}", a.trace[i], b.trace[i]));
+        }
+    }
+    if a.trace.len() != b.trace.len() {
+        return Some(format!("the first run has {} events, the second {}", a.trace.len(), b.trace.len()));
+    }
+    if a.metrics != b.metrics {
+        return Some("the traces agree but the metrics differ".into());
+    }
+    None
+}
