@@ -1,0 +1,359 @@
+//! API errors as `metav1.Status` values, with the exact texts of apimachinery's
+//! `pkg/api/errors` constructors and kubectl's rendering of them (apiserver.md §3, §5, §6, §9).
+
+use serde_json::{Map, Value, json};
+
+use super::types::Kind;
+
+/// `metav1.StatusReason`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Reason {
+    NotFound,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    BadRequest,
+    Forbidden,
+    ServiceUnavailable,
+    InternalError,
+    Timeout,
+    TooManyRequests,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::NotFound => "NotFound",
+            Reason::AlreadyExists => "AlreadyExists",
+            Reason::Conflict => "Conflict",
+            Reason::Invalid => "Invalid",
+            Reason::BadRequest => "BadRequest",
+            Reason::Forbidden => "Forbidden",
+            Reason::ServiceUnavailable => "ServiceUnavailable",
+            Reason::InternalError => "InternalError",
+            Reason::Timeout => "Timeout",
+            Reason::TooManyRequests => "TooManyRequests",
+        }
+    }
+}
+
+/// `metav1.StatusCause`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusCause {
+    /// `FieldValueInvalid`, `FieldValueRequired`, `FieldManagerConflict`, …
+    pub reason: String,
+    pub message: String,
+    pub field: String,
+}
+
+/// `metav1.StatusDetails`; `kind` is what the constructor was given (a resource plural for
+/// NotFound/Conflict, a Kind for NewInvalid).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatusDetails {
+    pub name: String,
+    pub group: String,
+    pub kind: String,
+    pub causes: Vec<StatusCause>,
+}
+
+impl StatusDetails {
+    fn is_empty(&self) -> bool {
+        self.name.is_empty() && self.group.is_empty() && self.kind.is_empty() && self.causes.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: Reason,
+    pub message: String,
+    pub details: StatusDetails,
+}
+
+/// `OptimisticLockErrorMsg` in apiserver's `registry/generic/registry/store.go`.
+pub const OPTIMISTIC_LOCK_ERROR_MSG: &str = "the object has been modified; please apply your changes to the latest version and try again";
+
+/// A `field.Error` (apimachinery `util/validation/field`): `<field>: <body>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    /// `FieldValueInvalid`, `FieldValueRequired`, `FieldValueForbidden`, `FieldValueNotSupported`.
+    pub cause_reason: &'static str,
+    /// `ErrorBody()`: `Invalid value: 0: must be greater than 0`.
+    pub body: String,
+}
+
+impl FieldError {
+    /// `field.Invalid`; `value_text` is the value as Go prints it (`0`, `"text"` quoted).
+    pub fn invalid(field: &str, value_text: &str, detail: &str) -> FieldError {
+        FieldError { field: field.to_string(), cause_reason: "FieldValueInvalid", body: format!("Invalid value: {value_text}: {detail}") }
+    }
+    pub fn required(field: &str, detail: &str) -> FieldError {
+        FieldError { field: field.to_string(), cause_reason: "FieldValueRequired", body: format!("Required value: {detail}") }
+    }
+    pub fn forbidden(field: &str, detail: &str) -> FieldError {
+        FieldError { field: field.to_string(), cause_reason: "FieldValueForbidden", body: format!("Forbidden: {detail}") }
+    }
+    pub fn not_supported(field: &str, value_text: &str, supported: &[&str]) -> FieldError {
+        let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        FieldError {
+            field: field.to_string(),
+            cause_reason: "FieldValueNotSupported",
+            body: format!("Unsupported value: {value_text}: supported values: {}", list.join(", ")),
+        }
+    }
+    fn text(&self) -> String {
+        format!("{}: {}", self.field, self.body)
+    }
+}
+
+impl ApiError {
+    fn with_details(code: u16, reason: Reason, message: String, kind: Kind, name: &str) -> ApiError {
+        ApiError {
+            code,
+            reason,
+            message,
+            details: StatusDetails { name: name.to_string(), group: kind.group().to_string(), kind: kind.resource().to_string(), causes: Vec::new() },
+        }
+    }
+
+    /// `errors.NewNotFound`: `leases.coordination.k8s.io "NAME" not found`.
+    pub fn not_found(kind: Kind, name: &str) -> ApiError {
+        Self::with_details(404, Reason::NotFound, format!("{} {name:?} not found", kind.group_resource()), kind, name)
+    }
+
+    /// `errors.NewAlreadyExists`.
+    pub fn already_exists(kind: Kind, name: &str) -> ApiError {
+        Self::with_details(409, Reason::AlreadyExists, format!("{} {name:?} already exists", kind.group_resource()), kind, name)
+    }
+
+    /// `errors.NewConflict(resource, name, OptimisticLockErrorMsg)`.
+    pub fn optimistic_lock_conflict(kind: Kind, name: &str) -> ApiError {
+        Self::with_details(
+            409,
+            Reason::Conflict,
+            format!("Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}", kind.group_resource()),
+            kind,
+            name,
+        )
+    }
+
+    /// `errors.NewBadRequest`: no details.
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError { code: 400, reason: Reason::BadRequest, message: message.into(), details: StatusDetails::default() }
+    }
+
+    /// `errors.NewInternalError`.
+    pub fn internal(message: &str) -> ApiError {
+        ApiError {
+            code: 500,
+            reason: Reason::InternalError,
+            message: format!("Internal error occurred: {message}"),
+            details: StatusDetails { causes: vec![StatusCause { reason: String::new(), message: message.to_string(), field: String::new() }], ..StatusDetails::default() },
+        }
+    }
+
+    /// `errors.NewInvalid(GroupKind{group, kind_text}, name, errs)`: message
+    /// `<GroupKind> "<name>" is invalid: <aggregate>`; an empty GroupKind gives the leading space
+    /// of the patch decode error (apiserver.md §2.1).
+    pub fn invalid(group: &str, kind_text: &str, name: &str, errors: &[FieldError]) -> ApiError {
+        let group_kind = if group.is_empty() { kind_text.to_string() } else { format!("{kind_text}.{group}") };
+        let aggregate = if errors.len() == 1 {
+            errors[0].text()
+        } else {
+            format!("[{}]", errors.iter().map(FieldError::text).collect::<Vec<_>>().join(", "))
+        };
+        ApiError {
+            code: 422,
+            reason: Reason::Invalid,
+            message: format!("{group_kind} {name:?} is invalid: {aggregate}"),
+            details: StatusDetails {
+                name: name.to_string(),
+                group: group.to_string(),
+                kind: kind_text.to_string(),
+                causes: errors
+                    .iter()
+                    .map(|e| StatusCause { reason: e.cause_reason.to_string(), message: e.body.clone(), field: e.field.clone() })
+                    .collect(),
+            },
+        }
+    }
+
+    /// `errors.NewForbidden` as the authorisation filter builds it (apiserver.md §6).
+    pub fn forbidden(kind: Kind, name: &str, user: &str, verb: &str, namespace: &str) -> ApiError {
+        let subject = if name.is_empty() { kind.group_resource().to_string() } else { format!("{} {name:?}", kind.group_resource()) };
+        let scope = if namespace.is_empty() { "at the cluster scope".to_string() } else { format!("in the namespace {namespace:?}") };
+        let message = format!(
+            "{subject} is forbidden: User {user:?} cannot {verb} resource {:?} in API group {:?} {scope}",
+            kind.resource(),
+            kind.group()
+        );
+        Self::with_details(403, Reason::Forbidden, message, kind, name)
+    }
+
+    /// `NewApplyConflict` (apimachinery `managedfields/internal/conflict.go`): 409 Conflict whose
+    /// details hold only causes.
+    pub fn apply_conflict(message: String, causes: Vec<StatusCause>) -> ApiError {
+        ApiError { code: 409, reason: Reason::Conflict, message, details: StatusDetails { causes, ..StatusDetails::default() } }
+    }
+
+    pub fn is_conflict(&self) -> bool {
+        self.reason == Reason::Conflict
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.reason == Reason::NotFound
+    }
+
+    pub fn is_forbidden(&self) -> bool {
+        self.reason == Reason::Forbidden
+    }
+
+    pub fn is_invalid(&self) -> bool {
+        self.reason == Reason::Invalid
+    }
+
+    /// True for the SSA field-manager conflict (as opposed to the optimistic-lock conflict).
+    pub fn is_apply_conflict(&self) -> bool {
+        self.is_conflict() && self.details.causes.iter().any(|c| c.reason == "FieldManagerConflict")
+    }
+
+    /// What `kubectl` prints on stderr for this error (kubectl `cmd/util/helpers.go` `checkErr`):
+    /// Invalid errors from details (`The Lease "n" is invalid: …`, `The request is invalid: …`),
+    /// everything else `Error from server (<Reason>): <message>`. No trailing newline.
+    pub fn kubectl_stderr(&self) -> String {
+        if self.reason == Reason::Invalid && !self.details.is_empty() {
+            let head = if !self.details.kind.is_empty() || !self.details.name.is_empty() {
+                format!("The {} {:?} is invalid", self.details.kind, self.details.name)
+            } else {
+                "The request is invalid".to_string()
+            };
+            // statusCausesToAggrError: `field: message`, duplicates dropped; MultilineError.
+            let mut lines: Vec<String> = Vec::new();
+            for cause in &self.details.causes {
+                let line = format!("{}: {}", cause.field, cause.message);
+                if !lines.contains(&line) {
+                    lines.push(line);
+                }
+            }
+            return match lines.len() {
+                0 => head,
+                1 => format!("{head}: {}", lines[0]),
+                _ => format!("{head}: \n{}", lines.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n")),
+            };
+        }
+        format!("Error from server ({}): {}", self.reason.as_str(), self.message)
+    }
+
+    /// The `metav1.Status` body the server sends, fields in Go struct order.
+    pub fn to_status_json(&self) -> Value {
+        let mut status = Map::new();
+        status.insert("kind".into(), json!("Status"));
+        status.insert("apiVersion".into(), json!("v1"));
+        status.insert("metadata".into(), json!({}));
+        status.insert("status".into(), json!("Failure"));
+        status.insert("message".into(), json!(self.message));
+        status.insert("reason".into(), json!(self.reason.as_str()));
+        if !self.details.is_empty() {
+            let mut details = Map::new();
+            for (key, value) in [("name", &self.details.name), ("group", &self.details.group), ("kind", &self.details.kind)] {
+                if !value.is_empty() {
+                    details.insert(key.into(), json!(value));
+                }
+            }
+            if !self.details.causes.is_empty() {
+                let causes: Vec<Value> = self
+                    .details
+                    .causes
+                    .iter()
+                    .map(|c| {
+                        let mut cause = Map::new();
+                        for (key, value) in [("reason", &c.reason), ("message", &c.message), ("field", &c.field)] {
+                            if !value.is_empty() {
+                                cause.insert(key.into(), json!(value));
+                            }
+                        }
+                        Value::Object(cause)
+                    })
+                    .collect();
+                details.insert("causes".into(), Value::Array(causes));
+            }
+            status.insert("details".into(), Value::Object(details));
+        }
+        status.insert("code".into(), json!(self.code));
+        Value::Object(status)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+/// The block `kubectl apply --server-side` prints for a field-manager conflict, as kubectl v1.33
+/// does (apiserver.md §5, §9: v1.20 ends with a different `See …` line). For any other error this
+/// is just [`ApiError::kubectl_stderr`].
+pub fn kubectl_apply_conflict_stderr(error: &ApiError) -> String {
+    if !error.is_apply_conflict() {
+        return error.kubectl_stderr();
+    }
+    format!(
+        "error: {}\n{}",
+        error.message,
+        "Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the `--force-conflicts` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_error_with_several_causes_aggregates_in_brackets_and_kubectl_lists_them() {
+        let e = ApiError::invalid(
+            "coordination.k8s.io",
+            "Lease",
+            "n",
+            &[
+                FieldError::invalid("spec.leaseDurationSeconds", "0", "must be greater than 0"),
+                FieldError::invalid("spec.leaseTransitions", "-1", "must be greater than or equal to 0"),
+            ],
+        );
+        assert_eq!(
+            e.message,
+            "Lease.coordination.k8s.io \"n\" is invalid: [spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0, spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0]"
+        );
+        assert_eq!(
+            e.kubectl_stderr(),
+            "The Lease \"n\" is invalid: \n* spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0\n* spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0"
+        );
+    }
+
+    #[test]
+    fn status_json_has_go_field_order_and_details() {
+        let e = ApiError::not_found(Kind::Lease, "x");
+        assert_eq!(
+            serde_json::to_string(&e.to_status_json()).unwrap(),
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"leases.coordination.k8s.io \"x\" not found","reason":"NotFound","details":{"name":"x","group":"coordination.k8s.io","kind":"leases"},"code":404}"#
+        );
+    }
+
+    #[test]
+    fn cluster_scoped_forbidden_says_at_the_cluster_scope() {
+        let e = ApiError::forbidden(Kind::Namespace, "kube-system", "bob", "delete", "");
+        assert_eq!(e.message, r#"namespaces "kube-system" is forbidden: User "bob" cannot delete resource "namespaces" in API group "" at the cluster scope"#);
+    }
+}

@@ -1,0 +1,478 @@
+//! Server-side field ownership (`metadata.managedFields`) and server-side apply conflicts
+//! (apiserver.md §1 "managedFields" and §5; sources: apimachinery `managedfields/internal`,
+//! structured-merge-diff `merge/update.go`).
+//!
+//! A field is named by a *path*: its segments joined by [`SEP`] (`spec␟holderIdentity`). Leaves
+//! of structs are fields; the keys of string maps (`metadata.labels`, `data`, …) are fields, and
+//! such a map itself is a field too (rendered as `"."` in the FieldsV1 trie). Lists are atomic.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::errors::{ApiError, StatusCause};
+use super::microtime::Time;
+use super::types::{Lease, ManagedFieldsEntry};
+
+/// Separator of path segments: a control character no field name or label key can contain.
+pub const SEP: char = '\u{1f}';
+
+/// Maps whose keys are fields of their own (SMD "granular" maps of scalars).
+const GRANULAR_MAPS: [&str; 4] = ["metadata\u{1f}labels", "metadata\u{1f}annotations", "data", "binaryData"];
+
+/// System fields never tracked (apimachinery strips them from field sets).
+const UNTRACKED: [&str; 11] = [
+    "apiVersion",
+    "kind",
+    "metadata\u{1f}name",
+    "metadata\u{1f}namespace",
+    "metadata\u{1f}uid",
+    "metadata\u{1f}resourceVersion",
+    "metadata\u{1f}creationTimestamp",
+    "metadata\u{1f}managedFields",
+    "metadata\u{1f}generation",
+    "metadata\u{1f}selfLink",
+    "status",
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Operation {
+    Apply,
+    Update,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        }
+    }
+}
+
+/// One manager's entry: Update entries are keyed (manager, operation, apiVersion, subresource),
+/// Apply entries (manager, subresource) (apiserver.md §1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManagerState {
+    pub manager: String,
+    pub operation: Operation,
+    pub api_version: String,
+    pub subresource: String,
+    pub time_secs: i64,
+    pub fields: BTreeSet<String>,
+    /// The FieldsV1 trie of `fields`, rebuilt only when `fields` changes.
+    fields_v1: Value,
+}
+
+impl ManagerState {
+    fn new(manager: &str, operation: Operation, api_version: &str, time_secs: i64) -> ManagerState {
+        ManagerState {
+            manager: manager.to_string(),
+            operation,
+            api_version: api_version.to_string(),
+            subresource: String::new(),
+            time_secs,
+            fields: BTreeSet::new(),
+            fields_v1: Value::Null,
+        }
+    }
+
+    fn is(&self, manager: &str, operation: Operation, api_version: &str) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource.is_empty() && (operation == Operation::Apply || self.api_version == api_version)
+    }
+
+    /// The encoded identifier apimachinery sorts conflicts by: the JSON of a ManagedFieldsEntry
+    /// holding only manager, operation, apiVersion (Update only) and subresource.
+    fn encoded_identifier(&self) -> String {
+        let mut id = format!("{{\"manager\":{},\"operation\":\"{}\"", serde_json::Value::from(self.manager.as_str()), self.operation.as_str());
+        if self.operation == Operation::Update {
+            id.push_str(&format!(",\"apiVersion\":{}", serde_json::Value::from(self.api_version.as_str())));
+        }
+        if !self.subresource.is_empty() {
+            id.push_str(&format!(",\"subresource\":{}", serde_json::Value::from(self.subresource.as_str())));
+        }
+        id.push('}');
+        id
+    }
+
+    /// conflict.go `printManager`: `"m"`, `"m" using v1`, `"m" with subresource "s" using v1`.
+    fn printed(&self) -> String {
+        let mut text = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            text.push_str(&format!(" with subresource {:?}", self.subresource));
+        }
+        if self.operation == Operation::Update {
+            text.push_str(&format!(" using {}", self.api_version));
+        }
+        text
+    }
+
+    fn refresh_trie(&mut self) {
+        self.fields_v1 = fields_v1_trie(&self.fields);
+    }
+
+    pub fn to_entry(&self) -> ManagedFieldsEntry {
+        ManagedFieldsEntry {
+            manager: self.manager.clone(),
+            operation: self.operation.as_str().to_string(),
+            api_version: self.api_version.clone(),
+            time: Some(Time::from_unix_secs(self.time_secs)),
+            fields_type: "FieldsV1".to_string(),
+            fields_v1: self.fields_v1.clone(),
+            subresource: self.subresource.clone(),
+        }
+    }
+}
+
+/// managedFields in the server's order (`sortEncodedManagedFields`): operation (Apply first),
+/// time, manager, apiVersion, subresource.
+pub fn render_managed_fields(managers: &[ManagerState]) -> Vec<ManagedFieldsEntry> {
+    let mut order: Vec<&ManagerState> = managers.iter().collect();
+    order.sort_by(|a, b| {
+        (a.operation, a.time_secs, &a.manager, &a.api_version, &a.subresource).cmp(&(b.operation, b.time_secs, &b.manager, &b.api_version, &b.subresource))
+    });
+    order.into_iter().map(ManagerState::to_entry).collect()
+}
+
+/// Reads managedFields sent with a seeded object back into manager states.
+pub fn managers_from_entries(entries: &[ManagedFieldsEntry]) -> Vec<ManagerState> {
+    entries
+        .iter()
+        .map(|e| {
+            let operation = if e.operation == "Apply" { Operation::Apply } else { Operation::Update };
+            let mut state = ManagerState::new(&e.manager, operation, &e.api_version, e.time.map_or(0, Time::unix_secs));
+            state.subresource = e.subresource.clone();
+            collect_trie_paths(&e.fields_v1, "", &mut state.fields);
+            state.refresh_trie();
+            state
+        })
+        .filter(|s| !s.fields.is_empty())
+        .collect()
+}
+
+fn collect_trie_paths(node: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    let Value::Object(map) = node else { return };
+    for (key, child) in map {
+        if key == "." {
+            out.insert(prefix.to_string());
+        } else if let Some(name) = key.strip_prefix("f:") {
+            let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}{SEP}{name}") };
+            if child.as_object().is_none_or(Map::is_empty) {
+                out.insert(path.clone());
+            }
+            collect_trie_paths(child, &path, out);
+        }
+    }
+}
+
+/// `{"f:spec":{"f:holderIdentity":{}}}`; a granular map owned as a whole gets `".":{}`.
+pub fn fields_v1_trie(fields: &BTreeSet<String>) -> Value {
+    let mut root = Map::new();
+    for path in fields {
+        let mut node = &mut root;
+        for segment in path.split(SEP) {
+            let key = format!("f:{segment}");
+            node = node.entry(key).or_insert_with(|| Value::Object(Map::new())).as_object_mut().expect("trie nodes are objects");
+        }
+        if GRANULAR_MAPS.contains(&path.as_str()) {
+            node.insert(".".to_string(), Value::Object(Map::new()));
+        }
+    }
+    Value::Object(root)
+}
+
+/// `.spec.holderIdentity`: structured-merge-diff's path syntax.
+pub fn smd_path(path: &str) -> String {
+    format!(".{}", path.replace(SEP, "."))
+}
+
+/// What a write did to the tracked fields, comparing the live object with the new one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FieldDiff {
+    /// Added or modified fields.
+    pub changed: BTreeSet<String>,
+    pub removed: BTreeSet<String>,
+}
+
+impl FieldDiff {
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// Tracked fields of an object's JSON: path → value (`None` for a granular map node).
+pub fn leaf_fields(object: &Value) -> BTreeMap<String, Option<&Value>> {
+    let mut out = BTreeMap::new();
+    if let Value::Object(map) = object {
+        collect_leaves(map, "", &mut out);
+    }
+    out
+}
+
+fn collect_leaves<'a>(map: &'a Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Option<&'a Value>>) {
+    for (key, value) in map {
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}{SEP}{key}") };
+        if UNTRACKED.contains(&path.as_str()) || value.is_null() {
+            continue;
+        }
+        match value {
+            Value::Object(child) if GRANULAR_MAPS.contains(&path.as_str()) => {
+                for (k, v) in child {
+                    out.insert(format!("{path}{SEP}{k}"), Some(v));
+                }
+                out.insert(path, None);
+            }
+            Value::Object(child) => collect_leaves(child, &path, out),
+            leaf => {
+                out.insert(path, Some(leaf));
+            }
+        }
+    }
+}
+
+/// Diff of two JSON objects' tracked fields (`live` absent = a create).
+pub fn json_diff(live: Option<&Value>, new: &Value) -> FieldDiff {
+    let before = live.map(leaf_fields).unwrap_or_default();
+    let after = leaf_fields(new);
+    let mut diff = FieldDiff::default();
+    for (path, value) in &after {
+        if before.get(path) != Some(value) {
+            diff.changed.insert(path.clone());
+        }
+    }
+    for path in before.keys() {
+        if !after.contains_key(path) {
+            diff.removed.insert(path.clone());
+        }
+    }
+    diff
+}
+
+/// The Lease diff computed from typed fields, without any JSON (the renewal hot path).
+pub fn lease_diff(live: Option<&Lease>, new: &Lease) -> FieldDiff {
+    let mut diff = FieldDiff::default();
+    fn field<T: PartialEq>(diff: &mut FieldDiff, path: &str, before: Option<&Option<T>>, after: &Option<T>) {
+        let before = before.and_then(Option::as_ref);
+        match (before, after.as_ref()) {
+            (_, Some(a)) if before != Some(a) => {
+                diff.changed.insert(path.to_string());
+            }
+            (Some(_), None) => {
+                diff.removed.insert(path.to_string());
+            }
+            _ => {}
+        }
+    }
+    let old = live.map(|l| &l.spec);
+    let spec = &new.spec;
+    field(&mut diff, "spec\u{1f}holderIdentity", old.map(|s| &s.holder_identity), &spec.holder_identity);
+    field(&mut diff, "spec\u{1f}leaseDurationSeconds", old.map(|s| &s.lease_duration_seconds), &spec.lease_duration_seconds);
+    field(&mut diff, "spec\u{1f}acquireTime", old.map(|s| &s.acquire_time), &spec.acquire_time);
+    field(&mut diff, "spec\u{1f}renewTime", old.map(|s| &s.renew_time), &spec.renew_time);
+    field(&mut diff, "spec\u{1f}leaseTransitions", old.map(|s| &s.lease_transitions), &spec.lease_transitions);
+    field(&mut diff, "spec\u{1f}strategy", old.map(|s| &s.strategy), &spec.strategy);
+    field(&mut diff, "spec\u{1f}preferredHolder", old.map(|s| &s.preferred_holder), &spec.preferred_holder);
+    let empty = BTreeMap::new();
+    let old_labels = live.map_or(&empty, |l| &l.metadata.labels);
+    if old_labels != &new.metadata.labels {
+        let node = "metadata\u{1f}labels";
+        for (k, v) in &new.metadata.labels {
+            if old_labels.get(k) != Some(v) {
+                diff.changed.insert(format!("{node}{SEP}{k}"));
+            }
+        }
+        for k in old_labels.keys() {
+            if !new.metadata.labels.contains_key(k) {
+                diff.removed.insert(format!("{node}{SEP}{k}"));
+            }
+        }
+        match (old_labels.is_empty(), new.metadata.labels.is_empty()) {
+            (true, false) => {
+                diff.changed.insert(node.to_string());
+            }
+            (false, true) => {
+                diff.removed.insert(node.to_string());
+            }
+            _ => {}
+        }
+    }
+    diff
+}
+
+/// An Update operation (create, PUT, merge patch): the updater takes every field it added or
+/// changed, from everyone else; removed fields leave every set; empty managers disappear
+/// (apiserver.md §1). The updater's time is refreshed only when it took something
+/// (`managedFieldsUpdater`), so a no-op write leaves managedFields identical.
+pub fn record_update(managers: &mut Vec<ManagerState>, manager: &str, api_version: &str, diff: &FieldDiff, now_secs: i64) {
+    if diff.is_empty() {
+        return;
+    }
+    for state in managers.iter_mut() {
+        let before = state.fields.len();
+        state.fields.retain(|f| !diff.changed.contains(f) && !diff.removed.contains(f));
+        if state.fields.len() != before {
+            state.refresh_trie();
+        }
+    }
+    if !diff.changed.is_empty() {
+        let index = match managers.iter().position(|m| m.is(manager, Operation::Update, api_version)) {
+            Some(i) => i,
+            None => {
+                managers.push(ManagerState::new(manager, Operation::Update, api_version, now_secs));
+                managers.len() - 1
+            }
+        };
+        let state = &mut managers[index];
+        state.fields.extend(diff.changed.iter().cloned());
+        state.time_secs = now_secs;
+        state.refresh_trie();
+    }
+    managers.retain(|m| !m.fields.is_empty());
+}
+
+/// The fields an apply configuration sets (its field set).
+pub fn applied_field_set(config: &Value) -> BTreeSet<String> {
+    leaf_fields(config).into_keys().collect()
+}
+
+/// The fields the applier owned through its previous apply (to prune what it now omits).
+pub fn previously_applied(managers: &[ManagerState], manager: &str) -> BTreeSet<String> {
+    managers.iter().find(|m| m.is(manager, Operation::Apply, "")).map(|m| m.fields.clone()).unwrap_or_default()
+}
+
+/// Fields owned by anyone except the applier's Apply entry.
+pub fn owned_by_others(managers: &[ManagerState], manager: &str) -> BTreeSet<String> {
+    managers.iter().filter(|m| !m.is(manager, Operation::Apply, "")).flat_map(|m| m.fields.iter().cloned()).collect()
+}
+
+/// A server-side apply (apiserver.md §5): conflicts = other managers' fields ∩ fields this apply
+/// adds or modifies. Without `force` any conflict is a 409 and nothing changes; with `force` the
+/// conflicting fields move to the applier. The applier's set becomes exactly `applied`.
+pub fn record_apply(
+    managers: &mut Vec<ManagerState>,
+    manager: &str,
+    api_version: &str,
+    applied: BTreeSet<String>,
+    diff: &FieldDiff,
+    force: bool,
+    now_secs: i64,
+) -> Result<(), ApiError> {
+    let mut conflicts: Vec<(String, String, String)> = Vec::new(); // (identifier, printed, path)
+    for state in managers.iter().filter(|m| !m.is(manager, Operation::Apply, "")) {
+        for path in state.fields.intersection(&diff.changed) {
+            conflicts.push((state.encoded_identifier(), state.printed(), path.clone()));
+        }
+    }
+    if !conflicts.is_empty() && !force {
+        return Err(apply_conflict_error(conflicts));
+    }
+    for state in managers.iter_mut() {
+        let before = state.fields.len();
+        if force && !state.is(manager, Operation::Apply, "") {
+            state.fields.retain(|f| !diff.changed.contains(f));
+        }
+        state.fields.retain(|f| !diff.removed.contains(f));
+        if state.fields.len() != before {
+            state.refresh_trie();
+        }
+    }
+    let index = match managers.iter().position(|m| m.is(manager, Operation::Apply, "")) {
+        Some(i) => i,
+        None => {
+            managers.push(ManagerState::new(manager, Operation::Apply, api_version, now_secs));
+            managers.len() - 1
+        }
+    };
+    let state = &mut managers[index];
+    state.api_version = api_version.to_string();
+    state.fields = applied;
+    state.time_secs = now_secs;
+    state.refresh_trie();
+    managers.retain(|m| !m.fields.is_empty());
+    Ok(())
+}
+
+/// conflict.go `getConflictMessage` and `NewConflictError`.
+fn apply_conflict_error(mut conflicts: Vec<(String, String, String)>) -> ApiError {
+    conflicts.sort();
+    let causes = conflicts
+        .iter()
+        .map(|(_, printed, path)| StatusCause { reason: "FieldManagerConflict".to_string(), message: format!("conflict with {printed}"), field: smd_path(path) })
+        .collect();
+    let message = if conflicts.len() == 1 {
+        let (_, printed, path) = &conflicts[0];
+        format!("Apply failed with 1 conflict: conflict with {printed}: {}", smd_path(path))
+    } else {
+        let mut lines: Vec<String> = Vec::new();
+        let mut current: Option<&str> = None;
+        for (identifier, printed, path) in &conflicts {
+            if current != Some(identifier.as_str()) {
+                lines.push(format!("conflicts with {printed}:"));
+                current = Some(identifier);
+            }
+            lines.push(format!("- {}", smd_path(path)));
+        }
+        format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
+    };
+    ApiError::apply_conflict(message, causes)
+}
+
+/// Removes a tracked field from an object's JSON (used to prune fields an applier dropped).
+pub fn remove_field(object: &mut Value, path: &str) {
+    let segments: Vec<&str> = path.split(SEP).collect();
+    let mut node = object;
+    for segment in &segments[..segments.len() - 1] {
+        match node.get_mut(*segment) {
+            Some(child) => node = child,
+            None => return,
+        }
+    }
+    if let Value::Object(map) = node {
+        map.remove(segments[segments.len() - 1]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.replace('.', "\u{1f}")).collect()
+    }
+
+    #[test]
+    fn fields_v1_trie_marks_owned_string_maps_with_a_dot() {
+        let trie = fields_v1_trie(&set(&["data", "data.phase", "metadata.labels", "metadata.labels.app"]));
+        assert_eq!(
+            serde_json::to_string(&trie).unwrap(),
+            r#"{"f:data":{".":{},"f:phase":{}},"f:metadata":{"f:labels":{".":{},"f:app":{}}}}"#
+        );
+        let mut back = BTreeSet::new();
+        collect_trie_paths(&trie, "", &mut back);
+        assert_eq!(back, set(&["data", "data.phase", "metadata.labels", "metadata.labels.app"]));
+    }
+
+    #[test]
+    fn system_metadata_is_not_tracked() {
+        let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "resourceVersion": "3", "labels": {"a": "b"}}, "data": {"k": "v"}});
+        let keys: Vec<String> = leaf_fields(&v).into_keys().map(|k| smd_path(&k)).collect();
+        assert_eq!(keys, [".data", ".data.k", ".metadata.labels", ".metadata.labels.a"]);
+    }
+
+    #[test]
+    fn several_conflicts_are_grouped_by_manager_in_identifier_order() {
+        let mut managers = Vec::new();
+        let other = FieldDiff { changed: set(&["data.a", "data.b"]), removed: BTreeSet::new() };
+        record_update(&mut managers, "zeta", "v1", &other, 1);
+        record_apply(&mut managers, "alpha", "v1", set(&["data.c"]), &FieldDiff { changed: set(&["data.c"]), ..Default::default() }, false, 1).unwrap();
+        let diff = FieldDiff { changed: set(&["data.a", "data.b", "data.c"]), removed: BTreeSet::new() };
+        let err = record_apply(&mut managers, "me", "v1", set(&["data.a", "data.b", "data.c"]), &diff, false, 2).unwrap_err();
+        assert_eq!(
+            err.message,
+            "Apply failed with 3 conflicts: conflicts with \"alpha\":\n- .data.c\nconflicts with \"zeta\" using v1:\n- .data.a\n- .data.b"
+        );
+        assert_eq!(err.details.causes[0].message, "conflict with \"alpha\"");
+        assert_eq!(err.details.causes[0].field, ".data.c");
+    }
+}

@@ -1,0 +1,29 @@
+//! The in-memory fake kube-apiserver: Leases, ConfigMaps, RBAC objects; resourceVersion,
+//! merge patch, server-side apply with managedFields, RBAC, and the exact error texts and
+//! kubectl renderings of `shared/reference/apiserver.md`.
+//!
+//! **Invariants:** no wall clock (the server's clock is `epoch + true time`), no OS randomness
+//! (uids come from a counter), no HashMap whose order reaches an output, no panics on bad input
+//! (every malformed request is an [`ApiError`]).
+
+mod errors;
+mod go_text;
+mod kubectl;
+mod managed_fields;
+mod merge_patch;
+mod microtime;
+mod rbac;
+mod server;
+mod types;
+mod validation;
+
+pub use errors::{ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails, kubectl_apply_conflict_stderr};
+pub use go_text::{go_json_marshal, go_quote};
+pub use kubectl::{kubectl_yaml, to_json};
+pub use managed_fields::{ManagerState, Operation};
+pub use merge_patch::merge_patch;
+pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
+pub use rbac::{Attributes, rule_allows};
+pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
+pub use types::{ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role, RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb};
+pub use validation::{validate_lease_spec, validate_name};

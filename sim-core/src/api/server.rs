@@ -1,0 +1,844 @@
+//! The fake kube-apiserver: one store, one global revision counter, RBAC in front, and the
+//! create / update / merge-patch / apply / delete semantics of apiserver.md §1–§6.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::errors::{ApiError, FieldError};
+use super::go_text::{go_json_marshal, go_quote};
+use super::managed_fields::{
+    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others, previously_applied,
+    record_apply, record_update, remove_field, render_managed_fields,
+};
+use super::merge_patch::merge_patch;
+use super::microtime::Time;
+use super::rbac::{self, Attributes};
+use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb};
+use super::validation::{validate_name, validate_object};
+use crate::time::Nanos;
+
+/// A request body, as a client sent it.
+#[derive(Clone, Debug, Default)]
+pub enum Body {
+    #[default]
+    None,
+    /// A typed Lease (the hot path of client-go's LeaseLock: no JSON at all).
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    /// Any object, or a merge patch / apply configuration.
+    Json(Value),
+    /// Raw JSON text as a user sent it: decode errors are the server's.
+    Text(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub user: Arc<User>,
+    pub verb: Verb,
+    pub kind: Kind,
+    /// `""` for cluster-scoped kinds (Namespace) and for a List across namespaces.
+    pub namespace: Arc<str>,
+    /// The name in the URL; `""` for create (then the body's name is used) and list.
+    pub name: Arc<str>,
+    pub body: Body,
+    /// The `fieldManager` query parameter; required for Apply. Without it the manager is what
+    /// kubectl's user agent would give: `kubectl-create`, `kubectl-replace`, `kubectl-patch`.
+    pub field_manager: Option<Arc<str>>,
+    /// `force=true` (apply only).
+    pub force: bool,
+}
+
+/// A response body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Object {
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    /// Other kinds and lists, as the server's JSON.
+    Json(Value),
+    Deleted,
+}
+
+/// One handled request, when auditing is on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub at: Nanos,
+    pub user: String,
+    pub verb: Verb,
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+    /// The object's resourceVersion before the request (None if it did not exist).
+    pub rv_before: Option<u64>,
+    /// After a successful request: the object's resourceVersion (for a delete, the revision of
+    /// the deletion). None on failure.
+    pub rv_after: Option<u64>,
+    pub code: u16,
+    /// The error message, or "" on success.
+    pub message: String,
+}
+
+/// A stored object, typed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Stored {
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    Namespace(Arc<Namespace>),
+    ServiceAccount(Arc<ServiceAccount>),
+    Role(Arc<Role>),
+    RoleBinding(Arc<RoleBinding>),
+}
+
+/// The wire JSON of a typed object: `kind`, `apiVersion`, then the struct's fields in Go order.
+pub fn object_json<T: Serialize>(kind: Kind, object: &T) -> Value {
+    let mut map = Map::new();
+    map.insert("kind".into(), json!(kind.kind_name()));
+    map.insert("apiVersion".into(), json!(kind.api_version()));
+    if let Ok(Value::Object(fields)) = serde_json::to_value(object) {
+        map.extend(fields);
+    }
+    Value::Object(map)
+}
+
+fn decode_typed<T: DeserializeOwned>(value: &Value) -> Result<Arc<T>, String> {
+    T::deserialize(value).map(Arc::new).map_err(|e| e.to_string())
+}
+
+impl Stored {
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Stored::Lease(_) => Kind::Lease,
+            Stored::ConfigMap(_) => Kind::ConfigMap,
+            Stored::Namespace(_) => Kind::Namespace,
+            Stored::ServiceAccount(_) => Kind::ServiceAccount,
+            Stored::Role(_) => Kind::Role,
+            Stored::RoleBinding(_) => Kind::RoleBinding,
+        }
+    }
+
+    pub(crate) fn meta(&self) -> &ObjectMeta {
+        match self {
+            Stored::Lease(o) => &o.metadata,
+            Stored::ConfigMap(o) => &o.metadata,
+            Stored::Namespace(o) => &o.metadata,
+            Stored::ServiceAccount(o) => &o.metadata,
+            Stored::Role(o) => &o.metadata,
+            Stored::RoleBinding(o) => &o.metadata,
+        }
+    }
+
+    /// Mutable metadata; clones the object only if a client still shares it.
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Stored::Lease(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ConfigMap(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Namespace(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Role(o) => &mut Arc::make_mut(o).metadata,
+            Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        match self {
+            Stored::Lease(o) => object_json(Kind::Lease, o.as_ref()),
+            Stored::ConfigMap(o) => object_json(Kind::ConfigMap, o.as_ref()),
+            Stored::Namespace(o) => object_json(Kind::Namespace, o.as_ref()),
+            Stored::ServiceAccount(o) => object_json(Kind::ServiceAccount, o.as_ref()),
+            Stored::Role(o) => object_json(Kind::Role, o.as_ref()),
+            Stored::RoleBinding(o) => object_json(Kind::RoleBinding, o.as_ref()),
+        }
+    }
+
+    /// Typed decode of an object's JSON; the error is the decoder's text.
+    fn decode(kind: Kind, value: &Value) -> Result<Stored, String> {
+        Ok(match kind {
+            Kind::Lease => Stored::Lease(decode_typed(value)?),
+            Kind::ConfigMap => Stored::ConfigMap(decode_typed(value)?),
+            Kind::Namespace => Stored::Namespace(decode_typed(value)?),
+            Kind::ServiceAccount => Stored::ServiceAccount(decode_typed(value)?),
+            Kind::Role => Stored::Role(decode_typed(value)?),
+            Kind::RoleBinding => Stored::RoleBinding(decode_typed(value)?),
+        })
+    }
+
+    fn to_object(&self) -> Object {
+        match self {
+            Stored::Lease(o) => Object::Lease(Arc::clone(o)),
+            Stored::ConfigMap(o) => Object::ConfigMap(Arc::clone(o)),
+            other => Object::Json(other.to_json()),
+        }
+    }
+
+    /// Equal in everything a user can change (labels and body), ignoring system metadata.
+    fn same_content(&self, other: &Stored) -> bool {
+        if self.meta().labels != other.meta().labels {
+            return false;
+        }
+        match (self, other) {
+            (Stored::Lease(a), Stored::Lease(b)) => a.spec == b.spec,
+            (Stored::ConfigMap(a), Stored::ConfigMap(b)) => a.data == b.data,
+            (Stored::Namespace(_), Stored::Namespace(_)) | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => true,
+            (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
+            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
+            _ => false,
+        }
+    }
+}
+
+/// Tracked-field diff: typed for Leases (the hot path), through JSON otherwise.
+fn field_diff(live: Option<&Stored>, new: &Stored) -> FieldDiff {
+    match (live, new) {
+        (None, Stored::Lease(n)) => lease_diff(None, n),
+        (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
+        _ => json_diff(live.map(Stored::to_json).as_ref(), &new.to_json()),
+    }
+}
+
+struct Record {
+    object: Stored,
+    managers: Vec<ManagerState>,
+}
+
+/// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
+/// unconditional update; ConfigMaps the opposite). RBAC objects allow both, as their strategies do.
+fn allow_create_on_update(kind: Kind) -> bool {
+    matches!(kind, Kind::Lease | Kind::Role | Kind::RoleBinding)
+}
+
+fn allow_unconditional_update(kind: Kind) -> bool {
+    !matches!(kind, Kind::Lease)
+}
+
+/// What a successful write did, for the response code and the audit record.
+enum Outcome {
+    Read(Object),
+    Written { object: Object, created: bool },
+    Deleted { revision: u64 },
+}
+
+pub struct ApiServer {
+    epoch_unix_nanos: i64,
+    /// The etcd revision: one counter for all objects (apiserver.md §4).
+    revision: u64,
+    uid_counter: u64,
+    /// kind → namespace ("" for cluster-scoped) → name → record.
+    store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, Record>>>,
+    audit_on: bool,
+    audit: Vec<AuditRecord>,
+}
+
+impl ApiServer {
+    /// A server whose wall clock reads `epoch + true time`, holding namespaces `default` and
+    /// `kube-system` as a fresh cluster does.
+    pub fn new(epoch_unix_nanos: i64) -> Self {
+        let mut server = ApiServer { epoch_unix_nanos, revision: 0, uid_counter: 0, store: BTreeMap::new(), audit_on: false, audit: Vec::new() };
+        for ns in ["default", "kube-system"] {
+            server.ensure_namespace(0, ns);
+        }
+        server
+    }
+
+    pub fn set_audit(&mut self, on: bool) {
+        self.audit_on = on;
+    }
+
+    pub fn audit(&self) -> &[AuditRecord] {
+        &self.audit
+    }
+
+    pub fn take_audit(&mut self) -> Vec<AuditRecord> {
+        std::mem::take(&mut self.audit)
+    }
+
+    /// The current global revision.
+    pub fn resource_version(&self) -> u64 {
+        self.revision
+    }
+
+    /// No authorisation, no audit: for metrics and assertions.
+    pub fn peek_lease(&self, ns: &str, name: &str) -> Option<&Arc<Lease>> {
+        match &self.record(Kind::Lease, ns, name)?.object {
+            Stored::Lease(lease) => Some(lease),
+            _ => None,
+        }
+    }
+
+    pub fn peek_config_map(&self, ns: &str, name: &str) -> Option<&Arc<ConfigMap>> {
+        match &self.record(Kind::ConfigMap, ns, name)?.object {
+            Stored::ConfigMap(cm) => Some(cm),
+            _ => None,
+        }
+    }
+
+    /// Any stored object as its wire JSON (managedFields included).
+    pub fn peek_json(&self, kind: Kind, ns: &str, name: &str) -> Option<Value> {
+        self.record(kind, ns, name).map(|r| r.object.to_json())
+    }
+
+    /// `kubectl auth can-i VERB KIND [NAME] -n NS --as USER`: the RBAC decision.
+    pub fn can_i(&self, user: &User, verb: &str, kind: Kind, ns: &str, name: Option<&str>) -> bool {
+        self.is_authorized(user, verb, kind, ns, name.unwrap_or(""))
+    }
+
+    /// Creates an object as the admin (scenario setup, `--from-cluster`). A missing namespace is
+    /// created first; a given uid, creationTimestamp and managedFields are kept.
+    pub fn seed_object(&mut self, now: Nanos, obj: Value) -> Result<Object, ApiError> {
+        let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = Kind::from_kind_name(kind_name).ok_or_else(|| ApiError::bad_request(format!("no kind {kind_name:?} is served by the simulated API server")))?;
+        let meta: ObjectMeta = obj.get("metadata").map(|m| ObjectMeta::deserialize_lenient(m)).transpose()?.unwrap_or_default();
+        let ns = if kind.is_namespaced() { if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() } } else { String::new() };
+        if kind.is_namespaced() {
+            self.ensure_namespace(now, &ns);
+        }
+        let request = Request {
+            user: Arc::new(User::admin()),
+            verb: Verb::Create,
+            kind,
+            namespace: Arc::from(ns.as_str()),
+            name: Arc::from(""),
+            body: Body::Json(obj),
+            field_manager: None,
+            force: false,
+        };
+        self.handle(now, &request)?;
+        let record = self.record_mut(kind, &ns, &meta.name).expect("just created");
+        if !meta.managed_fields.is_empty() {
+            record.managers = managers_from_entries(&meta.managed_fields);
+        }
+        let managed_fields = render_managed_fields(&record.managers);
+        let object_meta = record.object.meta_mut();
+        if !meta.uid.is_empty() {
+            object_meta.uid = meta.uid;
+        }
+        if meta.creation_timestamp.is_some() {
+            object_meta.creation_timestamp = meta.creation_timestamp;
+        }
+        object_meta.managed_fields = managed_fields;
+        Ok(record.object.to_object())
+    }
+
+    /// The one entry point: authorise (RBAC), then dispatch on the verb.
+    pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
+        let rv_before = self.record(req.kind, &req.namespace, &req.name).map(|r| parse_rv(&r.object.meta().resource_version));
+        let result = self.dispatch(now, req);
+        let (result, code, rv_after, name) = match result {
+            Ok(Outcome::Read(object)) => (Ok(object), 200, None, req.name.to_string()),
+            Ok(Outcome::Written { object, created }) => {
+                let (rv, name) = match &object {
+                    Object::Lease(l) => (parse_rv(&l.metadata.resource_version), l.metadata.name.clone()),
+                    Object::ConfigMap(c) => (parse_rv(&c.metadata.resource_version), c.metadata.name.clone()),
+                    Object::Json(v) => (
+                        parse_rv(v.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("")),
+                        v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                    ),
+                    Object::Deleted => (0, req.name.to_string()),
+                };
+                (Ok(object), if created { 201 } else { 200 }, Some(rv), name)
+            }
+            Ok(Outcome::Deleted { revision }) => (Ok(Object::Deleted), 200, Some(revision), req.name.to_string()),
+            Err(error) => {
+                let code = error.code;
+                (Err(error), code, None, req.name.to_string())
+            }
+        };
+        if self.audit_on {
+            self.audit.push(AuditRecord {
+                at: now,
+                user: req.user.name.clone(),
+                verb: req.verb,
+                kind: req.kind,
+                namespace: req.namespace.to_string(),
+                name,
+                rv_before,
+                rv_after,
+                code,
+                message: result.as_ref().err().map(|e| e.message.clone()).unwrap_or_default(),
+            });
+        }
+        result
+    }
+
+    fn dispatch(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
+        let ns: &str = if req.kind.is_namespaced() { &req.namespace } else { "" };
+        // The authorisation filter sees the URL: create and list carry no name (apiserver.md §6).
+        let url_name = if matches!(req.verb, Verb::Create | Verb::List) { "" } else { &req.name };
+        if !self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name) {
+            return Err(ApiError::forbidden(req.kind, url_name, &req.user.name, req.verb.as_str(), ns));
+        }
+        match req.verb {
+            Verb::Get => self.get(req.kind, ns, &req.name).map(Outcome::Read),
+            Verb::List => Ok(Outcome::Read(self.list(req.kind, ns))),
+            Verb::Create => self.create(now, req, ns),
+            Verb::Update => self.update(now, req, ns),
+            Verb::Patch => self.patch(now, req, ns),
+            Verb::Apply => self.apply(now, req, ns),
+            Verb::Delete => self.delete(req.kind, ns, &req.name),
+        }
+    }
+
+    fn get(&self, kind: Kind, ns: &str, name: &str) -> Result<Object, ApiError> {
+        self.record(kind, ns, name).map(|r| r.object.to_object()).ok_or_else(|| ApiError::not_found(kind, name))
+    }
+
+    /// `<Kind>List` with the current revision; items as the server sends them in typed lists
+    /// (without their own kind/apiVersion). `ns == ""` lists all namespaces.
+    fn list(&self, kind: Kind, ns: &str) -> Object {
+        let items: Vec<Value> = self
+            .store
+            .get(&kind)
+            .into_iter()
+            .flat_map(|by_ns| by_ns.iter())
+            .filter(|(record_ns, _)| ns.is_empty() || record_ns.as_str() == ns)
+            .flat_map(|(_, by_name)| by_name.values())
+            .map(|record| {
+                let mut item = record.object.to_json();
+                if let Value::Object(map) = &mut item {
+                    map.remove("kind");
+                    map.remove("apiVersion");
+                }
+                item
+            })
+            .collect();
+        Object::Json(json!({
+            "kind": format!("{}List", kind.kind_name()),
+            "apiVersion": kind.api_version(),
+            "metadata": {"resourceVersion": self.revision.to_string()},
+            "items": items,
+        }))
+    }
+
+    fn create(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let object = decode_body(req.kind, &req.body)?;
+        let name = if object.meta().name.is_empty() { req.name.to_string() } else { object.meta().name.clone() };
+        if !req.name.is_empty() && req.name.as_ref() != name {
+            return Err(name_mismatch(&name, &req.name));
+        }
+        check_namespace(&object, ns)?;
+        self.insert_new(now, req.kind, ns, &name, object, &default_manager(req, "kubectl-create"))
+    }
+
+    /// Shared by create, create-on-update and apply-create: namespace exists, name valid, not
+    /// already there, object valid; the creator owns every field.
+    fn insert_new(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, object: Stored, manager: &str) -> Result<Outcome, ApiError> {
+        let mut errors = validate_name(kind, name);
+        if errors.is_empty() {
+            if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
+                return Err(ApiError::not_found(Kind::Namespace, ns));
+            }
+            if self.record(kind, ns, name).is_some() {
+                return Err(ApiError::already_exists(kind, name));
+            }
+            errors = validate_object(&object);
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
+        }
+        let mut managers = Vec::new();
+        record_update(&mut managers, manager, kind.api_version(), &field_diff(None, &object), self.wall_secs(now));
+        let object = self.commit(now, kind, ns, name, object, managers);
+        Ok(Outcome::Written { object, created: true })
+    }
+
+    fn update(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let kind = req.kind;
+        let object = decode_body(kind, &req.body)?;
+        if object.meta().name != req.name.as_ref() {
+            return Err(name_mismatch(&object.meta().name, &req.name));
+        }
+        check_namespace(&object, ns)?;
+        let manager = default_manager(req, "kubectl-replace");
+        let Some(record) = self.record(kind, ns, &req.name) else {
+            if !allow_create_on_update(kind) {
+                return Err(ApiError::not_found(kind, &req.name));
+            }
+            // update.go authorises a create-on-update a second time, as `create` with the name.
+            if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
+                return Err(ApiError::forbidden(kind, &req.name, &req.user.name, "create", ns));
+            }
+            // The storage layer clears any resourceVersion of an object it creates.
+            return self.insert_new(now, kind, ns, &req.name, object, &manager);
+        };
+        let sent_rv = &object.meta().resource_version;
+        if sent_rv.is_empty() {
+            if !allow_unconditional_update(kind) {
+                let field = FieldError::invalid("metadata.resourceVersion", "0", "must be specified for an update");
+                return Err(ApiError::invalid(kind.group(), kind.resource(), &req.name, &[field]));
+            }
+        } else if *sent_rv != record.object.meta().resource_version {
+            return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
+        }
+        self.write_update(now, kind, ns, &req.name, object, &manager)
+    }
+
+    /// Validate, record ownership as an Update, persist unless nothing changed.
+    fn write_update(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, object: Stored, manager: &str) -> Result<Outcome, ApiError> {
+        let errors = validate_object(&object);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
+        }
+        let wall_secs = self.wall_secs(now);
+        let record = self.record(kind, ns, name).expect("caller checked");
+        let diff = field_diff(Some(&record.object), &object);
+        if diff.is_empty() && object.same_content(&record.object) {
+            // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
+            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+        }
+        let mut managers = record.managers.clone();
+        record_update(&mut managers, manager, kind.api_version(), &diff, wall_secs);
+        let object = self.commit(now, kind, ns, name, object, managers);
+        Ok(Outcome::Written { object, created: false })
+    }
+
+    /// JSON merge patch (apiserver.md §2.1, §4): merge onto the live JSON, decode typed (a decode
+    /// failure is the 422 `patch: Invalid value` error), an RV in the patch is a precondition.
+    fn patch(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let kind = req.kind;
+        if req.force {
+            let field = FieldError::forbidden("force", "may not be specified for non-apply patch");
+            return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
+        }
+        let patch = patch_body(&req.body)?;
+        let record = self.record(kind, ns, &req.name).ok_or_else(|| ApiError::not_found(kind, &req.name))?;
+        let live_json = record.object.to_json();
+        let patched = merge_patch(&live_json, &patch).map_err(ApiError::bad_request)?;
+        let object = Stored::decode(kind, &patched).map_err(|decode_error| {
+            let field = FieldError::invalid("patch", &go_quote(&go_json_marshal(&patched)), &decode_error);
+            ApiError::invalid("", "", "", &[field])
+        })?;
+        let rv = &object.meta().resource_version;
+        if !rv.is_empty() && *rv != record.object.meta().resource_version {
+            return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
+        }
+        if object.meta().name != req.name.as_ref() {
+            return Err(name_mismatch(&object.meta().name, &req.name));
+        }
+        check_namespace(&object, ns)?;
+        let manager = default_manager(req, "kubectl-patch");
+        self.write_update(now, kind, ns, &req.name, object, &manager)
+    }
+
+    /// Server-side apply (apiserver.md §5).
+    fn apply(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let kind = req.kind;
+        let manager = match req.field_manager.as_deref() {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => {
+                let field = FieldError::required("fieldManager", "is required for apply patch");
+                return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
+            }
+        };
+        let config = apply_config(kind, &req.body)?;
+        let config_name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        if config_name != req.name.as_ref() {
+            return Err(name_mismatch(config_name, &req.name));
+        }
+        let config_ns = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        if kind.is_namespaced() && !config_ns.is_empty() && config_ns != ns {
+            return Err(namespace_mismatch());
+        }
+        let applied = applied_field_set(&config);
+        let wall_secs = self.wall_secs(now);
+        let Some(record) = self.record(kind, ns, &req.name) else {
+            // patch.go authorises an apply that creates a second time, as `create` with the name.
+            if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
+                return Err(ApiError::forbidden(kind, &req.name, &req.user.name, "create", ns));
+            }
+            let object = Stored::decode(kind, &config).map_err(|e| decode_error(kind, &e))?;
+            let mut errors = validate_name(kind, &req.name);
+            if errors.is_empty() {
+                if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
+                    return Err(ApiError::not_found(Kind::Namespace, ns));
+                }
+                errors = validate_object(&object);
+            }
+            if !errors.is_empty() {
+                return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
+            }
+            let mut managers = Vec::new();
+            record_apply(&mut managers, &manager, kind.api_version(), applied, &field_diff(None, &object), req.force, wall_secs)?;
+            let object = self.commit(now, kind, ns, &req.name, object, managers);
+            return Ok(Outcome::Written { object, created: true });
+        };
+        let live_json = record.object.to_json();
+        let mut merged = apply_merge(&live_json, &config);
+        // Fields this manager applied before but omits now go away unless someone else owns them.
+        let others = owned_by_others(&record.managers, &manager);
+        for dropped in previously_applied(&record.managers, &manager).difference(&applied) {
+            if !others.contains(dropped) {
+                remove_field(&mut merged, dropped);
+            }
+        }
+        let object = Stored::decode(kind, &merged).map_err(|e| decode_error(kind, &e))?;
+        let rv = &object.meta().resource_version;
+        if !rv.is_empty() && *rv != record.object.meta().resource_version {
+            return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
+        }
+        let errors = validate_object(&object);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
+        }
+        let diff = field_diff(Some(&record.object), &object);
+        let mut managers = record.managers.clone();
+        record_apply(&mut managers, &manager, kind.api_version(), applied, &diff, req.force, wall_secs)?;
+        if object.same_content(&record.object) && same_ownership(&managers, &record.managers) {
+            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+        }
+        let object = self.commit(now, kind, ns, &req.name, object, managers);
+        Ok(Outcome::Written { object, created: false })
+    }
+
+    fn delete(&mut self, kind: Kind, ns: &str, name: &str) -> Result<Outcome, ApiError> {
+        let removed = self.store.get_mut(&kind).and_then(|by_ns| by_ns.get_mut(ns)).and_then(|by_name| by_name.remove(name));
+        match removed {
+            Some(_) => {
+                self.revision += 1;
+                Ok(Outcome::Deleted { revision: self.revision })
+            }
+            None => Err(ApiError::not_found(kind, name)),
+        }
+    }
+
+    /// Persists `object` under the next revision with the server-owned metadata.
+    fn commit(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, mut object: Stored, managers: Vec<ManagerState>) -> Object {
+        self.revision += 1;
+        let previous = self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
+        let (uid, created_at) = match previous {
+            Some((uid, created_at)) => (uid, created_at),
+            None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
+        };
+        let managed_fields = render_managed_fields(&managers);
+        let meta = object.meta_mut();
+        meta.name = name.to_string();
+        meta.namespace = ns.to_string();
+        meta.uid = uid;
+        meta.resource_version = self.revision.to_string();
+        meta.creation_timestamp = created_at;
+        meta.managed_fields = managed_fields;
+        let response = object.to_object();
+        self.store.entry(kind).or_default().entry(ns.to_string()).or_default().insert(name.to_string(), Record { object, managers });
+        response
+    }
+
+    fn ensure_namespace(&mut self, now: Nanos, ns: &str) {
+        if self.record(Kind::Namespace, "", ns).is_none() {
+            let namespace = Stored::Namespace(Arc::new(Namespace::default()));
+            let diff = field_diff(None, &namespace);
+            let mut managers = Vec::new();
+            record_update(&mut managers, "kube-apiserver", "v1", &diff, self.wall_secs(now));
+            self.commit(now, Kind::Namespace, "", ns, namespace, managers);
+        }
+    }
+
+    fn record(&self, kind: Kind, ns: &str, name: &str) -> Option<&Record> {
+        self.store.get(&kind)?.get(ns)?.get(name)
+    }
+
+    fn record_mut(&mut self, kind: Kind, ns: &str, name: &str) -> Option<&mut Record> {
+        self.store.get_mut(&kind)?.get_mut(ns)?.get_mut(name)
+    }
+
+    fn is_authorized(&self, user: &User, verb: &str, kind: Kind, ns: &str, name: &str) -> bool {
+        if user.is_system_master() {
+            return true;
+        }
+        let attributes = Attributes { verb, api_group: kind.group(), resource: kind.resource(), namespace: ns, name };
+        let bindings = self.store.get(&Kind::RoleBinding).and_then(|by_ns| by_ns.get(ns)).into_iter().flat_map(|by_name| by_name.values()).filter_map(|r| match &r.object {
+            Stored::RoleBinding(b) => Some(b.as_ref()),
+            _ => None,
+        });
+        let role_named = |role: &str| match &self.record(Kind::Role, ns, role)?.object {
+            Stored::Role(r) => Some(r.as_ref()),
+            _ => None,
+        };
+        rbac::is_allowed(user, &attributes, bindings, role_named)
+    }
+
+    fn wall_nanos(&self, now: Nanos) -> i64 {
+        self.epoch_unix_nanos + now as i64
+    }
+
+    /// managedFields and creationTimestamp are whole seconds of the server's wall clock.
+    fn wall_secs(&self, now: Nanos) -> i64 {
+        self.wall_nanos(now).div_euclid(1_000_000_000)
+    }
+
+    /// Deterministic, UUID-shaped: a counter, never OS randomness.
+    fn next_uid(&mut self) -> String {
+        self.uid_counter += 1;
+        format!("00000000-0000-4000-8000-{:012x}", self.uid_counter)
+    }
+}
+
+impl ObjectMeta {
+    /// Metadata of a seeded object, with decode errors as a 400.
+    fn deserialize_lenient(value: &Value) -> Result<ObjectMeta, ApiError> {
+        ObjectMeta::deserialize(value).map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+}
+
+fn parse_rv(text: &str) -> u64 {
+    text.parse().unwrap_or(0)
+}
+
+fn same_ownership(a: &[ManagerState], b: &[ManagerState]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| x.manager == y.manager && x.operation == y.operation && x.api_version == y.api_version && x.fields == y.fields)
+}
+
+fn default_manager(req: &Request, kubectl_default: &str) -> String {
+    req.field_manager.as_deref().filter(|m| !m.is_empty()).unwrap_or(kubectl_default).to_string()
+}
+
+/// rest.go `checkName`.
+fn name_mismatch(object_name: &str, url_name: &str) -> ApiError {
+    ApiError::bad_request(format!("the name of the object ({object_name}) does not match the name on the URL ({url_name})"))
+}
+
+fn namespace_mismatch() -> ApiError {
+    ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request")
+}
+
+fn check_namespace(object: &Stored, ns: &str) -> Result<(), ApiError> {
+    let object_ns = &object.meta().namespace;
+    if object.kind().is_namespaced() && !object_ns.is_empty() && object_ns != ns {
+        return Err(namespace_mismatch());
+    }
+    Ok(())
+}
+
+/// handlers/rest.go `transformDecodeError` with a known kind (apiserver.md §2.1).
+fn decode_error(kind: Kind, error: &str) -> ApiError {
+    ApiError::bad_request(format!("{} in version \"v1\" cannot be handled as a {}: {error}", kind.kind_name(), kind.kind_name()))
+}
+
+/// `transformDecodeError` when the body's kind could not even be read.
+fn unrecognized_body(kind: Kind, error: &str, body: &str) -> ApiError {
+    let summary = if body.is_empty() {
+        "<empty>".to_string()
+    } else if body.starts_with('{') {
+        if body.len() > 30 { format!("{} ...", body.get(..30).unwrap_or(body)) } else { body.to_string() }
+    } else {
+        let bytes = &body.as_bytes()[..body.len().min(30)];
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        if body.len() > 30 { format!("{hex} ...") } else { hex }
+    };
+    ApiError::bad_request(format!("the object provided is unrecognized (must be of type {}): {error} ({summary})", kind.kind_name()))
+}
+
+fn parse_text(kind: Kind, text: &str) -> Result<Value, ApiError> {
+    serde_json::from_str(text).map_err(|e| {
+        let reason = if text.trim().is_empty() { "unexpected end of JSON input".to_string() } else { e.to_string() };
+        unrecognized_body(kind, &format!("couldn't get version/kind; json parse error: {reason}"), text)
+    })
+}
+
+/// The typed object of a create/update body: a typed body as is (no copy, no JSON); JSON
+/// checked for apiVersion/kind (defaulted when absent, as the URL gives them) and decoded.
+fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
+    let value = match body {
+        Body::Lease(lease) if kind == Kind::Lease => return Ok(Stored::Lease(Arc::clone(lease))),
+        Body::ConfigMap(cm) if kind == Kind::ConfigMap => return Ok(Stored::ConfigMap(Arc::clone(cm))),
+        Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
+        Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
+        Body::Json(value) => value.clone(),
+        Body::Text(text) => parse_text(kind, text)?,
+        Body::None => return Err(unrecognized_body(kind, "couldn't get version/kind; json parse error: unexpected end of JSON input", "")),
+    };
+    if !value.is_object() {
+        let text = go_json_marshal(&value);
+        return Err(unrecognized_body(kind, "couldn't get version/kind; json parse error: json: cannot unmarshal into Go value of type struct", &text));
+    }
+    check_type_meta(kind, &value)?;
+    Stored::decode(kind, &value).map_err(|e| decode_error(kind, &e))
+}
+
+/// apiVersion/kind of a body against the URL's (create.go / update.go).
+fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or(kind.api_version());
+    let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or(kind.kind_name());
+    if api_version != kind.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({})",
+            kind.api_version()
+        )));
+    }
+    if body_kind != kind.kind_name() {
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        return Err(ApiError::bad_request(format!(
+            "{body_kind} in version {version:?} cannot be handled as a {}: no kind {body_kind:?} is registered for version {api_version:?} in scheme \"pkg/api/legacyscheme/scheme.go:30\"",
+            kind.kind_name()
+        )));
+    }
+    Ok(())
+}
+
+/// The body of a merge patch.
+fn patch_body(body: &Body) -> Result<Value, ApiError> {
+    match body {
+        Body::Json(value) => Ok(value.clone()),
+        Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
+        Body::Lease(lease) => Ok(object_json(Kind::Lease, lease.as_ref())),
+        Body::ConfigMap(cm) => Ok(object_json(Kind::ConfigMap, cm.as_ref())),
+        Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
+    }
+}
+
+/// The apply configuration: must name apiVersion and kind, must not carry managedFields
+/// (structuredmerge.go). Nulls are dropped (they set nothing).
+fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
+    let value = match body {
+        Body::Json(value) => value.clone(),
+        Body::Text(text) => serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
+        Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
+        Body::None => return Err(ApiError::bad_request("error decoding YAML: empty apply configuration")),
+    };
+    let Value::Object(_) = &value else {
+        return Err(ApiError::bad_request("error decoding YAML: the apply configuration is not an object"));
+    };
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if api_version != kind.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "Incorrect version specified in apply patch. Specified patch version: {api_version}, expected: {}",
+            kind.api_version()
+        )));
+    }
+    let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+    if body_kind != kind.kind_name() {
+        return Err(ApiError::bad_request(format!("Object 'Kind' is missing or wrong in apply configuration: got {body_kind:?}, expected {:?}", kind.kind_name())));
+    }
+    if value.pointer("/metadata/managedFields").is_some_and(|v| !v.is_null()) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    Ok(drop_nulls(value))
+}
+
+fn drop_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, drop_nulls(v))).collect()),
+        other => other,
+    }
+}
+
+/// SSA merge of a configuration into the live object: objects merge key by key, everything else
+/// (scalars, lists — atomic here) is replaced.
+fn apply_merge(live: &Value, config: &Value) -> Value {
+    match (live, config) {
+        (Value::Object(live_map), Value::Object(config_map)) => {
+            let mut out = live_map.clone();
+            for (key, value) in config_map {
+                let merged = match out.get(key) {
+                    Some(existing) => apply_merge(existing, value),
+                    None => value.clone(),
+                };
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, config) => config.clone(),
+    }
+}

@@ -1,0 +1,365 @@
+//! The API objects the fake server stores, with serde shaped like the Go structs (field order =
+//! Go struct order, empty values omitted) so JSON texts match the real server's (apiserver.md §1).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::microtime::{MicroTime, Time};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ObjectMeta {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// "" = unset; otherwise the decimal of a u64 (the global revision counter).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creation_timestamp: Option<Time>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub managed_fields: Vec<ManagedFieldsEntry>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ManagedFieldsEntry {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub manager: String,
+    /// `Apply` or `Update`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub operation: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<Time>,
+    /// Always `FieldsV1`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub fields_type: String,
+    /// The trie, e.g. `{"f:spec":{"f:holderIdentity":{}}}`.
+    #[serde(rename = "fieldsV1", skip_serializing_if = "serde_json::Value::is_null")]
+    pub fields_v1: serde_json::Value,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub subresource: String,
+}
+
+/// `coordination.k8s.io/v1` LeaseSpec; every field optional (Go pointers with omitempty).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaseSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder_identity: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_duration_seconds: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acquire_time: Option<MicroTime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renew_time: Option<MicroTime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_transitions: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preferred_holder: Option<String>,
+}
+
+/// A Lease. `apiVersion`/`kind` are added on the wire by [`super::to_json`]; they are not fields.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lease {
+    pub metadata: ObjectMeta,
+    pub spec: LeaseSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConfigMap {
+    pub metadata: ObjectMeta,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub data: BTreeMap<String, String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Namespace {
+    pub metadata: ObjectMeta,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServiceAccount {
+    pub metadata: ObjectMeta,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PolicyRule {
+    pub verbs: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub api_groups: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub resource_names: Vec<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Role {
+    pub metadata: ObjectMeta,
+    /// Go's `Rules []PolicyRule json:"rules"` has no omitempty: emitted even when empty (as null
+    /// in Go; we emit `[]`).
+    pub rules: Vec<PolicyRule>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RoleRef {
+    pub api_group: String,
+    pub kind: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Subject {
+    /// `User`, `Group` or `ServiceAccount`.
+    pub kind: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub api_group: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RoleBinding {
+    pub metadata: ObjectMeta,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subjects: Vec<Subject>,
+    pub role_ref: RoleRef,
+}
+
+/// An authenticated caller.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct User {
+    pub name: String,
+    pub groups: Vec<String>,
+}
+
+impl User {
+    /// `system:serviceaccount:<ns>:<name>` with its three groups (apiserver.md §6).
+    pub fn service_account(ns: &str, name: &str) -> User {
+        User {
+            name: format!("system:serviceaccount:{ns}:{name}"),
+            groups: vec![
+                "system:serviceaccounts".to_string(),
+                format!("system:serviceaccounts:{ns}"),
+                "system:authenticated".to_string(),
+            ],
+        }
+    }
+
+    /// The kubeadm admin: member of `system:masters`, which is always allowed.
+    pub fn admin() -> User {
+        User { name: "kubernetes-admin".to_string(), groups: vec!["system:masters".to_string(), "system:authenticated".to_string()] }
+    }
+
+    /// Any other named user, in `system:authenticated`.
+    pub fn named(name: &str) -> User {
+        User { name: name.to_string(), groups: vec!["system:authenticated".to_string()] }
+    }
+
+    pub fn is_system_master(&self) -> bool {
+        self.groups.iter().any(|g| g == "system:masters")
+    }
+}
+
+/// The resource kinds the fake server serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    Lease,
+    ConfigMap,
+    Namespace,
+    ServiceAccount,
+    Role,
+    RoleBinding,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 6] = [Kind::Lease, Kind::ConfigMap, Kind::Namespace, Kind::ServiceAccount, Kind::Role, Kind::RoleBinding];
+
+    /// The plural resource name (`leases`).
+    pub fn resource(self) -> &'static str {
+        match self {
+            Kind::Lease => "leases",
+            Kind::ConfigMap => "configmaps",
+            Kind::Namespace => "namespaces",
+            Kind::ServiceAccount => "serviceaccounts",
+            Kind::Role => "roles",
+            Kind::RoleBinding => "rolebindings",
+        }
+    }
+
+    /// The API group (`""` for core).
+    pub fn group(self) -> &'static str {
+        match self {
+            Kind::Lease => "coordination.k8s.io",
+            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount => "",
+            Kind::Role | Kind::RoleBinding => "rbac.authorization.k8s.io",
+        }
+    }
+
+    /// `GroupResource.String()`: `resource` for core, `resource.group` otherwise (apiserver.md §3).
+    pub fn group_resource(self) -> &'static str {
+        match self {
+            Kind::Lease => "leases.coordination.k8s.io",
+            Kind::ConfigMap => "configmaps",
+            Kind::Namespace => "namespaces",
+            Kind::ServiceAccount => "serviceaccounts",
+            Kind::Role => "roles.rbac.authorization.k8s.io",
+            Kind::RoleBinding => "rolebindings.rbac.authorization.k8s.io",
+        }
+    }
+
+    /// The `kind` on the wire (`Lease`).
+    pub fn kind_name(self) -> &'static str {
+        match self {
+            Kind::Lease => "Lease",
+            Kind::ConfigMap => "ConfigMap",
+            Kind::Namespace => "Namespace",
+            Kind::ServiceAccount => "ServiceAccount",
+            Kind::Role => "Role",
+            Kind::RoleBinding => "RoleBinding",
+        }
+    }
+
+    /// `GroupKind.String()`: `Lease.coordination.k8s.io`, `ConfigMap`.
+    pub fn group_kind(self) -> String {
+        if self.group().is_empty() { self.kind_name().to_string() } else { format!("{}.{}", self.kind_name(), self.group()) }
+    }
+
+    /// The `apiVersion` on the wire (`coordination.k8s.io/v1`, `v1`).
+    pub fn api_version(self) -> &'static str {
+        match self {
+            Kind::Lease => "coordination.k8s.io/v1",
+            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount => "v1",
+            Kind::Role | Kind::RoleBinding => "rbac.authorization.k8s.io/v1",
+        }
+    }
+
+    /// `kubectl`'s singular resource name (`lease.coordination.k8s.io/NAME patched`).
+    pub fn kubectl_singular(self) -> &'static str {
+        match self {
+            Kind::Lease => "lease.coordination.k8s.io",
+            Kind::ConfigMap => "configmap",
+            Kind::Namespace => "namespace",
+            Kind::ServiceAccount => "serviceaccount",
+            Kind::Role => "role.rbac.authorization.k8s.io",
+            Kind::RoleBinding => "rolebinding.rbac.authorization.k8s.io",
+        }
+    }
+
+    pub fn is_namespaced(self) -> bool {
+        !matches!(self, Kind::Namespace)
+    }
+
+    /// What `kubectl` accepts as a resource argument: singular, plural, short name, `plural.group`.
+    pub fn parse(s: &str) -> Option<Kind> {
+        let lower = s.to_ascii_lowercase();
+        Kind::ALL.into_iter().find(|kind| {
+            let singular = kind.kind_name().to_ascii_lowercase();
+            let short = match kind {
+                Kind::ConfigMap => "cm",
+                Kind::Namespace => "ns",
+                Kind::ServiceAccount => "sa",
+                _ => "",
+            };
+            lower == singular
+                || lower == kind.resource()
+                || (!short.is_empty() && lower == short)
+                || lower == kind.group_resource()
+                || lower == format!("{singular}.{}", kind.group())
+                || lower == kind.kind_name()
+        })
+    }
+
+    /// The kind named by a body's `kind` field (`Lease`).
+    pub fn from_kind_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|kind| kind.kind_name() == name)
+    }
+}
+
+/// Request verbs. `Apply` is a PATCH with `application/apply-patch+yaml`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Verb {
+    Get,
+    List,
+    Create,
+    Update,
+    Delete,
+    Patch,
+    Apply,
+}
+
+impl Verb {
+    /// The RBAC verb: apply is authorised as `patch` (it is an HTTP PATCH).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Delete => "delete",
+            Verb::Patch | Verb::Apply => "patch",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lease_spec_serialises_in_go_struct_order_and_omits_unset_fields() {
+        let spec = LeaseSpec {
+            holder_identity: Some("a".into()),
+            lease_duration_seconds: Some(15),
+            renew_time: Some(MicroTime::from_unix_micros(1_767_225_600_000_000)),
+            lease_transitions: Some(0),
+            ..LeaseSpec::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&spec).unwrap(),
+            r#"{"holderIdentity":"a","leaseDurationSeconds":15,"renewTime":"2026-01-01T00:00:00.000000Z","leaseTransitions":0}"#
+        );
+    }
+
+    #[test]
+    fn kind_parse_accepts_what_kubectl_accepts() {
+        for s in ["lease", "leases", "leases.coordination.k8s.io", "Lease", "lease.coordination.k8s.io"] {
+            assert_eq!(Kind::parse(s), Some(Kind::Lease), "{s}");
+        }
+        assert_eq!(Kind::parse("cm"), Some(Kind::ConfigMap));
+        assert_eq!(Kind::parse("configmaps"), Some(Kind::ConfigMap));
+        assert_eq!(Kind::parse("sa"), Some(Kind::ServiceAccount));
+        assert_eq!(Kind::parse("pods"), None);
+        assert_eq!(Kind::Role.group_kind(), "Role.rbac.authorization.k8s.io");
+        assert_eq!(Kind::ConfigMap.group_kind(), "ConfigMap");
+    }
+
+    #[test]
+    fn service_account_users_carry_their_three_groups() {
+        let u = User::service_account("ns1", "elector");
+        assert_eq!(u.name, "system:serviceaccount:ns1:elector");
+        assert_eq!(u.groups, ["system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"]);
+        assert!(User::admin().is_system_master());
+    }
+}
