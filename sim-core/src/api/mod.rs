@@ -27,3 +27,8 @@ pub use rbac::{Attributes, rule_allows};
 pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
 pub use types::{ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role, RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb};
 pub use validation::{validate_lease_spec, validate_name};
+
+#[cfg(test)]
+mod server_tests;
+#[cfg(test)]
+mod parity_tests;
