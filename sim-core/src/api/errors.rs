@@ -245,6 +245,16 @@ impl ApiError {
         format!("Error from server ({}): {}", self.reason.as_str(), self.message)
     }
 
+    /// What `kubectl create -f FILE` (`action` = `creating`; `replacing`, `applying` …) prints:
+    /// kubectl's `AddSourceToErr` puts `error when <action> "FILE": ` in front of the message;
+    /// Invalid errors are rendered from details, which it leaves alone.
+    pub fn kubectl_stderr_with_file(&self, action: &str, file: &str) -> String {
+        if self.reason == Reason::Invalid && !self.details.is_empty() {
+            return self.kubectl_stderr();
+        }
+        format!("Error from server ({}): error when {action} {file:?}: {}", self.reason.as_str(), self.message)
+    }
+
     /// The `metav1.Status` body the server sends, fields in Go struct order.
     pub fn to_status_json(&self) -> Value {
         let mut status = Map::new();

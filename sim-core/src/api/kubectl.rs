@@ -16,6 +16,21 @@ pub fn to_json(obj: &Object) -> Value {
     }
 }
 
+/// `kubectl patch` success line: `lease.coordination.k8s.io/NAME patched` or `… patched (no change)`.
+pub fn kubectl_patched_stdout(kind: Kind, name: &str, changed: bool) -> String {
+    format!("{}/{name} patched{}", kind.kubectl_singular(), if changed { "" } else { " (no change)" })
+}
+
+/// `kubectl apply --server-side` success line: `configmap/order-1 serverside-applied`.
+pub fn kubectl_serverside_applied_stdout(kind: Kind, name: &str) -> String {
+    format!("{}/{name} serverside-applied", kind.kubectl_singular())
+}
+
+/// `kubectl auth can-i`: stdout and exit code (`yes` 0, `no` 1; RBAC gives no deny reason).
+pub fn kubectl_auth_can_i(allowed: bool) -> (&'static str, i32) {
+    if allowed { ("yes", 0) } else { ("no", 1) }
+}
+
 /// `kubectl get -o yaml` (v1.21+): keys sorted at every level, 2-space indentation, lists not
 /// indented under their key, `metadata.managedFields` hidden, strings that YAML would read as
 /// something else (timestamps, numbers, booleans, empty) double-quoted. Ends with a newline.

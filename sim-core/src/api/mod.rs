@@ -19,7 +19,7 @@ mod validation;
 
 pub use errors::{ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails, kubectl_apply_conflict_stderr};
 pub use go_text::{go_json_marshal, go_quote};
-pub use kubectl::{kubectl_yaml, to_json};
+pub use kubectl::{kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json};
 pub use managed_fields::{ManagerState, Operation};
 pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
