@@ -38,9 +38,9 @@ pub fn format_duration(ns: Nanos) -> String {
         return "0s".to_string();
     }
     if ns < NANOS_PER_SEC {
-        return if ns % NANOS_PER_MILLI == 0 {
+        return if ns.is_multiple_of(NANOS_PER_MILLI) {
             format!("{}ms", ns / NANOS_PER_MILLI)
-        } else if ns % NANOS_PER_MICRO == 0 {
+        } else if ns.is_multiple_of(NANOS_PER_MICRO) {
             format!("{}µs", ns / NANOS_PER_MICRO)
         } else {
             format!("{ns}ns")
