@@ -31,7 +31,7 @@ pub fn rule_allows(rule: &PolicyRule, attributes: &Attributes) -> bool {
 fn subject_matches(binding: &RoleBinding, user: &User) -> bool {
     binding.subjects.iter().any(|subject| match subject.kind.as_str() {
         "User" => subject.name == user.name,
-        "Group" => user.groups.iter().any(|g| *g == subject.name),
+        "Group" => user.groups.contains(&subject.name),
         "ServiceAccount" => {
             let ns = if subject.namespace.is_empty() { binding.metadata.namespace.as_str() } else { subject.namespace.as_str() };
             user.name == format!("system:serviceaccount:{ns}:{}", subject.name)

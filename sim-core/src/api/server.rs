@@ -289,7 +289,7 @@ impl ApiServer {
     pub fn seed_object(&mut self, now: Nanos, obj: Value) -> Result<Object, ApiError> {
         let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
         let kind = Kind::from_kind_name(kind_name).ok_or_else(|| ApiError::bad_request(format!("no kind {kind_name:?} is served by the simulated API server")))?;
-        let meta: ObjectMeta = obj.get("metadata").map(|m| ObjectMeta::deserialize_lenient(m)).transpose()?.unwrap_or_default();
+        let meta: ObjectMeta = obj.get("metadata").map(ObjectMeta::deserialize_lenient).transpose()?.unwrap_or_default();
         let ns = if kind.is_namespaced() { if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() } } else { String::new() };
         if kind.is_namespaced() {
             self.ensure_namespace(now, &ns);
