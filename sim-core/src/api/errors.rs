@@ -58,7 +58,10 @@ pub struct StatusDetails {
 
 impl StatusDetails {
     fn is_empty(&self) -> bool {
-        self.name.is_empty() && self.group.is_empty() && self.kind.is_empty() && self.causes.is_empty()
+        self.name.is_empty()
+            && self.group.is_empty()
+            && self.kind.is_empty()
+            && self.causes.is_empty()
     }
 }
 
@@ -71,7 +74,8 @@ pub struct ApiError {
 }
 
 /// `OptimisticLockErrorMsg` in apiserver's `registry/generic/registry/store.go`.
-pub const OPTIMISTIC_LOCK_ERROR_MSG: &str = "the object has been modified; please apply your changes to the latest version and try again";
+pub const OPTIMISTIC_LOCK_ERROR_MSG: &str =
+    "the object has been modified; please apply your changes to the latest version and try again";
 
 /// A `field.Error` (apimachinery `util/validation/field`): `<field>: <body>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,20 +90,35 @@ pub struct FieldError {
 impl FieldError {
     /// `field.Invalid`; `value_text` is the value as Go prints it (`0`, `"text"` quoted).
     pub fn invalid(field: &str, value_text: &str, detail: &str) -> FieldError {
-        FieldError { field: field.to_string(), cause_reason: "FieldValueInvalid", body: format!("Invalid value: {value_text}: {detail}") }
+        FieldError {
+            field: field.to_string(),
+            cause_reason: "FieldValueInvalid",
+            body: format!("Invalid value: {value_text}: {detail}"),
+        }
     }
     pub fn required(field: &str, detail: &str) -> FieldError {
-        FieldError { field: field.to_string(), cause_reason: "FieldValueRequired", body: format!("Required value: {detail}") }
+        FieldError {
+            field: field.to_string(),
+            cause_reason: "FieldValueRequired",
+            body: format!("Required value: {detail}"),
+        }
     }
     pub fn forbidden(field: &str, detail: &str) -> FieldError {
-        FieldError { field: field.to_string(), cause_reason: "FieldValueForbidden", body: format!("Forbidden: {detail}") }
+        FieldError {
+            field: field.to_string(),
+            cause_reason: "FieldValueForbidden",
+            body: format!("Forbidden: {detail}"),
+        }
     }
     pub fn not_supported(field: &str, value_text: &str, supported: &[&str]) -> FieldError {
         let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
         FieldError {
             field: field.to_string(),
             cause_reason: "FieldValueNotSupported",
-            body: format!("Unsupported value: {value_text}: supported values: {}", list.join(", ")),
+            body: format!(
+                "Unsupported value: {value_text}: supported values: {}",
+                list.join(", ")
+            ),
         }
     }
     fn text(&self) -> String {
@@ -108,23 +127,46 @@ impl FieldError {
 }
 
 impl ApiError {
-    fn with_details(code: u16, reason: Reason, message: String, kind: Kind, name: &str) -> ApiError {
+    fn with_details(
+        code: u16,
+        reason: Reason,
+        message: String,
+        kind: Kind,
+        name: &str,
+    ) -> ApiError {
         ApiError {
             code,
             reason,
             message,
-            details: StatusDetails { name: name.to_string(), group: kind.group().to_string(), kind: kind.resource().to_string(), causes: Vec::new() },
+            details: StatusDetails {
+                name: name.to_string(),
+                group: kind.group().to_string(),
+                kind: kind.resource().to_string(),
+                causes: Vec::new(),
+            },
         }
     }
 
     /// `errors.NewNotFound`: `leases.coordination.k8s.io "NAME" not found`.
     pub fn not_found(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(404, Reason::NotFound, format!("{} {name:?} not found", kind.group_resource()), kind, name)
+        Self::with_details(
+            404,
+            Reason::NotFound,
+            format!("{} {name:?} not found", kind.group_resource()),
+            kind,
+            name,
+        )
     }
 
     /// `errors.NewAlreadyExists`.
     pub fn already_exists(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(409, Reason::AlreadyExists, format!("{} {name:?} already exists", kind.group_resource()), kind, name)
+        Self::with_details(
+            409,
+            Reason::AlreadyExists,
+            format!("{} {name:?} already exists", kind.group_resource()),
+            kind,
+            name,
+        )
     }
 
     /// `errors.NewConflict(resource, name, OptimisticLockErrorMsg)`.
@@ -132,7 +174,10 @@ impl ApiError {
         Self::with_details(
             409,
             Reason::Conflict,
-            format!("Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}", kind.group_resource()),
+            format!(
+                "Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}",
+                kind.group_resource()
+            ),
             kind,
             name,
         )
@@ -140,7 +185,12 @@ impl ApiError {
 
     /// `errors.NewBadRequest`: no details.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError { code: 400, reason: Reason::BadRequest, message: message.into(), details: StatusDetails::default() }
+        ApiError {
+            code: 400,
+            reason: Reason::BadRequest,
+            message: message.into(),
+            details: StatusDetails::default(),
+        }
     }
 
     /// `errors.NewInternalError`.
@@ -149,7 +199,14 @@ impl ApiError {
             code: 500,
             reason: Reason::InternalError,
             message: format!("Internal error occurred: {message}"),
-            details: StatusDetails { causes: vec![StatusCause { reason: String::new(), message: message.to_string(), field: String::new() }], ..StatusDetails::default() },
+            details: StatusDetails {
+                causes: vec![StatusCause {
+                    reason: String::new(),
+                    message: message.to_string(),
+                    field: String::new(),
+                }],
+                ..StatusDetails::default()
+            },
         }
     }
 
@@ -157,11 +214,22 @@ impl ApiError {
     /// `<GroupKind> "<name>" is invalid: <aggregate>`; an empty GroupKind gives the leading space
     /// of the patch decode error (apiserver.md §2.1).
     pub fn invalid(group: &str, kind_text: &str, name: &str, errors: &[FieldError]) -> ApiError {
-        let group_kind = if group.is_empty() { kind_text.to_string() } else { format!("{kind_text}.{group}") };
+        let group_kind = if group.is_empty() {
+            kind_text.to_string()
+        } else {
+            format!("{kind_text}.{group}")
+        };
         let aggregate = if errors.len() == 1 {
             errors[0].text()
         } else {
-            format!("[{}]", errors.iter().map(FieldError::text).collect::<Vec<_>>().join(", "))
+            format!(
+                "[{}]",
+                errors
+                    .iter()
+                    .map(FieldError::text)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
         ApiError {
             code: 422,
@@ -173,7 +241,11 @@ impl ApiError {
                 kind: kind_text.to_string(),
                 causes: errors
                     .iter()
-                    .map(|e| StatusCause { reason: e.cause_reason.to_string(), message: e.body.clone(), field: e.field.clone() })
+                    .map(|e| StatusCause {
+                        reason: e.cause_reason.to_string(),
+                        message: e.body.clone(),
+                        field: e.field.clone(),
+                    })
                     .collect(),
             },
         }
@@ -181,8 +253,16 @@ impl ApiError {
 
     /// `errors.NewForbidden` as the authorisation filter builds it (apiserver.md §6).
     pub fn forbidden(kind: Kind, name: &str, user: &str, verb: &str, namespace: &str) -> ApiError {
-        let subject = if name.is_empty() { kind.group_resource().to_string() } else { format!("{} {name:?}", kind.group_resource()) };
-        let scope = if namespace.is_empty() { "at the cluster scope".to_string() } else { format!("in the namespace {namespace:?}") };
+        let subject = if name.is_empty() {
+            kind.group_resource().to_string()
+        } else {
+            format!("{} {name:?}", kind.group_resource())
+        };
+        let scope = if namespace.is_empty() {
+            "at the cluster scope".to_string()
+        } else {
+            format!("in the namespace {namespace:?}")
+        };
         let message = format!(
             "{subject} is forbidden: User {user:?} cannot {verb} resource {:?} in API group {:?} {scope}",
             kind.resource(),
@@ -194,7 +274,15 @@ impl ApiError {
     /// `NewApplyConflict` (apimachinery `managedfields/internal/conflict.go`): 409 Conflict whose
     /// details hold only causes.
     pub fn apply_conflict(message: String, causes: Vec<StatusCause>) -> ApiError {
-        ApiError { code: 409, reason: Reason::Conflict, message, details: StatusDetails { causes, ..StatusDetails::default() } }
+        ApiError {
+            code: 409,
+            reason: Reason::Conflict,
+            message,
+            details: StatusDetails {
+                causes,
+                ..StatusDetails::default()
+            },
+        }
     }
 
     pub fn is_conflict(&self) -> bool {
@@ -215,7 +303,12 @@ impl ApiError {
 
     /// True for the SSA field-manager conflict (as opposed to the optimistic-lock conflict).
     pub fn is_apply_conflict(&self) -> bool {
-        self.is_conflict() && self.details.causes.iter().any(|c| c.reason == "FieldManagerConflict")
+        self.is_conflict()
+            && self
+                .details
+                .causes
+                .iter()
+                .any(|c| c.reason == "FieldManagerConflict")
     }
 
     /// What `kubectl` prints on stderr for this error (kubectl `cmd/util/helpers.go` `checkErr`):
@@ -224,7 +317,10 @@ impl ApiError {
     pub fn kubectl_stderr(&self) -> String {
         if self.reason == Reason::Invalid && !self.details.is_empty() {
             let head = if !self.details.kind.is_empty() || !self.details.name.is_empty() {
-                format!("The {} {:?} is invalid", self.details.kind, self.details.name)
+                format!(
+                    "The {} {:?} is invalid",
+                    self.details.kind, self.details.name
+                )
             } else {
                 "The request is invalid".to_string()
             };
@@ -239,10 +335,21 @@ impl ApiError {
             return match lines.len() {
                 0 => head,
                 1 => format!("{head}: {}", lines[0]),
-                _ => format!("{head}: \n{}", lines.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n")),
+                _ => format!(
+                    "{head}: \n{}",
+                    lines
+                        .iter()
+                        .map(|l| format!("* {l}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
             };
         }
-        format!("Error from server ({}): {}", self.reason.as_str(), self.message)
+        format!(
+            "Error from server ({}): {}",
+            self.reason.as_str(),
+            self.message
+        )
     }
 
     /// What `kubectl create -f FILE` (`action` = `creating`; `replacing`, `applying` …) prints:
@@ -252,7 +359,11 @@ impl ApiError {
         if self.reason == Reason::Invalid && !self.details.is_empty() {
             return self.kubectl_stderr();
         }
-        format!("Error from server ({}): error when {action} {file:?}: {}", self.reason.as_str(), self.message)
+        format!(
+            "Error from server ({}): error when {action} {file:?}: {}",
+            self.reason.as_str(),
+            self.message
+        )
     }
 
     /// The `metav1.Status` body the server sends, fields in Go struct order.
@@ -266,7 +377,11 @@ impl ApiError {
         status.insert("reason".into(), json!(self.reason.as_str()));
         if !self.details.is_empty() {
             let mut details = Map::new();
-            for (key, value) in [("name", &self.details.name), ("group", &self.details.group), ("kind", &self.details.kind)] {
+            for (key, value) in [
+                ("name", &self.details.name),
+                ("group", &self.details.group),
+                ("kind", &self.details.kind),
+            ] {
                 if !value.is_empty() {
                     details.insert(key.into(), json!(value));
                 }
@@ -278,7 +393,11 @@ impl ApiError {
                     .iter()
                     .map(|c| {
                         let mut cause = Map::new();
-                        for (key, value) in [("reason", &c.reason), ("message", &c.message), ("field", &c.field)] {
+                        for (key, value) in [
+                            ("reason", &c.reason),
+                            ("message", &c.message),
+                            ("field", &c.field),
+                        ] {
                             if !value.is_empty() {
                                 cause.insert(key.into(), json!(value));
                             }
@@ -339,7 +458,11 @@ mod tests {
             "n",
             &[
                 FieldError::invalid("spec.leaseDurationSeconds", "0", "must be greater than 0"),
-                FieldError::invalid("spec.leaseTransitions", "-1", "must be greater than or equal to 0"),
+                FieldError::invalid(
+                    "spec.leaseTransitions",
+                    "-1",
+                    "must be greater than or equal to 0",
+                ),
             ],
         );
         assert_eq!(
@@ -364,6 +487,9 @@ mod tests {
     #[test]
     fn cluster_scoped_forbidden_says_at_the_cluster_scope() {
         let e = ApiError::forbidden(Kind::Namespace, "kube-system", "bob", "delete", "");
-        assert_eq!(e.message, r#"namespaces "kube-system" is forbidden: User "bob" cannot delete resource "namespaces" in API group "" at the cluster scope"#);
+        assert_eq!(
+            e.message,
+            r#"namespaces "kube-system" is forbidden: User "bob" cannot delete resource "namespaces" in API group "" at the cluster scope"#
+        );
     }
 }

@@ -11,13 +11,16 @@ use serde_json::{Map, Value, json};
 use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
 use super::managed_fields::{
-    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others, previously_applied,
-    record_apply, record_update, remove_field, render_managed_fields,
+    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries,
+    owned_by_others, previously_applied, record_apply, record_update, remove_field,
+    render_managed_fields,
 };
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
 use super::rbac::{self, Attributes};
-use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb};
+use super::types::{
+    ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb,
+};
 use super::validation::{validate_name, validate_object};
 use crate::time::Nanos;
 
@@ -104,7 +107,9 @@ pub fn object_json<T: Serialize>(kind: Kind, object: &T) -> Value {
 }
 
 fn decode_typed<T: DeserializeOwned>(value: &Value) -> Result<Arc<T>, String> {
-    T::deserialize(value).map(Arc::new).map_err(|e| e.to_string())
+    T::deserialize(value)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 impl Stored {
@@ -181,9 +186,12 @@ impl Stored {
         match (self, other) {
             (Stored::Lease(a), Stored::Lease(b)) => a.spec == b.spec,
             (Stored::ConfigMap(a), Stored::ConfigMap(b)) => a.data == b.data,
-            (Stored::Namespace(_), Stored::Namespace(_)) | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => true,
+            (Stored::Namespace(_), Stored::Namespace(_))
+            | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => true,
             (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
-            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
+            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => {
+                a.subjects == b.subjects && a.role_ref == b.role_ref
+            }
             _ => false,
         }
     }
@@ -235,7 +243,14 @@ impl ApiServer {
     /// A server whose wall clock reads `epoch + true time`, holding namespaces `default` and
     /// `kube-system` as a fresh cluster does.
     pub fn new(epoch_unix_nanos: i64) -> Self {
-        let mut server = ApiServer { epoch_unix_nanos, revision: 0, uid_counter: 0, store: BTreeMap::new(), audit_on: false, audit: Vec::new() };
+        let mut server = ApiServer {
+            epoch_unix_nanos,
+            revision: 0,
+            uid_counter: 0,
+            store: BTreeMap::new(),
+            audit_on: false,
+            audit: Vec::new(),
+        };
         for ns in ["default", "kube-system"] {
             server.ensure_namespace(0, ns);
         }
@@ -288,9 +303,25 @@ impl ApiServer {
     /// created first; a given uid, creationTimestamp and managedFields are kept.
     pub fn seed_object(&mut self, now: Nanos, obj: Value) -> Result<Object, ApiError> {
         let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let kind = Kind::from_kind_name(kind_name).ok_or_else(|| ApiError::bad_request(format!("no kind {kind_name:?} is served by the simulated API server")))?;
-        let meta: ObjectMeta = obj.get("metadata").map(ObjectMeta::deserialize_lenient).transpose()?.unwrap_or_default();
-        let ns = if kind.is_namespaced() { if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() } } else { String::new() };
+        let kind = Kind::from_kind_name(kind_name).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "no kind {kind_name:?} is served by the simulated API server"
+            ))
+        })?;
+        let meta: ObjectMeta = obj
+            .get("metadata")
+            .map(ObjectMeta::deserialize_lenient)
+            .transpose()?
+            .unwrap_or_default();
+        let ns = if kind.is_namespaced() {
+            if meta.namespace.is_empty() {
+                "default".to_string()
+            } else {
+                meta.namespace.clone()
+            }
+        } else {
+            String::new()
+        };
         if kind.is_namespaced() {
             self.ensure_namespace(now, &ns);
         }
@@ -305,7 +336,9 @@ impl ApiServer {
             force: false,
         };
         self.handle(now, &request)?;
-        let record = self.record_mut(kind, &ns, &meta.name).expect("just created");
+        let record = self
+            .record_mut(kind, &ns, &meta.name)
+            .expect("just created");
         if !meta.managed_fields.is_empty() {
             record.managers = managers_from_entries(&meta.managed_fields);
         }
@@ -323,23 +356,43 @@ impl ApiServer {
 
     /// The one entry point: authorise (RBAC), then dispatch on the verb.
     pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
-        let rv_before = self.record(req.kind, &req.namespace, &req.name).map(|r| parse_rv(&r.object.meta().resource_version));
+        let rv_before = self
+            .record(req.kind, &req.namespace, &req.name)
+            .map(|r| parse_rv(&r.object.meta().resource_version));
         let result = self.dispatch(now, req);
         let (result, code, rv_after, name) = match result {
             Ok(Outcome::Read(object)) => (Ok(object), 200, None, req.name.to_string()),
             Ok(Outcome::Written { object, created }) => {
                 let (rv, name) = match &object {
-                    Object::Lease(l) => (parse_rv(&l.metadata.resource_version), l.metadata.name.clone()),
-                    Object::ConfigMap(c) => (parse_rv(&c.metadata.resource_version), c.metadata.name.clone()),
+                    Object::Lease(l) => (
+                        parse_rv(&l.metadata.resource_version),
+                        l.metadata.name.clone(),
+                    ),
+                    Object::ConfigMap(c) => (
+                        parse_rv(&c.metadata.resource_version),
+                        c.metadata.name.clone(),
+                    ),
                     Object::Json(v) => (
-                        parse_rv(v.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("")),
-                        v.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                        parse_rv(
+                            v.pointer("/metadata/resourceVersion")
+                                .and_then(Value::as_str)
+                                .unwrap_or(""),
+                        ),
+                        v.pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
                     ),
                     Object::Deleted => (0, req.name.to_string()),
                 };
                 (Ok(object), if created { 201 } else { 200 }, Some(rv), name)
             }
-            Ok(Outcome::Deleted { revision }) => (Ok(Object::Deleted), 200, Some(revision), req.name.to_string()),
+            Ok(Outcome::Deleted { revision }) => (
+                Ok(Object::Deleted),
+                200,
+                Some(revision),
+                req.name.to_string(),
+            ),
             Err(error) => {
                 let code = error.code;
                 (Err(error), code, None, req.name.to_string())
@@ -356,18 +409,36 @@ impl ApiServer {
                 rv_before,
                 rv_after,
                 code,
-                message: result.as_ref().err().map(|e| e.message.clone()).unwrap_or_default(),
+                message: result
+                    .as_ref()
+                    .err()
+                    .map(|e| e.message.clone())
+                    .unwrap_or_default(),
             });
         }
         result
     }
 
     fn dispatch(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
-        let ns: &str = if req.kind.is_namespaced() { &req.namespace } else { "" };
+        let ns: &str = if req.kind.is_namespaced() {
+            &req.namespace
+        } else {
+            ""
+        };
         // The authorisation filter sees the URL: create and list carry no name (apiserver.md §6).
-        let url_name = if matches!(req.verb, Verb::Create | Verb::List) { "" } else { &req.name };
+        let url_name = if matches!(req.verb, Verb::Create | Verb::List) {
+            ""
+        } else {
+            &req.name
+        };
         if !self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name) {
-            return Err(ApiError::forbidden(req.kind, url_name, &req.user.name, req.verb.as_str(), ns));
+            return Err(ApiError::forbidden(
+                req.kind,
+                url_name,
+                &req.user.name,
+                req.verb.as_str(),
+                ns,
+            ));
         }
         match req.verb {
             Verb::Get => self.get(req.kind, ns, &req.name).map(Outcome::Read),
@@ -381,7 +452,9 @@ impl ApiServer {
     }
 
     fn get(&self, kind: Kind, ns: &str, name: &str) -> Result<Object, ApiError> {
-        self.record(kind, ns, name).map(|r| r.object.to_object()).ok_or_else(|| ApiError::not_found(kind, name))
+        self.record(kind, ns, name)
+            .map(|r| r.object.to_object())
+            .ok_or_else(|| ApiError::not_found(kind, name))
     }
 
     /// `<Kind>List` with the current revision; items as the server sends them in typed lists
@@ -413,17 +486,36 @@ impl ApiServer {
 
     fn create(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
         let object = decode_body(req.kind, &req.body)?;
-        let name = if object.meta().name.is_empty() { req.name.to_string() } else { object.meta().name.clone() };
+        let name = if object.meta().name.is_empty() {
+            req.name.to_string()
+        } else {
+            object.meta().name.clone()
+        };
         if !req.name.is_empty() && req.name.as_ref() != name {
             return Err(name_mismatch(&name, &req.name));
         }
         check_namespace(&object, ns)?;
-        self.insert_new(now, req.kind, ns, &name, object, &default_manager(req, "kubectl-create"))
+        self.insert_new(
+            now,
+            req.kind,
+            ns,
+            &name,
+            object,
+            &default_manager(req, "kubectl-create"),
+        )
     }
 
     /// Shared by create, create-on-update and apply-create: namespace exists, name valid, not
     /// already there, object valid; the creator owns every field.
-    fn insert_new(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, object: Stored, manager: &str) -> Result<Outcome, ApiError> {
+    fn insert_new(
+        &mut self,
+        now: Nanos,
+        kind: Kind,
+        ns: &str,
+        name: &str,
+        object: Stored,
+        manager: &str,
+    ) -> Result<Outcome, ApiError> {
         let mut errors = validate_name(kind, name);
         if errors.is_empty() {
             if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
@@ -435,12 +527,26 @@ impl ApiServer {
             errors = validate_object(&object);
         }
         if !errors.is_empty() {
-            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
+            return Err(ApiError::invalid(
+                kind.group(),
+                kind.kind_name(),
+                name,
+                &errors,
+            ));
         }
         let mut managers = Vec::new();
-        record_update(&mut managers, manager, kind.api_version(), &field_diff(None, &object), self.wall_secs(now));
+        record_update(
+            &mut managers,
+            manager,
+            kind.api_version(),
+            &field_diff(None, &object),
+            self.wall_secs(now),
+        );
         let object = self.commit(now, kind, ns, name, object, managers);
-        Ok(Outcome::Written { object, created: true })
+        Ok(Outcome::Written {
+            object,
+            created: true,
+        })
     }
 
     fn update(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
@@ -457,7 +563,13 @@ impl ApiServer {
             }
             // update.go authorises a create-on-update a second time, as `create` with the name.
             if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
-                return Err(ApiError::forbidden(kind, &req.name, &req.user.name, "create", ns));
+                return Err(ApiError::forbidden(
+                    kind,
+                    &req.name,
+                    &req.user.name,
+                    "create",
+                    ns,
+                ));
             }
             // The storage layer clears any resourceVersion of an object it creates.
             return self.insert_new(now, kind, ns, &req.name, object, &manager);
@@ -465,8 +577,17 @@ impl ApiServer {
         let sent_rv = &object.meta().resource_version;
         if sent_rv.is_empty() {
             if !allow_unconditional_update(kind) {
-                let field = FieldError::invalid("metadata.resourceVersion", "0", "must be specified for an update");
-                return Err(ApiError::invalid(kind.group(), kind.resource(), &req.name, &[field]));
+                let field = FieldError::invalid(
+                    "metadata.resourceVersion",
+                    "0",
+                    "must be specified for an update",
+                );
+                return Err(ApiError::invalid(
+                    kind.group(),
+                    kind.resource(),
+                    &req.name,
+                    &[field],
+                ));
             }
         } else if *sent_rv != record.object.meta().resource_version {
             return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
@@ -475,22 +596,41 @@ impl ApiServer {
     }
 
     /// Validate, record ownership as an Update, persist unless nothing changed.
-    fn write_update(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, object: Stored, manager: &str) -> Result<Outcome, ApiError> {
+    fn write_update(
+        &mut self,
+        now: Nanos,
+        kind: Kind,
+        ns: &str,
+        name: &str,
+        object: Stored,
+        manager: &str,
+    ) -> Result<Outcome, ApiError> {
         let errors = validate_object(&object);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
+            return Err(ApiError::invalid(
+                kind.group(),
+                kind.kind_name(),
+                name,
+                &errors,
+            ));
         }
         let wall_secs = self.wall_secs(now);
         let record = self.record(kind, ns, name).expect("caller checked");
         let diff = field_diff(Some(&record.object), &object);
         if diff.is_empty() && object.same_content(&record.object) {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
-            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+            return Ok(Outcome::Written {
+                object: record.object.to_object(),
+                created: false,
+            });
         }
         let mut managers = record.managers.clone();
         record_update(&mut managers, manager, kind.api_version(), &diff, wall_secs);
         let object = self.commit(now, kind, ns, name, object, managers);
-        Ok(Outcome::Written { object, created: false })
+        Ok(Outcome::Written {
+            object,
+            created: false,
+        })
     }
 
     /// JSON merge patch (apiserver.md §2.1, §4): merge onto the live JSON, decode typed (a decode
@@ -499,14 +639,25 @@ impl ApiServer {
         let kind = req.kind;
         if req.force {
             let field = FieldError::forbidden("force", "may not be specified for non-apply patch");
-            return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                &[field],
+            ));
         }
         let patch = patch_body(&req.body)?;
-        let record = self.record(kind, ns, &req.name).ok_or_else(|| ApiError::not_found(kind, &req.name))?;
+        let record = self
+            .record(kind, ns, &req.name)
+            .ok_or_else(|| ApiError::not_found(kind, &req.name))?;
         let live_json = record.object.to_json();
         let patched = merge_patch(&live_json, &patch).map_err(ApiError::bad_request)?;
         let object = Stored::decode(kind, &patched).map_err(|decode_error| {
-            let field = FieldError::invalid("patch", &go_quote(&go_json_marshal(&patched)), &decode_error);
+            let field = FieldError::invalid(
+                "patch",
+                &go_quote(&go_json_marshal(&patched)),
+                &decode_error,
+            );
             ApiError::invalid("", "", "", &[field])
         })?;
         let rv = &object.meta().resource_version;
@@ -528,15 +679,26 @@ impl ApiServer {
             Some(m) if !m.is_empty() => m.to_string(),
             _ => {
                 let field = FieldError::required("fieldManager", "is required for apply patch");
-                return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
+                return Err(ApiError::invalid(
+                    "meta.k8s.io",
+                    "PatchOptions",
+                    "",
+                    &[field],
+                ));
             }
         };
         let config = apply_config(kind, &req.body)?;
-        let config_name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let config_name = config
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if config_name != req.name.as_ref() {
             return Err(name_mismatch(config_name, &req.name));
         }
-        let config_ns = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        let config_ns = config
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         if kind.is_namespaced() && !config_ns.is_empty() && config_ns != ns {
             return Err(namespace_mismatch());
         }
@@ -545,7 +707,13 @@ impl ApiServer {
         let Some(record) = self.record(kind, ns, &req.name) else {
             // patch.go authorises an apply that creates a second time, as `create` with the name.
             if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
-                return Err(ApiError::forbidden(kind, &req.name, &req.user.name, "create", ns));
+                return Err(ApiError::forbidden(
+                    kind,
+                    &req.name,
+                    &req.user.name,
+                    "create",
+                    ns,
+                ));
             }
             let object = Stored::decode(kind, &config).map_err(|e| decode_error(kind, &e))?;
             let mut errors = validate_name(kind, &req.name);
@@ -556,12 +724,28 @@ impl ApiServer {
                 errors = validate_object(&object);
             }
             if !errors.is_empty() {
-                return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
+                return Err(ApiError::invalid(
+                    kind.group(),
+                    kind.kind_name(),
+                    &req.name,
+                    &errors,
+                ));
             }
             let mut managers = Vec::new();
-            record_apply(&mut managers, &manager, kind.api_version(), applied, &field_diff(None, &object), req.force, wall_secs)?;
+            record_apply(
+                &mut managers,
+                &manager,
+                kind.api_version(),
+                applied,
+                &field_diff(None, &object),
+                req.force,
+                wall_secs,
+            )?;
             let object = self.commit(now, kind, ns, &req.name, object, managers);
-            return Ok(Outcome::Written { object, created: true });
+            return Ok(Outcome::Written {
+                object,
+                created: true,
+            });
         };
         let live_json = record.object.to_json();
         let mut merged = apply_merge(&live_json, &config);
@@ -579,36 +763,77 @@ impl ApiServer {
         }
         let errors = validate_object(&object);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
+            return Err(ApiError::invalid(
+                kind.group(),
+                kind.kind_name(),
+                &req.name,
+                &errors,
+            ));
         }
         let diff = field_diff(Some(&record.object), &object);
         let mut managers = record.managers.clone();
-        record_apply(&mut managers, &manager, kind.api_version(), applied, &diff, req.force, wall_secs)?;
+        record_apply(
+            &mut managers,
+            &manager,
+            kind.api_version(),
+            applied,
+            &diff,
+            req.force,
+            wall_secs,
+        )?;
         if object.same_content(&record.object) && same_ownership(&managers, &record.managers) {
-            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+            return Ok(Outcome::Written {
+                object: record.object.to_object(),
+                created: false,
+            });
         }
         let object = self.commit(now, kind, ns, &req.name, object, managers);
-        Ok(Outcome::Written { object, created: false })
+        Ok(Outcome::Written {
+            object,
+            created: false,
+        })
     }
 
     fn delete(&mut self, kind: Kind, ns: &str, name: &str) -> Result<Outcome, ApiError> {
-        let removed = self.store.get_mut(&kind).and_then(|by_ns| by_ns.get_mut(ns)).and_then(|by_name| by_name.remove(name));
+        let removed = self
+            .store
+            .get_mut(&kind)
+            .and_then(|by_ns| by_ns.get_mut(ns))
+            .and_then(|by_name| by_name.remove(name));
         match removed {
             Some(_) => {
                 self.revision += 1;
-                Ok(Outcome::Deleted { revision: self.revision })
+                Ok(Outcome::Deleted {
+                    revision: self.revision,
+                })
             }
             None => Err(ApiError::not_found(kind, name)),
         }
     }
 
     /// Persists `object` under the next revision with the server-owned metadata.
-    fn commit(&mut self, now: Nanos, kind: Kind, ns: &str, name: &str, mut object: Stored, managers: Vec<ManagerState>) -> Object {
+    fn commit(
+        &mut self,
+        now: Nanos,
+        kind: Kind,
+        ns: &str,
+        name: &str,
+        mut object: Stored,
+        managers: Vec<ManagerState>,
+    ) -> Object {
         self.revision += 1;
-        let previous = self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
+        let previous = self.record(kind, ns, name).map(|r| {
+            (
+                r.object.meta().uid.clone(),
+                r.object.meta().creation_timestamp,
+            )
+        });
         let (uid, created_at) = match previous {
             Some((uid, created_at)) => (uid, created_at),
-            None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
+            None => (
+                self.next_uid(),
+                Some(Time::from_unix_nanos(self.wall_nanos(now))),
+            ),
         };
         let managed_fields = render_managed_fields(&managers);
         let meta = object.meta_mut();
@@ -619,7 +844,12 @@ impl ApiServer {
         meta.creation_timestamp = created_at;
         meta.managed_fields = managed_fields;
         let response = object.to_object();
-        self.store.entry(kind).or_default().entry(ns.to_string()).or_default().insert(name.to_string(), Record { object, managers });
+        self.store
+            .entry(kind)
+            .or_default()
+            .entry(ns.to_string())
+            .or_default()
+            .insert(name.to_string(), Record { object, managers });
         response
     }
 
@@ -628,7 +858,13 @@ impl ApiServer {
             let namespace = Stored::Namespace(Arc::new(Namespace::default()));
             let diff = field_diff(None, &namespace);
             let mut managers = Vec::new();
-            record_update(&mut managers, "kube-apiserver", "v1", &diff, self.wall_secs(now));
+            record_update(
+                &mut managers,
+                "kube-apiserver",
+                "v1",
+                &diff,
+                self.wall_secs(now),
+            );
             self.commit(now, Kind::Namespace, "", ns, namespace, managers);
         }
     }
@@ -645,11 +881,23 @@ impl ApiServer {
         if user.is_system_master() {
             return true;
         }
-        let attributes = Attributes { verb, api_group: kind.group(), resource: kind.resource(), namespace: ns, name };
-        let bindings = self.store.get(&Kind::RoleBinding).and_then(|by_ns| by_ns.get(ns)).into_iter().flat_map(|by_name| by_name.values()).filter_map(|r| match &r.object {
-            Stored::RoleBinding(b) => Some(b.as_ref()),
-            _ => None,
-        });
+        let attributes = Attributes {
+            verb,
+            api_group: kind.group(),
+            resource: kind.resource(),
+            namespace: ns,
+            name,
+        };
+        let bindings = self
+            .store
+            .get(&Kind::RoleBinding)
+            .and_then(|by_ns| by_ns.get(ns))
+            .into_iter()
+            .flat_map(|by_name| by_name.values())
+            .filter_map(|r| match &r.object {
+                Stored::RoleBinding(b) => Some(b.as_ref()),
+                _ => None,
+            });
         let role_named = |role: &str| match &self.record(Kind::Role, ns, role)?.object {
             Stored::Role(r) => Some(r.as_ref()),
             _ => None,
@@ -686,20 +934,33 @@ fn parse_rv(text: &str) -> u64 {
 
 fn same_ownership(a: &[ManagerState], b: &[ManagerState]) -> bool {
     a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| x.manager == y.manager && x.operation == y.operation && x.api_version == y.api_version && x.fields == y.fields)
+        && a.iter().zip(b).all(|(x, y)| {
+            x.manager == y.manager
+                && x.operation == y.operation
+                && x.api_version == y.api_version
+                && x.fields == y.fields
+        })
 }
 
 fn default_manager(req: &Request, kubectl_default: &str) -> String {
-    req.field_manager.as_deref().filter(|m| !m.is_empty()).unwrap_or(kubectl_default).to_string()
+    req.field_manager
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .unwrap_or(kubectl_default)
+        .to_string()
 }
 
 /// rest.go `checkName`.
 fn name_mismatch(object_name: &str, url_name: &str) -> ApiError {
-    ApiError::bad_request(format!("the name of the object ({object_name}) does not match the name on the URL ({url_name})"))
+    ApiError::bad_request(format!(
+        "the name of the object ({object_name}) does not match the name on the URL ({url_name})"
+    ))
 }
 
 fn namespace_mismatch() -> ApiError {
-    ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request")
+    ApiError::bad_request(
+        "the namespace of the provided object does not match the namespace sent on the request",
+    )
 }
 
 fn check_namespace(object: &Stored, ns: &str) -> Result<(), ApiError> {
@@ -712,7 +973,11 @@ fn check_namespace(object: &Stored, ns: &str) -> Result<(), ApiError> {
 
 /// handlers/rest.go `transformDecodeError` with a known kind (apiserver.md §2.1).
 fn decode_error(kind: Kind, error: &str) -> ApiError {
-    ApiError::bad_request(format!("{} in version \"v1\" cannot be handled as a {}: {error}", kind.kind_name(), kind.kind_name()))
+    ApiError::bad_request(format!(
+        "{} in version \"v1\" cannot be handled as a {}: {error}",
+        kind.kind_name(),
+        kind.kind_name()
+    ))
 }
 
 /// `transformDecodeError` when the body's kind could not even be read.
@@ -720,19 +985,38 @@ fn unrecognized_body(kind: Kind, error: &str, body: &str) -> ApiError {
     let summary = if body.is_empty() {
         "<empty>".to_string()
     } else if body.starts_with('{') {
-        if body.len() > 30 { format!("{} ...", body.get(..30).unwrap_or(body)) } else { body.to_string() }
+        if body.len() > 30 {
+            format!("{} ...", body.get(..30).unwrap_or(body))
+        } else {
+            body.to_string()
+        }
     } else {
         let bytes = &body.as_bytes()[..body.len().min(30)];
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        if body.len() > 30 { format!("{hex} ...") } else { hex }
+        if body.len() > 30 {
+            format!("{hex} ...")
+        } else {
+            hex
+        }
     };
-    ApiError::bad_request(format!("the object provided is unrecognized (must be of type {}): {error} ({summary})", kind.kind_name()))
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {}): {error} ({summary})",
+        kind.kind_name()
+    ))
 }
 
 fn parse_text(kind: Kind, text: &str) -> Result<Value, ApiError> {
     serde_json::from_str(text).map_err(|e| {
-        let reason = if text.trim().is_empty() { "unexpected end of JSON input".to_string() } else { e.to_string() };
-        unrecognized_body(kind, &format!("couldn't get version/kind; json parse error: {reason}"), text)
+        let reason = if text.trim().is_empty() {
+            "unexpected end of JSON input".to_string()
+        } else {
+            e.to_string()
+        };
+        unrecognized_body(
+            kind,
+            &format!("couldn't get version/kind; json parse error: {reason}"),
+            text,
+        )
     })
 }
 
@@ -741,16 +1025,28 @@ fn parse_text(kind: Kind, text: &str) -> Result<Value, ApiError> {
 fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
     let value = match body {
         Body::Lease(lease) if kind == Kind::Lease => return Ok(Stored::Lease(Arc::clone(lease))),
-        Body::ConfigMap(cm) if kind == Kind::ConfigMap => return Ok(Stored::ConfigMap(Arc::clone(cm))),
+        Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
+            return Ok(Stored::ConfigMap(Arc::clone(cm)));
+        }
         Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
         Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
         Body::Json(value) => value.clone(),
         Body::Text(text) => parse_text(kind, text)?,
-        Body::None => return Err(unrecognized_body(kind, "couldn't get version/kind; json parse error: unexpected end of JSON input", "")),
+        Body::None => {
+            return Err(unrecognized_body(
+                kind,
+                "couldn't get version/kind; json parse error: unexpected end of JSON input",
+                "",
+            ));
+        }
     };
     if !value.is_object() {
         let text = go_json_marshal(&value);
-        return Err(unrecognized_body(kind, "couldn't get version/kind; json parse error: json: cannot unmarshal into Go value of type struct", &text));
+        return Err(unrecognized_body(
+            kind,
+            "couldn't get version/kind; json parse error: json: cannot unmarshal into Go value of type struct",
+            &text,
+        ));
     }
     check_type_meta(kind, &value)?;
     Stored::decode(kind, &value).map_err(|e| decode_error(kind, &e))
@@ -758,8 +1054,14 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
 
 /// apiVersion/kind of a body against the URL's (create.go / update.go).
 fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
-    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or(kind.api_version());
-    let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or(kind.kind_name());
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or(kind.api_version());
+    let body_kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or(kind.kind_name());
     if api_version != kind.api_version() {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({})",
@@ -780,7 +1082,9 @@ fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
 fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
-        Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
+        Body::Text(text) => {
+            serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch"))
+        }
         Body::Lease(lease) => Ok(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Ok(object_json(Kind::ConfigMap, cm.as_ref())),
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
@@ -792,15 +1096,25 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
 fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
     let value = match body {
         Body::Json(value) => value.clone(),
-        Body::Text(text) => serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        Body::Text(text) => serde_json::from_str(text)
+            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
         Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
         Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
-        Body::None => return Err(ApiError::bad_request("error decoding YAML: empty apply configuration")),
+        Body::None => {
+            return Err(ApiError::bad_request(
+                "error decoding YAML: empty apply configuration",
+            ));
+        }
     };
     let Value::Object(_) = &value else {
-        return Err(ApiError::bad_request("error decoding YAML: the apply configuration is not an object"));
+        return Err(ApiError::bad_request(
+            "error decoding YAML: the apply configuration is not an object",
+        ));
     };
-    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let api_version = value
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if api_version != kind.api_version() {
         return Err(ApiError::bad_request(format!(
             "Incorrect version specified in apply patch. Specified patch version: {api_version}, expected: {}",
@@ -809,9 +1123,15 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
     }
     let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
     if body_kind != kind.kind_name() {
-        return Err(ApiError::bad_request(format!("Object 'Kind' is missing or wrong in apply configuration: got {body_kind:?}, expected {:?}", kind.kind_name())));
+        return Err(ApiError::bad_request(format!(
+            "Object 'Kind' is missing or wrong in apply configuration: got {body_kind:?}, expected {:?}",
+            kind.kind_name()
+        )));
     }
-    if value.pointer("/metadata/managedFields").is_some_and(|v| !v.is_null()) {
+    if value
+        .pointer("/metadata/managedFields")
+        .is_some_and(|v| !v.is_null())
+    {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
     Ok(drop_nulls(value))
@@ -819,7 +1139,12 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
 
 fn drop_nulls(value: Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, drop_nulls(v))).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, drop_nulls(v)))
+                .collect(),
+        ),
         other => other,
     }
 }
