@@ -145,6 +145,36 @@ impl ManagerState {
 /// managedFields in the server's order (`sortEncodedManagedFields`): operation (Apply first),
 /// time, manager, apiVersion, subresource.
 pub fn render_managed_fields(managers: &[ManagerState]) -> Vec<ManagedFieldsEntry> {
+    sorted_managers(managers)
+        .into_iter()
+        .map(ManagerState::to_entry)
+        .collect()
+}
+
+/// Brings `entries` (typically the managedFields a client sent back unchanged) in line with
+/// `managers`, touching only the times when ownership is unchanged: the renewal hot path then
+/// neither builds nor copies a FieldsV1 trie.
+pub fn sync_managed_fields(entries: &mut Vec<ManagedFieldsEntry>, managers: &[ManagerState]) {
+    let order = sorted_managers(managers);
+    let same_shape = entries.len() == order.len()
+        && entries.iter().zip(&order).all(|(entry, state)| {
+            entry.manager == state.manager
+                && entry.operation == state.operation.as_str()
+                && entry.api_version == state.api_version
+                && entry.subresource == state.subresource
+                && entry.fields_type == "FieldsV1"
+                && entry.fields_v1 == state.fields_v1
+        });
+    if !same_shape {
+        *entries = order.into_iter().map(ManagerState::to_entry).collect();
+        return;
+    }
+    for (entry, state) in entries.iter_mut().zip(order) {
+        entry.time = Some(Time::from_unix_secs(state.time_secs));
+    }
+}
+
+fn sorted_managers(managers: &[ManagerState]) -> Vec<&ManagerState> {
     let mut order: Vec<&ManagerState> = managers.iter().collect();
     order.sort_by(|a, b| {
         (
@@ -162,7 +192,7 @@ pub fn render_managed_fields(managers: &[ManagerState]) -> Vec<ManagedFieldsEntr
                 &b.subresource,
             ))
     });
-    order.into_iter().map(ManagerState::to_entry).collect()
+    order
 }
 
 /// Reads managedFields sent with a seeded object back into manager states.
@@ -411,9 +441,11 @@ pub fn record_update(
     }
     for state in managers.iter_mut() {
         let before = state.fields.len();
+        // The updater keeps what it changes; everyone else loses it.
+        let is_updater = state.is(manager, Operation::Update, api_version);
         state
             .fields
-            .retain(|f| !diff.changed.contains(f) && !diff.removed.contains(f));
+            .retain(|f| !diff.removed.contains(f) && (is_updater || !diff.changed.contains(f)));
         if state.fields.len() != before {
             state.refresh_trie();
         }
@@ -435,9 +467,13 @@ pub fn record_update(
             }
         };
         let state = &mut managers[index];
+        let before = state.fields.len();
         state.fields.extend(diff.changed.iter().cloned());
         state.time_secs = now_secs;
-        state.refresh_trie();
+        // A renewal changes fields its manager already owns: keep the cached trie.
+        if state.fields.len() != before {
+            state.refresh_trie();
+        }
     }
     managers.retain(|m| !m.fields.is_empty());
 }

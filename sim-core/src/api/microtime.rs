@@ -33,8 +33,9 @@ impl MicroTime {
         MicroTime { unix_micros }
     }
 
+    /// Saturates beyond year 2262, where nanoseconds leave i64.
     pub fn unix_nanos(self) -> i64 {
-        self.unix_micros * 1_000
+        self.unix_micros.saturating_mul(1_000)
     }
 
     pub fn unix_micros(self) -> i64 {
@@ -45,8 +46,10 @@ impl MicroTime {
     /// The error is Go's text, e.g. `parsing time "…Z" as "2006-01-02T15:04:05.000000Z07:00":
     /// cannot parse "Z" as ".000000"`.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let unix_nanos = go_time_parse(MICRO_TIME_LAYOUT, s)?;
-        Ok(MicroTime::from_unix_nanos(unix_nanos))
+        let (unix_secs, nanos) = go_time_parse(MICRO_TIME_LAYOUT, s)?;
+        Ok(MicroTime {
+            unix_micros: unix_secs * 1_000_000 + nanos / 1_000,
+        })
     }
 
     /// `2026-01-01T00:00:00.000000Z`.
@@ -94,7 +97,9 @@ impl Time {
 
     /// Go's `time.Parse(time.RFC3339, s)`: accepts an optional fraction (dropped on output).
     pub fn parse(s: &str) -> Result<Self, String> {
-        Ok(Time::from_unix_nanos(go_time_parse(TIME_LAYOUT, s)?))
+        Ok(Time {
+            unix_secs: go_time_parse(TIME_LAYOUT, s)?.0,
+        })
     }
 
     pub fn to_rfc3339(self) -> String {
@@ -251,8 +256,8 @@ fn days_in_month(month: i64, year: i64) -> i64 {
 }
 
 /// `time.Parse(layout, value)` for [`MICRO_TIME_LAYOUT`] and [`TIME_LAYOUT`], returning Unix
-/// nanoseconds or Go's exact error text.
-pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<i64, String> {
+/// seconds and the nanosecond fraction, or Go's exact error text.
+pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<(i64, i64), String> {
     let mut value = value_text.as_bytes();
     let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut nsec) =
         (0, 1, 1, 0, 0, 0, 0i64);
@@ -398,7 +403,7 @@ pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<i64, Strin
     }
     let days = days_from_civil(year, month as u32, day as u32);
     let local_secs = days * 86_400 + hour * 3600 + minute * 60 + second;
-    Ok((local_secs - zone_offset_secs) * 1_000_000_000 + nsec)
+    Ok((local_secs - zone_offset_secs, nsec))
 }
 
 #[cfg(test)]
@@ -467,6 +472,12 @@ mod tests {
                 .unwrap_err()
                 .ends_with(r#"cannot parse "26-01-01" as "2006""#)
         );
+    }
+
+    #[test]
+    fn far_future_times_parse_without_overflow() {
+        let t = MicroTime::parse("9999-12-31T23:59:59.999999Z").unwrap();
+        assert_eq!(t.to_rfc3339(), "9999-12-31T23:59:59.999999Z");
     }
 
     #[test]

@@ -43,7 +43,12 @@ fn subject_matches(binding: &RoleBinding, user: &User) -> bool {
                 } else {
                     subject.namespace.as_str()
                 };
-                user.name == format!("system:serviceaccount:{ns}:{}", subject.name)
+                // `system:serviceaccount:<ns>:<name>`, compared piecewise (no allocation per check).
+                user.name
+                    .strip_prefix("system:serviceaccount:")
+                    .and_then(|rest| rest.strip_prefix(ns))
+                    .and_then(|rest| rest.strip_prefix(':'))
+                    == Some(subject.name.as_str())
             }
             _ => false,
         })

@@ -10,10 +10,11 @@ use serde_json::{Map, Value, json};
 
 use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
+use super::kubectl::to_json;
 use super::managed_fields::{
     FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries,
     owned_by_others, previously_applied, record_apply, record_update, remove_field,
-    render_managed_fields,
+    render_managed_fields, sync_managed_fields,
 };
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
@@ -221,11 +222,20 @@ fn allow_unconditional_update(kind: Kind) -> bool {
     !matches!(kind, Kind::Lease)
 }
 
-/// What a successful write did, for the response code and the audit record.
+/// What a successful request did, for the response code and the audit record.
 enum Outcome {
     Read(Object),
     Written { object: Object, created: bool },
     Deleted { revision: u64 },
+}
+
+impl Outcome {
+    fn into_object(self) -> Object {
+        match self {
+            Outcome::Read(object) | Outcome::Written { object, .. } => object,
+            Outcome::Deleted { .. } => Object::Deleted,
+        }
+    }
 }
 
 pub struct ApiServer {
@@ -356,67 +366,45 @@ impl ApiServer {
 
     /// The one entry point: authorise (RBAC), then dispatch on the verb.
     pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
+        if !self.audit_on {
+            return self.dispatch(now, req).map(Outcome::into_object);
+        }
         let rv_before = self
             .record(req.kind, &req.namespace, &req.name)
             .map(|r| parse_rv(&r.object.meta().resource_version));
         let result = self.dispatch(now, req);
-        let (result, code, rv_after, name) = match result {
-            Ok(Outcome::Read(object)) => (Ok(object), 200, None, req.name.to_string()),
+        let mut name = req.name.to_string();
+        let (code, rv_after) = match &result {
+            Ok(Outcome::Read(_)) => (200, None),
             Ok(Outcome::Written { object, created }) => {
-                let (rv, name) = match &object {
-                    Object::Lease(l) => (
-                        parse_rv(&l.metadata.resource_version),
-                        l.metadata.name.clone(),
-                    ),
-                    Object::ConfigMap(c) => (
-                        parse_rv(&c.metadata.resource_version),
-                        c.metadata.name.clone(),
-                    ),
-                    Object::Json(v) => (
-                        parse_rv(
-                            v.pointer("/metadata/resourceVersion")
-                                .and_then(Value::as_str)
-                                .unwrap_or(""),
-                        ),
-                        v.pointer("/metadata/name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
-                    ),
-                    Object::Deleted => (0, req.name.to_string()),
-                };
-                (Ok(object), if created { 201 } else { 200 }, Some(rv), name)
+                let written = to_json(object);
+                let meta = &written["metadata"];
+                if let Some(written_name) = meta["name"].as_str() {
+                    name = written_name.to_string();
+                }
+                let rv = parse_rv(meta["resourceVersion"].as_str().unwrap_or(""));
+                (if *created { 201 } else { 200 }, Some(rv))
             }
-            Ok(Outcome::Deleted { revision }) => (
-                Ok(Object::Deleted),
-                200,
-                Some(revision),
-                req.name.to_string(),
-            ),
-            Err(error) => {
-                let code = error.code;
-                (Err(error), code, None, req.name.to_string())
-            }
+            Ok(Outcome::Deleted { revision }) => (200, Some(*revision)),
+            Err(error) => (error.code, None),
         };
-        if self.audit_on {
-            self.audit.push(AuditRecord {
-                at: now,
-                user: req.user.name.clone(),
-                verb: req.verb,
-                kind: req.kind,
-                namespace: req.namespace.to_string(),
-                name,
-                rv_before,
-                rv_after,
-                code,
-                message: result
-                    .as_ref()
-                    .err()
-                    .map(|e| e.message.clone())
-                    .unwrap_or_default(),
-            });
-        }
-        result
+        self.audit.push(AuditRecord {
+            at: now,
+            user: req.user.name.clone(),
+            verb: req.verb,
+            kind: req.kind,
+            namespace: req.namespace.to_string(),
+            name,
+            rv_before,
+            rv_after,
+            code,
+            message: result
+                .as_ref()
+                .err()
+                .map(|e| e.message.clone())
+                .unwrap_or_default(),
+        });
+        result.map(Outcome::into_object)
     }
 
     fn dispatch(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
@@ -624,7 +612,13 @@ impl ApiServer {
                 created: false,
             });
         }
-        let mut managers = record.managers.clone();
+        // From here on nothing can fail: move the managers out instead of copying them.
+        let mut managers = std::mem::take(
+            &mut self
+                .record_mut(kind, ns, name)
+                .expect("caller checked")
+                .managers,
+        );
         record_update(&mut managers, manager, kind.api_version(), &diff, wall_secs);
         let object = self.commit(now, kind, ns, name, object, managers);
         Ok(Outcome::Written {
@@ -835,15 +829,18 @@ impl ApiServer {
                 Some(Time::from_unix_nanos(self.wall_nanos(now))),
             ),
         };
-        let managed_fields = render_managed_fields(&managers);
         let meta = object.meta_mut();
         meta.name = name.to_string();
         meta.namespace = ns.to_string();
         meta.uid = uid;
         meta.resource_version = self.revision.to_string();
         meta.creation_timestamp = created_at;
-        meta.managed_fields = managed_fields;
+        sync_managed_fields(&mut meta.managed_fields, &managers);
         let response = object.to_object();
+        if let Some(record) = self.record_mut(kind, ns, name) {
+            *record = Record { object, managers };
+            return response;
+        }
         self.store
             .entry(kind)
             .or_default()
