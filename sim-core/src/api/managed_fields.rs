@@ -645,6 +645,33 @@ mod tests {
     }
 
     #[test]
+    fn syncing_managed_fields_only_touches_times_when_ownership_is_unchanged() {
+        let mut managers = Vec::new();
+        let diff = FieldDiff {
+            changed: set(&["spec.renewTime"]),
+            removed: BTreeSet::new(),
+        };
+        record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &diff, 10);
+        let mut entries = render_managed_fields(&managers);
+        record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &diff, 12);
+        sync_managed_fields(&mut entries, &managers);
+        assert_eq!(entries, render_managed_fields(&managers));
+        assert_eq!(entries[0].time.unwrap().unix_secs(), 12);
+        let other = FieldDiff {
+            changed: set(&["spec.holderIdentity"]),
+            removed: BTreeSet::new(),
+        };
+        record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &other, 13);
+        sync_managed_fields(&mut entries, &managers);
+        assert_eq!(
+            entries,
+            render_managed_fields(&managers),
+            "a changed set is re-rendered"
+        );
+        sync_managed_fields(&mut Vec::new(), &managers);
+    }
+
+    #[test]
     fn system_metadata_is_not_tracked() {
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "resourceVersion": "3", "labels": {"a": "b"}}, "data": {"k": "v"}});
         let keys: Vec<String> = leaf_fields(&v).into_keys().map(|k| smd_path(&k)).collect();

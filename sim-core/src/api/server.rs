@@ -320,7 +320,7 @@ impl ApiServer {
         })?;
         let meta: ObjectMeta = obj
             .get("metadata")
-            .map(ObjectMeta::deserialize_lenient)
+            .map(decode_seed_metadata)
             .transpose()?
             .unwrap_or_default();
         let ns = if kind.is_namespaced() {
@@ -918,11 +918,9 @@ impl ApiServer {
     }
 }
 
-impl ObjectMeta {
-    /// Metadata of a seeded object, with decode errors as a 400.
-    fn deserialize_lenient(value: &Value) -> Result<ObjectMeta, ApiError> {
-        ObjectMeta::deserialize(value).map_err(|e| ApiError::bad_request(e.to_string()))
-    }
+/// Metadata of a seeded object, with decode errors as a 400.
+fn decode_seed_metadata(value: &Value) -> Result<ObjectMeta, ApiError> {
+    ObjectMeta::deserialize(value).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 fn parse_rv(text: &str) -> u64 {
