@@ -504,24 +504,7 @@ impl ApiServer {
         object: Stored,
         manager: &str,
     ) -> Result<Outcome, ApiError> {
-        let mut errors = validate_name(kind, name);
-        if errors.is_empty() {
-            if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
-                return Err(ApiError::not_found(Kind::Namespace, ns));
-            }
-            if self.record(kind, ns, name).is_some() {
-                return Err(ApiError::already_exists(kind, name));
-            }
-            errors = validate_object(&object);
-        }
-        if !errors.is_empty() {
-            return Err(ApiError::invalid(
-                kind.group(),
-                kind.kind_name(),
-                name,
-                &errors,
-            ));
-        }
+        self.check_creatable(kind, ns, name, &object)?;
         let mut managers = Vec::new();
         record_update(
             &mut managers,
@@ -537,6 +520,51 @@ impl ApiServer {
         })
     }
 
+    /// A create needs: a valid name, an existing namespace, a free name, a valid object.
+    fn check_creatable(
+        &self,
+        kind: Kind,
+        ns: &str,
+        name: &str,
+        object: &Stored,
+    ) -> Result<(), ApiError> {
+        let mut errors = validate_name(kind, name);
+        if errors.is_empty() {
+            if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
+                return Err(ApiError::not_found(Kind::Namespace, ns));
+            }
+            if self.record(kind, ns, name).is_some() {
+                return Err(ApiError::already_exists(kind, name));
+            }
+            errors = validate_object(object);
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::invalid(
+                kind.group(),
+                kind.kind_name(),
+                name,
+                &errors,
+            ))
+        }
+    }
+
+    /// The second, `create` authorisation (with the name) of a PUT or apply that creates.
+    fn authorize_create_on_write(&self, req: &Request, ns: &str) -> Result<(), ApiError> {
+        if self.is_authorized(&req.user, "create", req.kind, ns, &req.name) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden(
+                req.kind,
+                &req.name,
+                &req.user.name,
+                "create",
+                ns,
+            ))
+        }
+    }
+
     fn update(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
         let kind = req.kind;
         let object = decode_body(kind, &req.body)?;
@@ -550,15 +578,7 @@ impl ApiServer {
                 return Err(ApiError::not_found(kind, &req.name));
             }
             // update.go authorises a create-on-update a second time, as `create` with the name.
-            if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
-                return Err(ApiError::forbidden(
-                    kind,
-                    &req.name,
-                    &req.user.name,
-                    "create",
-                    ns,
-                ));
-            }
+            self.authorize_create_on_write(req, ns)?;
             // The storage layer clears any resourceVersion of an object it creates.
             return self.insert_new(now, kind, ns, &req.name, object, &manager);
         };
@@ -700,31 +720,9 @@ impl ApiServer {
         let wall_secs = self.wall_secs(now);
         let Some(record) = self.record(kind, ns, &req.name) else {
             // patch.go authorises an apply that creates a second time, as `create` with the name.
-            if !self.is_authorized(&req.user, "create", kind, ns, &req.name) {
-                return Err(ApiError::forbidden(
-                    kind,
-                    &req.name,
-                    &req.user.name,
-                    "create",
-                    ns,
-                ));
-            }
+            self.authorize_create_on_write(req, ns)?;
             let object = Stored::decode(kind, &config).map_err(|e| decode_error(kind, &e))?;
-            let mut errors = validate_name(kind, &req.name);
-            if errors.is_empty() {
-                if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
-                    return Err(ApiError::not_found(Kind::Namespace, ns));
-                }
-                errors = validate_object(&object);
-            }
-            if !errors.is_empty() {
-                return Err(ApiError::invalid(
-                    kind.group(),
-                    kind.kind_name(),
-                    &req.name,
-                    &errors,
-                ));
-            }
+            self.check_creatable(kind, ns, &req.name, &object)?;
             let mut managers = Vec::new();
             record_apply(
                 &mut managers,
