@@ -16,6 +16,7 @@ impl std::fmt::Display for InputError {
 }
 
 /// A loaded scenario with where it came from.
+#[derive(Debug)]
 pub struct LoadedScenario {
     pub path: String,
     pub source: String,

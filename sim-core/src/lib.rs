@@ -2,6 +2,15 @@
 //! election. See ARCHITECTURE.md at the repository root for the map.
 
 pub mod api;
+pub mod clock;
+pub mod elector;
+pub mod engine;
+pub mod lock;
+pub mod metrics;
+pub mod model;
+pub mod net;
+pub mod rng;
+pub mod scenario;
 pub mod time;
 pub mod trace;
 pub mod world;

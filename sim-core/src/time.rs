@@ -74,14 +74,10 @@ pub fn format_duration(ns: Nanos) -> String {
 pub fn parse_duration(text: &str) -> Result<Nanos, String> {
     let s = text.trim();
     if s.is_empty() {
-        return Err(
-            "empty duration: expected a duration such as \"15s\", \"1m30s\" or \"250ms\"".into(),
-        );
+        return Err("empty duration: expected a duration such as \"15s\", \"1m30s\" or \"250ms\"".into());
     }
     if s.starts_with('-') {
-        return Err(format!(
-            "duration {text:?} is negative: expected a duration of zero or more, such as \"15s\""
-        ));
+        return Err(format!("duration {text:?} is negative: expected a duration of zero or more, such as \"15s\""));
     }
     if s == "0" {
         return Ok(0);
@@ -96,9 +92,7 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
         }
         let number = &s[start..i];
         if number.is_empty() || number.matches('.').count() > 1 {
-            return Err(format!(
-                "invalid duration {text:?}: expected a number before each unit, as in \"1m30s\""
-            ));
+            return Err(format!("invalid duration {text:?}: expected a number before each unit, as in \"1m30s\""));
         }
         let unit_start = i;
         while i < bytes.len() && !(bytes[i].is_ascii_digit() || bytes[i] == b'.') {
@@ -130,21 +124,15 @@ pub fn parse_duration(text: &str) -> Result<Nanos, String> {
         let int_val: u128 = if int_part.is_empty() {
             0
         } else {
-            int_part
-                .parse()
-                .map_err(|_| format!("duration {text:?} is too large"))?
+            int_part.parse().map_err(|_| format!("duration {text:?} is too large"))?
         };
-        let mut value = int_val
-            .checked_mul(scale)
-            .ok_or_else(|| format!("duration {text:?} is too large"))?;
+        let mut value = int_val.checked_mul(scale).ok_or_else(|| format!("duration {text:?} is too large"))?;
         let mut place = scale;
         for digit in frac_part.bytes() {
             place /= 10;
             value += (digit - b'0') as u128 * place;
         }
-        total = total
-            .checked_add(value)
-            .ok_or_else(|| format!("duration {text:?} is too large"))?;
+        total = total.checked_add(value).ok_or_else(|| format!("duration {text:?} is too large"))?;
     }
     u64::try_from(total).map_err(|_| format!("duration {text:?} is too large"))
 }
@@ -179,12 +167,7 @@ pub fn format_civil_seconds(unix_secs: i64) -> String {
     let days = unix_secs.div_euclid(86_400);
     let rem = unix_secs.rem_euclid(86_400);
     let (y, mo, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        (rem / 60) % 60,
-        rem % 60
-    )
+    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
 }
 
 #[cfg(test)]
@@ -216,10 +199,7 @@ mod tests {
 
     #[test]
     fn civil_dates_round_trip() {
-        assert_eq!(
-            format_civil_seconds(DEFAULT_EPOCH_UNIX_NANOS / NANOS_PER_SEC as i64),
-            "2026-01-01T00:00:00"
-        );
+        assert_eq!(format_civil_seconds(DEFAULT_EPOCH_UNIX_NANOS / NANOS_PER_SEC as i64), "2026-01-01T00:00:00");
         for days in [-800_000, -1, 0, 59, 60, 11_016, 20_454, 1_000_000] {
             let (y, m, d) = civil_from_days(days);
             assert_eq!(days_from_civil(y, m, d), days);

@@ -48,43 +48,24 @@ fn kind_strategy() -> impl Strategy<Value = Kind> {
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
         (0..3usize, kind_strategy()).prop_map(|(client, kind)| Op::Create { client, kind }),
-        (0..3usize, kind_strategy(), any::<bool>(), 0..3u8).prop_map(
-            |(client, kind, fresh, value)| Op::Update {
-                client,
-                kind,
-                fresh,
-                value
-            }
-        ),
-        (0..3usize, kind_strategy(), 0..3u8).prop_map(|(client, kind, value)| Op::MergePatch {
+        (0..3usize, kind_strategy(), any::<bool>(), 0..3u8).prop_map(|(client, kind, fresh, value)| Op::Update {
             client,
             kind,
+            fresh,
             value
         }),
-        (
-            0..3usize,
-            kind_strategy(),
-            proptest::option::of(0..2u8),
-            proptest::option::of(0..2u8),
-            any::<bool>()
-        )
-            .prop_map(|(client, kind, first, second, force)| Op::Apply {
-                client,
-                kind,
-                first,
-                second,
-                force
-            }),
+        (0..3usize, kind_strategy(), 0..3u8).prop_map(|(client, kind, value)| Op::MergePatch { client, kind, value }),
+        (0..3usize, kind_strategy(), proptest::option::of(0..2u8), proptest::option::of(0..2u8), any::<bool>())
+            .prop_map(|(client, kind, first, second, force)| Op::Apply { client, kind, first, second, force }),
     ]
 }
 
 /// The two fields each kind's writers touch, as JSON pointers and SMD paths.
 fn fields(kind: Kind) -> [(&'static str, &'static str); 2] {
     match kind {
-        Kind::Lease => [
-            ("/spec/holderIdentity", ".spec.holderIdentity"),
-            ("/spec/leaseTransitions", ".spec.leaseTransitions"),
-        ],
+        Kind::Lease => {
+            [("/spec/holderIdentity", ".spec.holderIdentity"), ("/spec/leaseTransitions", ".spec.leaseTransitions")]
+        }
         _ => [("/data/a", ".data.a"), ("/data/b", ".data.b")],
     }
 }
@@ -113,15 +94,9 @@ fn set_pointer(v: &mut Value, pointer: &str, value: Value) {
     let parts: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
     let mut node = v;
     for part in &parts[..parts.len() - 1] {
-        node = node
-            .as_object_mut()
-            .unwrap()
-            .entry(part.to_string())
-            .or_insert_with(|| json!({}));
+        node = node.as_object_mut().unwrap().entry(part.to_string()).or_insert_with(|| json!({}));
     }
-    node.as_object_mut()
-        .unwrap()
-        .insert(parts[parts.len() - 1].to_string(), value);
+    node.as_object_mut().unwrap().insert(parts[parts.len() - 1].to_string(), value);
 }
 
 fn request(client: usize, verb: Verb, kind: Kind, name: &str, body: Body, force: bool) -> Request {
@@ -138,10 +113,7 @@ fn request(client: usize, verb: Verb, kind: Kind, name: &str, body: Body, force:
 }
 
 fn rv_of(object: &Object) -> String {
-    to_json(object)["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    to_json(object)["metadata"]["resourceVersion"].as_str().unwrap_or_default().to_string()
 }
 
 /// managedFields as ((manager, operation) → SMD paths).
@@ -150,18 +122,11 @@ fn ownership(server: &ApiServer, kind: Kind) -> BTreeMap<(String, String), BTree
     let Some(object) = server.peek_json(kind, NS, NAME) else {
         return out;
     };
-    for entry in object["metadata"]["managedFields"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-    {
+    for entry in object["metadata"]["managedFields"].as_array().cloned().unwrap_or_default() {
         let mut paths = BTreeSet::new();
         collect(&entry["fieldsV1"], "", &mut paths);
         out.insert(
-            (
-                entry["manager"].as_str().unwrap().to_string(),
-                entry["operation"].as_str().unwrap().to_string(),
-            ),
+            (entry["manager"].as_str().unwrap().to_string(), entry["operation"].as_str().unwrap().to_string()),
             paths,
         );
     }
@@ -197,23 +162,11 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         let mut sent_rv: Option<String> = None;
         let mut expected_conflict: Option<BTreeSet<String>> = None;
         let result = match &op {
-            Op::Create { .. } => server.handle(
-                now,
-                &request(
-                    client,
-                    Verb::Create,
-                    kind,
-                    "",
-                    Body::Json(full_object(kind, 0, None)),
-                    false,
-                ),
-            ),
+            Op::Create { .. } => server
+                .handle(now, &request(client, Verb::Create, kind, "", Body::Json(full_object(kind, 0, None)), false)),
             Op::Update { fresh, value, .. } => {
                 if *fresh
-                    && let Ok(object) = server.handle(
-                        now,
-                        &request(client, Verb::Get, kind, NAME, Body::None, false),
-                    )
+                    && let Ok(object) = server.handle(now, &request(client, Verb::Get, kind, NAME, Body::None, false))
                 {
                     seen.insert((client, kind), rv_of(&object));
                 }
@@ -233,18 +186,11 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Op::MergePatch { value, .. } => {
                 let mut patch = json!({});
                 set_pointer(&mut patch, fields(kind)[1].0, field_value(kind, 1, *value));
-                server.handle(
-                    now,
-                    &request(client, Verb::Patch, kind, NAME, Body::Json(patch), false),
-                )
+                server.handle(now, &request(client, Verb::Patch, kind, NAME, Body::Json(patch), false))
             }
-            Op::Apply {
-                first,
-                second,
-                force,
-                ..
-            } => {
-                let mut config = json!({"apiVersion": kind.api_version(), "kind": kind.kind_name(), "metadata": {"name": NAME}});
+            Op::Apply { first, second, force, .. } => {
+                let mut config =
+                    json!({"apiVersion": kind.api_version(), "kind": kind.kind_name(), "metadata": {"name": NAME}});
                 let live = server.peek_json(kind, NS, NAME);
                 let owners = ownership(&server, kind);
                 let me = (format!("client-{client}"), "Apply".to_string());
@@ -255,29 +201,20 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     let wanted = field_value(kind, i, *value);
                     set_pointer(&mut config, pointer, wanted.clone());
                     let changes = live.as_ref().and_then(|l| l.pointer(pointer)) != Some(&wanted);
-                    let owned_by_other = owners
-                        .iter()
-                        .any(|(id, paths)| *id != me && paths.contains(path));
+                    let owned_by_other = owners.iter().any(|(id, paths)| *id != me && paths.contains(path));
                     if changes && owned_by_other {
                         conflicts.insert(path.to_string());
                     }
                 }
                 expected_conflict = Some(conflicts);
-                server.handle(
-                    now,
-                    &request(client, Verb::Apply, kind, NAME, Body::Json(config), *force),
-                )
+                server.handle(now, &request(client, Verb::Apply, kind, NAME, Body::Json(config), *force))
             }
         };
         match &result {
             Ok(object) => {
                 let rv = rv_of(object);
                 if live_rv.as_deref() == Some(rv.as_str()) {
-                    prop_assert_eq!(
-                        server.resource_version(),
-                        revision_before,
-                        "a no-op write keeps the revision"
-                    );
+                    prop_assert_eq!(server.resource_version(), revision_before, "a no-op write keeps the revision");
                 } else {
                     prop_assert_eq!(
                         rv.parse::<u64>().unwrap(),
@@ -287,25 +224,16 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     last_write.insert(kind, rv.clone());
                 }
                 if let (Op::Update { .. }, Some(sent), Some(live)) = (&op, &sent_rv, &live_rv) {
-                    prop_assert_eq!(
-                        sent,
-                        live,
-                        "a successful PUT carried the RV of the previous successful write"
-                    );
+                    prop_assert_eq!(sent, live, "a successful PUT carried the RV of the previous successful write");
                 }
                 seen.insert((client, kind), rv);
             }
             Err(error) => {
-                prop_assert_eq!(
-                    server.resource_version(),
-                    revision_before,
-                    "a failed write changes nothing"
-                );
+                prop_assert_eq!(server.resource_version(), revision_before, "a failed write changes nothing");
                 match &op {
-                    Op::Create { .. } => prop_assert!(
-                        live_rv.is_some() && error.reason == Reason::AlreadyExists,
-                        "{error:?}"
-                    ),
+                    Op::Create { .. } => {
+                        prop_assert!(live_rv.is_some() && error.reason == Reason::AlreadyExists, "{error:?}")
+                    }
                     Op::Update { .. } => {
                         let precondition_failed = sent_rv.is_some() && sent_rv != live_rv;
                         let rv_missing = sent_rv.is_none() && kind == Kind::Lease;
@@ -331,24 +259,14 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 "SSA conflicts exactly when another manager owns a field the apply changes"
             );
             if let Err(error) = &result {
-                let reported: BTreeSet<String> = error
-                    .details
-                    .causes
-                    .iter()
-                    .map(|c| c.field.clone())
-                    .collect();
+                let reported: BTreeSet<String> = error.details.causes.iter().map(|c| c.field.clone()).collect();
                 prop_assert_eq!(&reported, conflicts);
             } else if *force {
                 let owners = ownership(&server, kind);
                 for path in conflicts {
                     for ((manager, operation), paths) in &owners {
                         let is_me = *manager == format!("client-{client}") && operation == "Apply";
-                        prop_assert_eq!(
-                            paths.contains(path),
-                            is_me,
-                            "force moves {} to the applier",
-                            path
-                        );
+                        prop_assert_eq!(paths.contains(path), is_me, "force moves {} to the applier", path);
                     }
                 }
             }

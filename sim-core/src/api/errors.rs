@@ -58,10 +58,7 @@ pub struct StatusDetails {
 
 impl StatusDetails {
     fn is_empty(&self) -> bool {
-        self.name.is_empty()
-            && self.group.is_empty()
-            && self.kind.is_empty()
-            && self.causes.is_empty()
+        self.name.is_empty() && self.group.is_empty() && self.kind.is_empty() && self.causes.is_empty()
     }
 }
 
@@ -115,10 +112,7 @@ impl FieldError {
         FieldError {
             field: field.to_string(),
             cause_reason: "FieldValueNotSupported",
-            body: format!(
-                "Unsupported value: {value_text}: supported values: {}",
-                list.join(", ")
-            ),
+            body: format!("Unsupported value: {value_text}: supported values: {}", list.join(", ")),
         }
     }
     fn text(&self) -> String {
@@ -127,13 +121,7 @@ impl FieldError {
 }
 
 impl ApiError {
-    fn with_details(
-        code: u16,
-        reason: Reason,
-        message: String,
-        kind: Kind,
-        name: &str,
-    ) -> ApiError {
+    fn with_details(code: u16, reason: Reason, message: String, kind: Kind, name: &str) -> ApiError {
         ApiError {
             code,
             reason,
@@ -149,13 +137,7 @@ impl ApiError {
 
     /// `errors.NewNotFound`: `leases.coordination.k8s.io "NAME" not found`.
     pub fn not_found(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(
-            404,
-            Reason::NotFound,
-            format!("{} {name:?} not found", kind.group_resource()),
-            kind,
-            name,
-        )
+        Self::with_details(404, Reason::NotFound, format!("{} {name:?} not found", kind.group_resource()), kind, name)
     }
 
     /// `errors.NewAlreadyExists`.
@@ -174,10 +156,7 @@ impl ApiError {
         Self::with_details(
             409,
             Reason::Conflict,
-            format!(
-                "Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}",
-                kind.group_resource()
-            ),
+            format!("Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}", kind.group_resource()),
             kind,
             name,
         )
@@ -185,12 +164,7 @@ impl ApiError {
 
     /// `errors.NewBadRequest`: no details.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
-        ApiError {
-            code: 400,
-            reason: Reason::BadRequest,
-            message: message.into(),
-            details: StatusDetails::default(),
-        }
+        ApiError { code: 400, reason: Reason::BadRequest, message: message.into(), details: StatusDetails::default() }
     }
 
     /// `errors.NewInternalError`.
@@ -200,11 +174,7 @@ impl ApiError {
             reason: Reason::InternalError,
             message: format!("Internal error occurred: {message}"),
             details: StatusDetails {
-                causes: vec![StatusCause {
-                    reason: String::new(),
-                    message: message.to_string(),
-                    field: String::new(),
-                }],
+                causes: vec![StatusCause { reason: String::new(), message: message.to_string(), field: String::new() }],
                 ..StatusDetails::default()
             },
         }
@@ -214,22 +184,11 @@ impl ApiError {
     /// `<GroupKind> "<name>" is invalid: <aggregate>`; an empty GroupKind gives the leading space
     /// of the patch decode error (apiserver.md §2.1).
     pub fn invalid(group: &str, kind_text: &str, name: &str, errors: &[FieldError]) -> ApiError {
-        let group_kind = if group.is_empty() {
-            kind_text.to_string()
-        } else {
-            format!("{kind_text}.{group}")
-        };
+        let group_kind = if group.is_empty() { kind_text.to_string() } else { format!("{kind_text}.{group}") };
         let aggregate = if errors.len() == 1 {
             errors[0].text()
         } else {
-            format!(
-                "[{}]",
-                errors
-                    .iter()
-                    .map(FieldError::text)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("[{}]", errors.iter().map(FieldError::text).collect::<Vec<_>>().join(", "))
         };
         ApiError {
             code: 422,
@@ -278,10 +237,7 @@ impl ApiError {
             code: 409,
             reason: Reason::Conflict,
             message,
-            details: StatusDetails {
-                causes,
-                ..StatusDetails::default()
-            },
+            details: StatusDetails { causes, ..StatusDetails::default() },
         }
     }
 
@@ -303,12 +259,7 @@ impl ApiError {
 
     /// True for the SSA field-manager conflict (as opposed to the optimistic-lock conflict).
     pub fn is_apply_conflict(&self) -> bool {
-        self.is_conflict()
-            && self
-                .details
-                .causes
-                .iter()
-                .any(|c| c.reason == "FieldManagerConflict")
+        self.is_conflict() && self.details.causes.iter().any(|c| c.reason == "FieldManagerConflict")
     }
 
     /// What `kubectl` prints on stderr for this error (kubectl `cmd/util/helpers.go` `checkErr`):
@@ -317,10 +268,7 @@ impl ApiError {
     pub fn kubectl_stderr(&self) -> String {
         if self.reason == Reason::Invalid && !self.details.is_empty() {
             let head = if !self.details.kind.is_empty() || !self.details.name.is_empty() {
-                format!(
-                    "The {} {:?} is invalid",
-                    self.details.kind, self.details.name
-                )
+                format!("The {} {:?} is invalid", self.details.kind, self.details.name)
             } else {
                 "The request is invalid".to_string()
             };
@@ -335,21 +283,10 @@ impl ApiError {
             return match lines.len() {
                 0 => head,
                 1 => format!("{head}: {}", lines[0]),
-                _ => format!(
-                    "{head}: \n{}",
-                    lines
-                        .iter()
-                        .map(|l| format!("* {l}"))
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                ),
+                _ => format!("{head}: \n{}", lines.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n")),
             };
         }
-        format!(
-            "Error from server ({}): {}",
-            self.reason.as_str(),
-            self.message
-        )
+        format!("Error from server ({}): {}", self.reason.as_str(), self.message)
     }
 
     /// What `kubectl create -f FILE` (`action` = `creating`; `replacing`, `applying` …) prints:
@@ -359,11 +296,7 @@ impl ApiError {
         if self.reason == Reason::Invalid && !self.details.is_empty() {
             return self.kubectl_stderr();
         }
-        format!(
-            "Error from server ({}): error when {action} {file:?}: {}",
-            self.reason.as_str(),
-            self.message
-        )
+        format!("Error from server ({}): error when {action} {file:?}: {}", self.reason.as_str(), self.message)
     }
 
     /// The `metav1.Status` body the server sends, fields in Go struct order.
@@ -377,11 +310,9 @@ impl ApiError {
         status.insert("reason".into(), json!(self.reason.as_str()));
         if !self.details.is_empty() {
             let mut details = Map::new();
-            for (key, value) in [
-                ("name", &self.details.name),
-                ("group", &self.details.group),
-                ("kind", &self.details.kind),
-            ] {
+            for (key, value) in
+                [("name", &self.details.name), ("group", &self.details.group), ("kind", &self.details.kind)]
+            {
                 if !value.is_empty() {
                     details.insert(key.into(), json!(value));
                 }
@@ -393,11 +324,7 @@ impl ApiError {
                     .iter()
                     .map(|c| {
                         let mut cause = Map::new();
-                        for (key, value) in [
-                            ("reason", &c.reason),
-                            ("message", &c.message),
-                            ("field", &c.field),
-                        ] {
+                        for (key, value) in [("reason", &c.reason), ("message", &c.message), ("field", &c.field)] {
                             if !value.is_empty() {
                                 cause.insert(key.into(), json!(value));
                             }
@@ -458,11 +385,7 @@ mod tests {
             "n",
             &[
                 FieldError::invalid("spec.leaseDurationSeconds", "0", "must be greater than 0"),
-                FieldError::invalid(
-                    "spec.leaseTransitions",
-                    "-1",
-                    "must be greater than or equal to 0",
-                ),
+                FieldError::invalid("spec.leaseTransitions", "-1", "must be greater than or equal to 0"),
             ],
         );
         assert_eq!(

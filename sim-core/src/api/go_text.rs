@@ -52,9 +52,7 @@ fn write_string(out: &mut String, s: &str) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
             c => out.push(c),
         }
@@ -77,9 +75,7 @@ pub fn go_quote(s: &str) -> String {
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
             c if c.is_control() => {
                 if (c as u32) < 0x10000 {
                     out.push_str(&format!("\\u{:04x}", c as u32));
@@ -101,10 +97,7 @@ mod tests {
     #[test]
     fn go_json_escapes_html_characters_like_encoding_json() {
         let v = serde_json::json!({"b": "<a&b>", "a": [1, null, true]});
-        assert_eq!(
-            go_json_marshal(&v),
-            r#"{"b":"\u003ca\u0026b\u003e","a":[1,null,true]}"#
-        );
+        assert_eq!(go_json_marshal(&v), r#"{"b":"\u003ca\u0026b\u003e","a":[1,null,true]}"#);
     }
 
     #[test]

@@ -18,11 +18,7 @@ pub fn to_json(obj: &Object) -> Value {
 
 /// `kubectl patch` success line: `lease.coordination.k8s.io/NAME patched` or `… patched (no change)`.
 pub fn kubectl_patched_stdout(kind: Kind, name: &str, changed: bool) -> String {
-    format!(
-        "{}/{name} patched{}",
-        kind.kubectl_singular(),
-        if changed { "" } else { " (no change)" }
-    )
+    format!("{}/{name} patched{}", kind.kubectl_singular(), if changed { "" } else { " (no change)" })
 }
 
 /// `kubectl apply --server-side` success line: `configmap/order-1 serverside-applied`.
@@ -159,8 +155,8 @@ fn double_quoted(s: &str) -> String {
 /// yaml.v2 `resolve`: booleans (YAML 1.1 spellings), null, numbers, timestamps.
 fn resolves_to_non_string(s: &str) -> bool {
     const WORDS: [&str; 27] = [
-        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
-        "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
+        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True",
+        "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
     ];
     if WORDS.contains(&s) {
         return true;
@@ -203,9 +199,8 @@ fn looks_like_timestamp(s: &str) -> bool {
         None => (rest, None),
     };
     let mut parts = date.split('-');
-    let ok_num = |p: Option<&str>| {
-        p.is_some_and(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()))
-    };
+    let ok_num =
+        |p: Option<&str>| p.is_some_and(|p| (1..=2).contains(&p.len()) && p.bytes().all(|c| c.is_ascii_digit()));
     if !(ok_num(parts.next()) && ok_num(parts.next()) && parts.next().is_none()) {
         return false;
     }
@@ -214,12 +209,7 @@ fn looks_like_timestamp(s: &str) -> bool {
 
 /// The emitter's plain-scalar test for block context.
 fn plain_allowed(s: &str) -> bool {
-    if s.is_empty()
-        || s.starts_with(' ')
-        || s.ends_with(' ')
-        || s.starts_with("---")
-        || s.starts_with("...")
-    {
+    if s.is_empty() || s.starts_with(' ') || s.ends_with(' ') || s.starts_with("---") || s.starts_with("...") {
         return false;
     }
     let chars: Vec<char> = s.chars().collect();
@@ -228,8 +218,9 @@ fn plain_allowed(s: &str) -> bool {
         let preceded_by_space = i > 0 && chars[i - 1].is_whitespace();
         if i == 0 {
             match c {
-                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"'
-                | '%' | '@' | '`' => return false,
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@' | '`' => {
+                    return false;
+                }
                 '?' | ':' | '-' if followed_by_space => return false,
                 _ => {}
             }
@@ -295,9 +286,6 @@ spec:
         assert_eq!(yaml_string("a: b"), "'a: b'");
         assert_eq!(yaml_string("#x"), "'#x'");
         assert_eq!(yaml_string("node-1_abc"), "node-1_abc");
-        assert_eq!(
-            yaml_string("app.kubernetes.io/name"),
-            "app.kubernetes.io/name"
-        );
+        assert_eq!(yaml_string("app.kubernetes.io/name"), "app.kubernetes.io/name");
     }
 }

@@ -18,12 +18,7 @@ use super::types::{Lease, ManagedFieldsEntry};
 pub const SEP: char = '\u{1f}';
 
 /// Maps whose keys are fields of their own (SMD "granular" maps of scalars).
-const GRANULAR_MAPS: [&str; 4] = [
-    "metadata\u{1f}labels",
-    "metadata\u{1f}annotations",
-    "data",
-    "binaryData",
-];
+const GRANULAR_MAPS: [&str; 4] = ["metadata\u{1f}labels", "metadata\u{1f}annotations", "data", "binaryData"];
 
 /// System fields never tracked (apimachinery strips them from field sets).
 const UNTRACKED: [&str; 11] = [
@@ -98,16 +93,10 @@ impl ManagerState {
             self.operation.as_str()
         );
         if self.operation == Operation::Update {
-            id.push_str(&format!(
-                ",\"apiVersion\":{}",
-                serde_json::Value::from(self.api_version.as_str())
-            ));
+            id.push_str(&format!(",\"apiVersion\":{}", serde_json::Value::from(self.api_version.as_str())));
         }
         if !self.subresource.is_empty() {
-            id.push_str(&format!(
-                ",\"subresource\":{}",
-                serde_json::Value::from(self.subresource.as_str())
-            ));
+            id.push_str(&format!(",\"subresource\":{}", serde_json::Value::from(self.subresource.as_str())));
         }
         id.push('}');
         id
@@ -145,10 +134,7 @@ impl ManagerState {
 /// managedFields in the server's order (`sortEncodedManagedFields`): operation (Apply first),
 /// time, manager, apiVersion, subresource.
 pub fn render_managed_fields(managers: &[ManagerState]) -> Vec<ManagedFieldsEntry> {
-    sorted_managers(managers)
-        .into_iter()
-        .map(ManagerState::to_entry)
-        .collect()
+    sorted_managers(managers).into_iter().map(ManagerState::to_entry).collect()
 }
 
 /// Brings `entries` (typically the managedFields a client sent back unchanged) in line with
@@ -177,20 +163,13 @@ pub fn sync_managed_fields(entries: &mut Vec<ManagedFieldsEntry>, managers: &[Ma
 fn sorted_managers(managers: &[ManagerState]) -> Vec<&ManagerState> {
     let mut order: Vec<&ManagerState> = managers.iter().collect();
     order.sort_by(|a, b| {
-        (
-            a.operation,
-            a.time_secs,
-            &a.manager,
-            &a.api_version,
-            &a.subresource,
-        )
-            .cmp(&(
-                b.operation,
-                b.time_secs,
-                &b.manager,
-                &b.api_version,
-                &b.subresource,
-            ))
+        (a.operation, a.time_secs, &a.manager, &a.api_version, &a.subresource).cmp(&(
+            b.operation,
+            b.time_secs,
+            &b.manager,
+            &b.api_version,
+            &b.subresource,
+        ))
     });
     order
 }
@@ -200,17 +179,8 @@ pub fn managers_from_entries(entries: &[ManagedFieldsEntry]) -> Vec<ManagerState
     entries
         .iter()
         .map(|e| {
-            let operation = if e.operation == "Apply" {
-                Operation::Apply
-            } else {
-                Operation::Update
-            };
-            let mut state = ManagerState::new(
-                &e.manager,
-                operation,
-                &e.api_version,
-                e.time.map_or(0, Time::unix_secs),
-            );
+            let operation = if e.operation == "Apply" { Operation::Apply } else { Operation::Update };
+            let mut state = ManagerState::new(&e.manager, operation, &e.api_version, e.time.map_or(0, Time::unix_secs));
             state.subresource = e.subresource.clone();
             collect_trie_paths(&e.fields_v1, "", &mut state.fields);
             state.refresh_trie();
@@ -226,11 +196,7 @@ fn collect_trie_paths(node: &Value, prefix: &str, out: &mut BTreeSet<String>) {
         if key == "." {
             out.insert(prefix.to_string());
         } else if let Some(name) = key.strip_prefix("f:") {
-            let path = if prefix.is_empty() {
-                name.to_string()
-            } else {
-                format!("{prefix}{SEP}{name}")
-            };
+            let path = if prefix.is_empty() { name.to_string() } else { format!("{prefix}{SEP}{name}") };
             if child.as_object().is_none_or(Map::is_empty) {
                 out.insert(path.clone());
             }
@@ -287,17 +253,9 @@ pub fn leaf_fields(object: &Value) -> BTreeMap<String, Option<&Value>> {
     out
 }
 
-fn collect_leaves<'a>(
-    map: &'a Map<String, Value>,
-    prefix: &str,
-    out: &mut BTreeMap<String, Option<&'a Value>>,
-) {
+fn collect_leaves<'a>(map: &'a Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Option<&'a Value>>) {
     for (key, value) in map {
-        let path = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}{SEP}{key}")
-        };
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}{SEP}{key}") };
         if UNTRACKED.contains(&path.as_str()) || value.is_null() {
             continue;
         }
@@ -337,12 +295,7 @@ pub fn json_diff(live: Option<&Value>, new: &Value) -> FieldDiff {
 /// The Lease diff computed from typed fields, without any JSON (the renewal hot path).
 pub fn lease_diff(live: Option<&Lease>, new: &Lease) -> FieldDiff {
     let mut diff = FieldDiff::default();
-    fn field<T: PartialEq>(
-        diff: &mut FieldDiff,
-        path: &str,
-        before: Option<&Option<T>>,
-        after: &Option<T>,
-    ) {
+    fn field<T: PartialEq>(diff: &mut FieldDiff, path: &str, before: Option<&Option<T>>, after: &Option<T>) {
         let before = before.and_then(Option::as_ref);
         match (before, after.as_ref()) {
             (_, Some(a)) if before != Some(a) => {
@@ -356,48 +309,18 @@ pub fn lease_diff(live: Option<&Lease>, new: &Lease) -> FieldDiff {
     }
     let old = live.map(|l| &l.spec);
     let spec = &new.spec;
-    field(
-        &mut diff,
-        "spec\u{1f}holderIdentity",
-        old.map(|s| &s.holder_identity),
-        &spec.holder_identity,
-    );
+    field(&mut diff, "spec\u{1f}holderIdentity", old.map(|s| &s.holder_identity), &spec.holder_identity);
     field(
         &mut diff,
         "spec\u{1f}leaseDurationSeconds",
         old.map(|s| &s.lease_duration_seconds),
         &spec.lease_duration_seconds,
     );
-    field(
-        &mut diff,
-        "spec\u{1f}acquireTime",
-        old.map(|s| &s.acquire_time),
-        &spec.acquire_time,
-    );
-    field(
-        &mut diff,
-        "spec\u{1f}renewTime",
-        old.map(|s| &s.renew_time),
-        &spec.renew_time,
-    );
-    field(
-        &mut diff,
-        "spec\u{1f}leaseTransitions",
-        old.map(|s| &s.lease_transitions),
-        &spec.lease_transitions,
-    );
-    field(
-        &mut diff,
-        "spec\u{1f}strategy",
-        old.map(|s| &s.strategy),
-        &spec.strategy,
-    );
-    field(
-        &mut diff,
-        "spec\u{1f}preferredHolder",
-        old.map(|s| &s.preferred_holder),
-        &spec.preferred_holder,
-    );
+    field(&mut diff, "spec\u{1f}acquireTime", old.map(|s| &s.acquire_time), &spec.acquire_time);
+    field(&mut diff, "spec\u{1f}renewTime", old.map(|s| &s.renew_time), &spec.renew_time);
+    field(&mut diff, "spec\u{1f}leaseTransitions", old.map(|s| &s.lease_transitions), &spec.lease_transitions);
+    field(&mut diff, "spec\u{1f}strategy", old.map(|s| &s.strategy), &spec.strategy);
+    field(&mut diff, "spec\u{1f}preferredHolder", old.map(|s| &s.preferred_holder), &spec.preferred_holder);
     let empty = BTreeMap::new();
     let old_labels = live.map_or(&empty, |l| &l.metadata.labels);
     if old_labels != &new.metadata.labels {
@@ -443,26 +366,16 @@ pub fn record_update(
         let before = state.fields.len();
         // The updater keeps what it changes; everyone else loses it.
         let is_updater = state.is(manager, Operation::Update, api_version);
-        state
-            .fields
-            .retain(|f| !diff.removed.contains(f) && (is_updater || !diff.changed.contains(f)));
+        state.fields.retain(|f| !diff.removed.contains(f) && (is_updater || !diff.changed.contains(f)));
         if state.fields.len() != before {
             state.refresh_trie();
         }
     }
     if !diff.changed.is_empty() {
-        let index = match managers
-            .iter()
-            .position(|m| m.is(manager, Operation::Update, api_version))
-        {
+        let index = match managers.iter().position(|m| m.is(manager, Operation::Update, api_version)) {
             Some(i) => i,
             None => {
-                managers.push(ManagerState::new(
-                    manager,
-                    Operation::Update,
-                    api_version,
-                    now_secs,
-                ));
+                managers.push(ManagerState::new(manager, Operation::Update, api_version, now_secs));
                 managers.len() - 1
             }
         };
@@ -485,20 +398,12 @@ pub fn applied_field_set(config: &Value) -> BTreeSet<String> {
 
 /// The fields the applier owned through its previous apply (to prune what it now omits).
 pub fn previously_applied(managers: &[ManagerState], manager: &str) -> BTreeSet<String> {
-    managers
-        .iter()
-        .find(|m| m.is(manager, Operation::Apply, ""))
-        .map(|m| m.fields.clone())
-        .unwrap_or_default()
+    managers.iter().find(|m| m.is(manager, Operation::Apply, "")).map(|m| m.fields.clone()).unwrap_or_default()
 }
 
 /// Fields owned by anyone except the applier's Apply entry.
 pub fn owned_by_others(managers: &[ManagerState], manager: &str) -> BTreeSet<String> {
-    managers
-        .iter()
-        .filter(|m| !m.is(manager, Operation::Apply, ""))
-        .flat_map(|m| m.fields.iter().cloned())
-        .collect()
+    managers.iter().filter(|m| !m.is(manager, Operation::Apply, "")).flat_map(|m| m.fields.iter().cloned()).collect()
 }
 
 /// A server-side apply (apiserver.md §5): conflicts = other managers' fields ∩ fields this apply
@@ -514,10 +419,7 @@ pub fn record_apply(
     now_secs: i64,
 ) -> Result<(), ApiError> {
     let mut conflicts: Vec<(String, String, String)> = Vec::new(); // (identifier, printed, path)
-    for state in managers
-        .iter()
-        .filter(|m| !m.is(manager, Operation::Apply, ""))
-    {
+    for state in managers.iter().filter(|m| !m.is(manager, Operation::Apply, "")) {
         for path in state.fields.intersection(&diff.changed) {
             conflicts.push((state.encoded_identifier(), state.printed(), path.clone()));
         }
@@ -535,18 +437,10 @@ pub fn record_apply(
             state.refresh_trie();
         }
     }
-    let index = match managers
-        .iter()
-        .position(|m| m.is(manager, Operation::Apply, ""))
-    {
+    let index = match managers.iter().position(|m| m.is(manager, Operation::Apply, "")) {
         Some(i) => i,
         None => {
-            managers.push(ManagerState::new(
-                manager,
-                Operation::Apply,
-                api_version,
-                now_secs,
-            ));
+            managers.push(ManagerState::new(manager, Operation::Apply, api_version, now_secs));
             managers.len() - 1
         }
     };
@@ -572,10 +466,7 @@ fn apply_conflict_error(mut conflicts: Vec<(String, String, String)>) -> ApiErro
         .collect();
     let message = if conflicts.len() == 1 {
         let (_, printed, path) = &conflicts[0];
-        format!(
-            "Apply failed with 1 conflict: conflict with {printed}: {}",
-            smd_path(path)
-        )
+        format!("Apply failed with 1 conflict: conflict with {printed}: {}", smd_path(path))
     } else {
         let mut lines: Vec<String> = Vec::new();
         let mut current: Option<&str> = None;
@@ -586,11 +477,7 @@ fn apply_conflict_error(mut conflicts: Vec<(String, String, String)>) -> ApiErro
             }
             lines.push(format!("- {}", smd_path(path)));
         }
-        format!(
-            "Apply failed with {} conflicts: {}",
-            conflicts.len(),
-            lines.join("\n")
-        )
+        format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
     };
     ApiError::apply_conflict(message, causes)
 }
@@ -621,53 +508,30 @@ mod tests {
 
     #[test]
     fn fields_v1_trie_marks_owned_string_maps_with_a_dot() {
-        let trie = fields_v1_trie(&set(&[
-            "data",
-            "data.phase",
-            "metadata.labels",
-            "metadata.labels.app",
-        ]));
+        let trie = fields_v1_trie(&set(&["data", "data.phase", "metadata.labels", "metadata.labels.app"]));
         assert_eq!(
             serde_json::to_string(&trie).unwrap(),
             r#"{"f:data":{".":{},"f:phase":{}},"f:metadata":{"f:labels":{".":{},"f:app":{}}}}"#
         );
         let mut back = BTreeSet::new();
         collect_trie_paths(&trie, "", &mut back);
-        assert_eq!(
-            back,
-            set(&[
-                "data",
-                "data.phase",
-                "metadata.labels",
-                "metadata.labels.app"
-            ])
-        );
+        assert_eq!(back, set(&["data", "data.phase", "metadata.labels", "metadata.labels.app"]));
     }
 
     #[test]
     fn syncing_managed_fields_only_touches_times_when_ownership_is_unchanged() {
         let mut managers = Vec::new();
-        let diff = FieldDiff {
-            changed: set(&["spec.renewTime"]),
-            removed: BTreeSet::new(),
-        };
+        let diff = FieldDiff { changed: set(&["spec.renewTime"]), removed: BTreeSet::new() };
         record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &diff, 10);
         let mut entries = render_managed_fields(&managers);
         record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &diff, 12);
         sync_managed_fields(&mut entries, &managers);
         assert_eq!(entries, render_managed_fields(&managers));
         assert_eq!(entries[0].time.unwrap().unix_secs(), 12);
-        let other = FieldDiff {
-            changed: set(&["spec.holderIdentity"]),
-            removed: BTreeSet::new(),
-        };
+        let other = FieldDiff { changed: set(&["spec.holderIdentity"]), removed: BTreeSet::new() };
         record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &other, 13);
         sync_managed_fields(&mut entries, &managers);
-        assert_eq!(
-            entries,
-            render_managed_fields(&managers),
-            "a changed set is re-rendered"
-        );
+        assert_eq!(entries, render_managed_fields(&managers), "a changed set is re-rendered");
         sync_managed_fields(&mut Vec::new(), &managers);
     }
 
@@ -675,47 +539,27 @@ mod tests {
     fn system_metadata_is_not_tracked() {
         let v = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "n", "resourceVersion": "3", "labels": {"a": "b"}}, "data": {"k": "v"}});
         let keys: Vec<String> = leaf_fields(&v).into_keys().map(|k| smd_path(&k)).collect();
-        assert_eq!(
-            keys,
-            [".data", ".data.k", ".metadata.labels", ".metadata.labels.a"]
-        );
+        assert_eq!(keys, [".data", ".data.k", ".metadata.labels", ".metadata.labels.a"]);
     }
 
     #[test]
     fn several_conflicts_are_grouped_by_manager_in_identifier_order() {
         let mut managers = Vec::new();
-        let other = FieldDiff {
-            changed: set(&["data.a", "data.b"]),
-            removed: BTreeSet::new(),
-        };
+        let other = FieldDiff { changed: set(&["data.a", "data.b"]), removed: BTreeSet::new() };
         record_update(&mut managers, "zeta", "v1", &other, 1);
         record_apply(
             &mut managers,
             "alpha",
             "v1",
             set(&["data.c"]),
-            &FieldDiff {
-                changed: set(&["data.c"]),
-                ..Default::default()
-            },
+            &FieldDiff { changed: set(&["data.c"]), ..Default::default() },
             false,
             1,
         )
         .unwrap();
-        let diff = FieldDiff {
-            changed: set(&["data.a", "data.b", "data.c"]),
-            removed: BTreeSet::new(),
-        };
-        let err = record_apply(
-            &mut managers,
-            "me",
-            "v1",
-            set(&["data.a", "data.b", "data.c"]),
-            &diff,
-            false,
-            2,
-        )
-        .unwrap_err();
+        let diff = FieldDiff { changed: set(&["data.a", "data.b", "data.c"]), removed: BTreeSet::new() };
+        let err =
+            record_apply(&mut managers, "me", "v1", set(&["data.a", "data.b", "data.c"]), &diff, false, 2).unwrap_err();
         assert_eq!(
             err.message,
             "Apply failed with 3 conflicts: conflicts with \"alpha\":\n- .data.c\nconflicts with \"zeta\" using v1:\n- .data.a\n- .data.b"

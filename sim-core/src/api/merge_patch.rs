@@ -50,12 +50,7 @@ fn prune_nulls(value: &Value) -> Value {
 }
 
 fn prune_nulls_in_map(map: &Map<String, Value>) -> Map<String, Value> {
-    sorted(
-        map.iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.clone(), prune_nulls(v)))
-            .collect(),
-    )
+    sorted(map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), prune_nulls(v))).collect())
 }
 
 fn sorted(map: Map<String, Value>) -> Map<String, Value> {
@@ -88,9 +83,6 @@ mod tests {
 
     #[test]
     fn a_non_object_patch_is_invalid_json_patch() {
-        assert_eq!(
-            merge_patch(&json!({}), &json!([1])),
-            Err("Invalid JSON Patch")
-        );
+        assert_eq!(merge_patch(&json!({}), &json!([1])), Err("Invalid JSON Patch"));
     }
 }

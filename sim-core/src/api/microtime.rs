@@ -24,9 +24,7 @@ impl MicroTime {
     /// Truncates to whole microseconds towards negative infinity, as Go's formatter and the
     /// protobuf encoding do (apiserver.md §2: truncated, not rounded).
     pub fn from_unix_nanos(ns: i64) -> Self {
-        MicroTime {
-            unix_micros: ns.div_euclid(1_000),
-        }
+        MicroTime { unix_micros: ns.div_euclid(1_000) }
     }
 
     pub fn from_unix_micros(unix_micros: i64) -> Self {
@@ -47,9 +45,7 @@ impl MicroTime {
     /// cannot parse "Z" as ".000000"`.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (unix_secs, nanos) = go_time_parse(MICRO_TIME_LAYOUT, s)?;
-        Ok(MicroTime {
-            unix_micros: unix_secs * 1_000_000 + nanos / 1_000,
-        })
+        Ok(MicroTime { unix_micros: unix_secs * 1_000_000 + nanos / 1_000 })
     }
 
     /// `2026-01-01T00:00:00.000000Z`.
@@ -86,9 +82,7 @@ impl Time {
 
     /// Floors to whole seconds (the wire format has no fraction).
     pub fn from_unix_nanos(ns: i64) -> Self {
-        Time {
-            unix_secs: ns.div_euclid(1_000_000_000),
-        }
+        Time { unix_secs: ns.div_euclid(1_000_000_000) }
     }
 
     pub fn unix_secs(self) -> i64 {
@@ -97,9 +91,7 @@ impl Time {
 
     /// Go's `time.Parse(time.RFC3339, s)`: accepts an optional fraction (dropped on output).
     pub fn parse(s: &str) -> Result<Self, String> {
-        Ok(Time {
-            unix_secs: go_time_parse(TIME_LAYOUT, s)?.0,
-        })
+        Ok(Time { unix_secs: go_time_parse(TIME_LAYOUT, s)?.0 })
     }
 
     pub fn to_rfc3339(self) -> String {
@@ -156,11 +148,7 @@ fn layout_chunks(layout: &str) -> &'static [(&'static str, LayoutElement, &'stat
         (":", ZeroSecond, "05"),
         ("", Iso8601ColonTz, "Z07:00"),
     ];
-    if layout == MICRO_TIME_LAYOUT {
-        MICRO
-    } else {
-        SECONDS
-    }
+    if layout == MICRO_TIME_LAYOUT { MICRO } else { SECONDS }
 }
 
 /// Go's `time` package `quote`: ASCII printable kept (with `"` and `\` escaped), every byte of
@@ -259,16 +247,10 @@ fn days_in_month(month: i64, year: i64) -> i64 {
 /// seconds and the nanosecond fraction, or Go's exact error text.
 pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<(i64, i64), String> {
     let mut value = value_text.as_bytes();
-    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut nsec) =
-        (0, 1, 1, 0, 0, 0, 0i64);
+    let (mut year, mut month, mut day, mut hour, mut minute, mut second, mut nsec) = (0, 1, 1, 0, 0, 0, 0i64);
     let mut zone_offset_secs: i64 = 0;
     let as_str = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
-    let range_error = |what: &str| {
-        format!(
-            "parsing time {}: {what} out of range",
-            go_time_quote(value_text)
-        )
-    };
+    let range_error = |what: &str| format!("parsing time {}: {what} out of range", go_time_quote(value_text));
     let chunks = layout_chunks(layout);
     for (index, &(prefix, element, element_text)) in chunks.iter().enumerate() {
         // Go's `skip`: the literal prefix must match byte for byte.
@@ -326,26 +308,14 @@ pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<(i64, i64)
                 }
                 second = n;
                 // Go's special case: a fraction in the input although the layout has none.
-                let layout_has_fraction = matches!(
-                    chunks.get(index + 1),
-                    Some((_, LayoutElement::FracSecond0(_), _))
-                );
-                if !layout_has_fraction
-                    && value.len() >= 2
-                    && matches!(value[0], b'.' | b',')
-                    && is_digit(value, 1)
-                {
+                let layout_has_fraction = matches!(chunks.get(index + 1), Some((_, LayoutElement::FracSecond0(_), _)));
+                if !layout_has_fraction && value.len() >= 2 && matches!(value[0], b'.' | b',') && is_digit(value, 1) {
                     let mut n = 2;
                     while n < value.len() && is_digit(value, n) {
                         n += 1;
                     }
-                    nsec = parse_nanoseconds(value, n).map_err(|what| {
-                        if what.is_empty() {
-                            bad()
-                        } else {
-                            range_error(what)
-                        }
-                    })?;
+                    nsec = parse_nanoseconds(value, n)
+                        .map_err(|what| if what.is_empty() { bad() } else { range_error(what) })?;
                     value = &value[n..];
                 }
             }
@@ -354,13 +324,8 @@ pub(crate) fn go_time_parse(layout: &str, value_text: &str) -> Result<(i64, i64)
                 if value.len() < ndigit {
                     return Err(bad());
                 }
-                nsec = parse_nanoseconds(value, ndigit).map_err(|what| {
-                    if what.is_empty() {
-                        bad()
-                    } else {
-                        range_error(what)
-                    }
-                })?;
+                nsec = parse_nanoseconds(value, ndigit)
+                    .map_err(|what| if what.is_empty() { bad() } else { range_error(what) })?;
                 value = &value[ndigit..];
             }
             LayoutElement::Iso8601ColonTz => {
@@ -417,11 +382,7 @@ mod tests {
         let t = MicroTime::from_unix_nanos(EPOCH_2026_NS + 123_456_999);
         assert_eq!(t.to_rfc3339(), "2026-01-01T00:00:00.123456Z");
         assert_eq!(t.unix_nanos(), EPOCH_2026_NS + 123_456_000);
-        assert_eq!(
-            MicroTime::from_unix_nanos(-1).unix_micros(),
-            -1,
-            "floor, not toward zero"
-        );
+        assert_eq!(MicroTime::from_unix_nanos(-1).unix_micros(), -1, "floor, not toward zero");
     }
 
     #[test]
@@ -443,35 +404,15 @@ mod tests {
     #[test]
     fn microtime_short_and_long_fractions_fail_at_the_element_go_names() {
         assert!(
-            MicroTime::parse("2026-01-01T00:00:05.491Z")
-                .unwrap_err()
-                .ends_with(r#"cannot parse ".491Z" as ".000000""#)
+            MicroTime::parse("2026-01-01T00:00:05.491Z").unwrap_err().ends_with(r#"cannot parse ".491Z" as ".000000""#)
         );
         assert!(
-            MicroTime::parse("2026-01-01T00:00:05.4912345Z")
-                .unwrap_err()
-                .ends_with(r#"cannot parse "5Z" as "Z07:00""#)
+            MicroTime::parse("2026-01-01T00:00:05.4912345Z").unwrap_err().ends_with(r#"cannot parse "5Z" as "Z07:00""#)
         );
-        assert!(
-            MicroTime::parse("2026-13-01T00:00:05.491234Z")
-                .unwrap_err()
-                .ends_with(": month out of range")
-        );
-        assert!(
-            MicroTime::parse("2026-02-30T00:00:05.491234Z")
-                .unwrap_err()
-                .ends_with(": day out of range")
-        );
-        assert!(
-            MicroTime::parse("2026-01-01T00:00:05.491234Zjunk")
-                .unwrap_err()
-                .ends_with(r#": extra text: "junk""#)
-        );
-        assert!(
-            MicroTime::parse("26-01-01")
-                .unwrap_err()
-                .ends_with(r#"cannot parse "26-01-01" as "2006""#)
-        );
+        assert!(MicroTime::parse("2026-13-01T00:00:05.491234Z").unwrap_err().ends_with(": month out of range"));
+        assert!(MicroTime::parse("2026-02-30T00:00:05.491234Z").unwrap_err().ends_with(": day out of range"));
+        assert!(MicroTime::parse("2026-01-01T00:00:05.491234Zjunk").unwrap_err().ends_with(r#": extra text: "junk""#));
+        assert!(MicroTime::parse("26-01-01").unwrap_err().ends_with(r#"cannot parse "26-01-01" as "2006""#));
     }
 
     #[test]
@@ -482,15 +423,7 @@ mod tests {
 
     #[test]
     fn metav1_time_accepts_a_fraction_and_emits_seconds() {
-        assert_eq!(
-            Time::parse("2026-01-01T00:00:00.5Z").unwrap().to_rfc3339(),
-            "2026-01-01T00:00:00Z"
-        );
-        assert_eq!(
-            Time::parse("2026-01-01T01:00:00+01:00")
-                .unwrap()
-                .unix_secs(),
-            1_767_225_600
-        );
+        assert_eq!(Time::parse("2026-01-01T00:00:00.5Z").unwrap().to_rfc3339(), "2026-01-01T00:00:00Z");
+        assert_eq!(Time::parse("2026-01-01T01:00:00+01:00").unwrap().unix_secs(), 1_767_225_600);
     }
 }

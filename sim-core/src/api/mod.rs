@@ -22,13 +22,11 @@ mod types;
 mod validation;
 
 pub use errors::{
-    ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails,
-    kubectl_apply_conflict_stderr,
+    ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails, kubectl_apply_conflict_stderr,
 };
 pub use go_text::{go_json_marshal, go_quote};
 pub use kubectl::{
-    kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml,
-    to_json,
+    kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json,
 };
 pub use managed_fields::{ManagerState, Operation};
 pub use merge_patch::merge_patch;
@@ -36,8 +34,8 @@ pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use rbac::{Attributes, rule_allows};
 pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
 pub use types::{
-    ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
-    RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
+    ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role, RoleBinding,
+    RoleRef, ServiceAccount, Subject, User, Verb,
 };
 pub use validation::{validate_lease_spec, validate_name};
 

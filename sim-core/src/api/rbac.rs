@@ -24,34 +24,30 @@ pub fn rule_allows(rule: &PolicyRule, attributes: &Attributes) -> bool {
         && matches(&rule.api_groups, attributes.api_group)
         && matches(&rule.resources, attributes.resource)
         && (rule.resource_names.is_empty()
-            || (!attributes.name.is_empty()
-                && rule.resource_names.iter().any(|n| n == attributes.name)))
+            || (!attributes.name.is_empty() && rule.resource_names.iter().any(|n| n == attributes.name)))
 }
 
 /// Whether a binding's subject names this user: `User` by name, `Group` by group,
 /// `ServiceAccount` by name and namespace (empty namespace = the binding's own).
 fn subject_matches(binding: &RoleBinding, user: &User) -> bool {
-    binding
-        .subjects
-        .iter()
-        .any(|subject| match subject.kind.as_str() {
-            "User" => subject.name == user.name,
-            "Group" => user.groups.contains(&subject.name),
-            "ServiceAccount" => {
-                let ns = if subject.namespace.is_empty() {
-                    binding.metadata.namespace.as_str()
-                } else {
-                    subject.namespace.as_str()
-                };
-                // `system:serviceaccount:<ns>:<name>`, compared piecewise (no allocation per check).
-                user.name
-                    .strip_prefix("system:serviceaccount:")
-                    .and_then(|rest| rest.strip_prefix(ns))
-                    .and_then(|rest| rest.strip_prefix(':'))
-                    == Some(subject.name.as_str())
-            }
-            _ => false,
-        })
+    binding.subjects.iter().any(|subject| match subject.kind.as_str() {
+        "User" => subject.name == user.name,
+        "Group" => user.groups.contains(&subject.name),
+        "ServiceAccount" => {
+            let ns = if subject.namespace.is_empty() {
+                binding.metadata.namespace.as_str()
+            } else {
+                subject.namespace.as_str()
+            };
+            // `system:serviceaccount:<ns>:<name>`, compared piecewise (no allocation per check).
+            user.name
+                .strip_prefix("system:serviceaccount:")
+                .and_then(|rest| rest.strip_prefix(ns))
+                .and_then(|rest| rest.strip_prefix(':'))
+                == Some(subject.name.as_str())
+        }
+        _ => false,
+    })
 }
 
 /// RBAC decision for `attributes`, given the RoleBindings of the request's namespace and a way to
@@ -65,13 +61,12 @@ pub fn is_allowed<'a>(
     if user.is_system_master() {
         return true;
     }
-    bindings
-        .into_iter()
-        .filter(|binding| binding.role_ref.kind == "Role" && subject_matches(binding, user))
-        .any(|binding| {
+    bindings.into_iter().filter(|binding| binding.role_ref.kind == "Role" && subject_matches(binding, user)).any(
+        |binding| {
             role_named(&binding.role_ref.name)
                 .is_some_and(|role| role.rules.iter().any(|rule| rule_allows(rule, attributes)))
-        })
+        },
+    )
 }
 
 #[cfg(test)]
@@ -88,13 +83,7 @@ mod tests {
     }
 
     fn attrs<'a>(verb: &'a str, name: &'a str) -> Attributes<'a> {
-        Attributes {
-            verb,
-            api_group: "coordination.k8s.io",
-            resource: "leases",
-            namespace: "ns",
-            name,
-        }
+        Attributes { verb, api_group: "coordination.k8s.io", resource: "leases", namespace: "ns", name }
     }
 
     #[test]

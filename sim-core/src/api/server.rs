@@ -12,16 +12,13 @@ use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
 use super::kubectl::to_json;
 use super::managed_fields::{
-    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries,
-    owned_by_others, previously_applied, record_apply, record_update, remove_field,
-    render_managed_fields, sync_managed_fields,
+    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others,
+    previously_applied, record_apply, record_update, remove_field, render_managed_fields, sync_managed_fields,
 };
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
 use super::rbac::{self, Attributes};
-use super::types::{
-    ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb,
-};
+use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb};
 use super::validation::{validate_name, validate_object};
 use crate::time::Nanos;
 
@@ -108,9 +105,7 @@ pub fn object_json<T: Serialize>(kind: Kind, object: &T) -> Value {
 }
 
 fn decode_typed<T: DeserializeOwned>(value: &Value) -> Result<Arc<T>, String> {
-    T::deserialize(value)
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
+    T::deserialize(value).map(Arc::new).map_err(|e| e.to_string())
 }
 
 impl Stored {
@@ -187,12 +182,11 @@ impl Stored {
         match (self, other) {
             (Stored::Lease(a), Stored::Lease(b)) => a.spec == b.spec,
             (Stored::ConfigMap(a), Stored::ConfigMap(b)) => a.data == b.data,
-            (Stored::Namespace(_), Stored::Namespace(_))
-            | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => true,
-            (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
-            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => {
-                a.subjects == b.subjects && a.role_ref == b.role_ref
+            (Stored::Namespace(_), Stored::Namespace(_)) | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => {
+                true
             }
+            (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
+            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
             _ => false,
         }
     }
@@ -314,21 +308,11 @@ impl ApiServer {
     pub fn seed_object(&mut self, now: Nanos, obj: Value) -> Result<Object, ApiError> {
         let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
         let kind = Kind::from_kind_name(kind_name).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "no kind {kind_name:?} is served by the simulated API server"
-            ))
+            ApiError::bad_request(format!("no kind {kind_name:?} is served by the simulated API server"))
         })?;
-        let meta: ObjectMeta = obj
-            .get("metadata")
-            .map(decode_seed_metadata)
-            .transpose()?
-            .unwrap_or_default();
+        let meta: ObjectMeta = obj.get("metadata").map(decode_seed_metadata).transpose()?.unwrap_or_default();
         let ns = if kind.is_namespaced() {
-            if meta.namespace.is_empty() {
-                "default".to_string()
-            } else {
-                meta.namespace.clone()
-            }
+            if meta.namespace.is_empty() { "default".to_string() } else { meta.namespace.clone() }
         } else {
             String::new()
         };
@@ -346,9 +330,7 @@ impl ApiServer {
             force: false,
         };
         self.handle(now, &request)?;
-        let record = self
-            .record_mut(kind, &ns, &meta.name)
-            .expect("just created");
+        let record = self.record_mut(kind, &ns, &meta.name).expect("just created");
         if !meta.managed_fields.is_empty() {
             record.managers = managers_from_entries(&meta.managed_fields);
         }
@@ -369,9 +351,8 @@ impl ApiServer {
         if !self.audit_on {
             return self.dispatch(now, req).map(Outcome::into_object);
         }
-        let rv_before = self
-            .record(req.kind, &req.namespace, &req.name)
-            .map(|r| parse_rv(&r.object.meta().resource_version));
+        let rv_before =
+            self.record(req.kind, &req.namespace, &req.name).map(|r| parse_rv(&r.object.meta().resource_version));
         let result = self.dispatch(now, req);
         let mut name = req.name.to_string();
         let (code, rv_after) = match &result {
@@ -398,35 +379,17 @@ impl ApiServer {
             rv_before,
             rv_after,
             code,
-            message: result
-                .as_ref()
-                .err()
-                .map(|e| e.message.clone())
-                .unwrap_or_default(),
+            message: result.as_ref().err().map(|e| e.message.clone()).unwrap_or_default(),
         });
         result.map(Outcome::into_object)
     }
 
     fn dispatch(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
-        let ns: &str = if req.kind.is_namespaced() {
-            &req.namespace
-        } else {
-            ""
-        };
+        let ns: &str = if req.kind.is_namespaced() { &req.namespace } else { "" };
         // The authorisation filter sees the URL: create and list carry no name (apiserver.md §6).
-        let url_name = if matches!(req.verb, Verb::Create | Verb::List) {
-            ""
-        } else {
-            &req.name
-        };
+        let url_name = if matches!(req.verb, Verb::Create | Verb::List) { "" } else { &req.name };
         if !self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name) {
-            return Err(ApiError::forbidden(
-                req.kind,
-                url_name,
-                &req.user.name,
-                req.verb.as_str(),
-                ns,
-            ));
+            return Err(ApiError::forbidden(req.kind, url_name, &req.user.name, req.verb.as_str(), ns));
         }
         match req.verb {
             Verb::Get => self.get(req.kind, ns, &req.name).map(Outcome::Read),
@@ -440,9 +403,7 @@ impl ApiServer {
     }
 
     fn get(&self, kind: Kind, ns: &str, name: &str) -> Result<Object, ApiError> {
-        self.record(kind, ns, name)
-            .map(|r| r.object.to_object())
-            .ok_or_else(|| ApiError::not_found(kind, name))
+        self.record(kind, ns, name).map(|r| r.object.to_object()).ok_or_else(|| ApiError::not_found(kind, name))
     }
 
     /// `<Kind>List` with the current revision; items as the server sends them in typed lists
@@ -474,23 +435,12 @@ impl ApiServer {
 
     fn create(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
         let object = decode_body(req.kind, &req.body)?;
-        let name = if object.meta().name.is_empty() {
-            req.name.to_string()
-        } else {
-            object.meta().name.clone()
-        };
+        let name = if object.meta().name.is_empty() { req.name.to_string() } else { object.meta().name.clone() };
         if !req.name.is_empty() && req.name.as_ref() != name {
             return Err(name_mismatch(&name, &req.name));
         }
         check_namespace(&object, ns)?;
-        self.insert_new(
-            now,
-            req.kind,
-            ns,
-            &name,
-            object,
-            &default_manager(req, "kubectl-create"),
-        )
+        self.insert_new(now, req.kind, ns, &name, object, &default_manager(req, "kubectl-create"))
     }
 
     /// Shared by create, create-on-update and apply-create: namespace exists, name valid, not
@@ -506,28 +456,13 @@ impl ApiServer {
     ) -> Result<Outcome, ApiError> {
         self.check_creatable(kind, ns, name, &object)?;
         let mut managers = Vec::new();
-        record_update(
-            &mut managers,
-            manager,
-            kind.api_version(),
-            &field_diff(None, &object),
-            self.wall_secs(now),
-        );
+        record_update(&mut managers, manager, kind.api_version(), &field_diff(None, &object), self.wall_secs(now));
         let object = self.commit(now, kind, ns, name, object, managers);
-        Ok(Outcome::Written {
-            object,
-            created: true,
-        })
+        Ok(Outcome::Written { object, created: true })
     }
 
     /// A create needs: a valid name, an existing namespace, a free name, a valid object.
-    fn check_creatable(
-        &self,
-        kind: Kind,
-        ns: &str,
-        name: &str,
-        object: &Stored,
-    ) -> Result<(), ApiError> {
+    fn check_creatable(&self, kind: Kind, ns: &str, name: &str, object: &Stored) -> Result<(), ApiError> {
         let mut errors = validate_name(kind, name);
         if errors.is_empty() {
             if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
@@ -538,16 +473,7 @@ impl ApiServer {
             }
             errors = validate_object(object);
         }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::invalid(
-                kind.group(),
-                kind.kind_name(),
-                name,
-                &errors,
-            ))
-        }
+        if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors)) }
     }
 
     /// The second, `create` authorisation (with the name) of a PUT or apply that creates.
@@ -555,13 +481,7 @@ impl ApiServer {
         if self.is_authorized(&req.user, "create", req.kind, ns, &req.name) {
             Ok(())
         } else {
-            Err(ApiError::forbidden(
-                req.kind,
-                &req.name,
-                &req.user.name,
-                "create",
-                ns,
-            ))
+            Err(ApiError::forbidden(req.kind, &req.name, &req.user.name, "create", ns))
         }
     }
 
@@ -585,17 +505,8 @@ impl ApiServer {
         let sent_rv = &object.meta().resource_version;
         if sent_rv.is_empty() {
             if !allow_unconditional_update(kind) {
-                let field = FieldError::invalid(
-                    "metadata.resourceVersion",
-                    "0",
-                    "must be specified for an update",
-                );
-                return Err(ApiError::invalid(
-                    kind.group(),
-                    kind.resource(),
-                    &req.name,
-                    &[field],
-                ));
+                let field = FieldError::invalid("metadata.resourceVersion", "0", "must be specified for an update");
+                return Err(ApiError::invalid(kind.group(), kind.resource(), &req.name, &[field]));
             }
         } else if *sent_rv != record.object.meta().resource_version {
             return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
@@ -615,36 +526,20 @@ impl ApiServer {
     ) -> Result<Outcome, ApiError> {
         let errors = validate_object(&object);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(
-                kind.group(),
-                kind.kind_name(),
-                name,
-                &errors,
-            ));
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
         }
         let wall_secs = self.wall_secs(now);
         let record = self.record(kind, ns, name).expect("caller checked");
         let diff = field_diff(Some(&record.object), &object);
         if diff.is_empty() && object.same_content(&record.object) {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
-            return Ok(Outcome::Written {
-                object: record.object.to_object(),
-                created: false,
-            });
+            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
         }
         // From here on nothing can fail: move the managers out instead of copying them.
-        let mut managers = std::mem::take(
-            &mut self
-                .record_mut(kind, ns, name)
-                .expect("caller checked")
-                .managers,
-        );
+        let mut managers = std::mem::take(&mut self.record_mut(kind, ns, name).expect("caller checked").managers);
         record_update(&mut managers, manager, kind.api_version(), &diff, wall_secs);
         let object = self.commit(now, kind, ns, name, object, managers);
-        Ok(Outcome::Written {
-            object,
-            created: false,
-        })
+        Ok(Outcome::Written { object, created: false })
     }
 
     /// JSON merge patch (apiserver.md §2.1, §4): merge onto the live JSON, decode typed (a decode
@@ -653,25 +548,14 @@ impl ApiServer {
         let kind = req.kind;
         if req.force {
             let field = FieldError::forbidden("force", "may not be specified for non-apply patch");
-            return Err(ApiError::invalid(
-                "meta.k8s.io",
-                "PatchOptions",
-                "",
-                &[field],
-            ));
+            return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
         }
         let patch = patch_body(&req.body)?;
-        let record = self
-            .record(kind, ns, &req.name)
-            .ok_or_else(|| ApiError::not_found(kind, &req.name))?;
+        let record = self.record(kind, ns, &req.name).ok_or_else(|| ApiError::not_found(kind, &req.name))?;
         let live_json = record.object.to_json();
         let patched = merge_patch(&live_json, &patch).map_err(ApiError::bad_request)?;
         let object = Stored::decode(kind, &patched).map_err(|decode_error| {
-            let field = FieldError::invalid(
-                "patch",
-                &go_quote(&go_json_marshal(&patched)),
-                &decode_error,
-            );
+            let field = FieldError::invalid("patch", &go_quote(&go_json_marshal(&patched)), &decode_error);
             ApiError::invalid("", "", "", &[field])
         })?;
         let rv = &object.meta().resource_version;
@@ -693,26 +577,15 @@ impl ApiServer {
             Some(m) if !m.is_empty() => m.to_string(),
             _ => {
                 let field = FieldError::required("fieldManager", "is required for apply patch");
-                return Err(ApiError::invalid(
-                    "meta.k8s.io",
-                    "PatchOptions",
-                    "",
-                    &[field],
-                ));
+                return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
             }
         };
         let config = apply_config(kind, &req.body)?;
-        let config_name = config
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let config_name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
         if config_name != req.name.as_ref() {
             return Err(name_mismatch(config_name, &req.name));
         }
-        let config_ns = config
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let config_ns = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
         if kind.is_namespaced() && !config_ns.is_empty() && config_ns != ns {
             return Err(namespace_mismatch());
         }
@@ -734,10 +607,7 @@ impl ApiServer {
                 wall_secs,
             )?;
             let object = self.commit(now, kind, ns, &req.name, object, managers);
-            return Ok(Outcome::Written {
-                object,
-                created: true,
-            });
+            return Ok(Outcome::Written { object, created: true });
         };
         let live_json = record.object.to_json();
         let mut merged = apply_merge(&live_json, &config);
@@ -755,49 +625,25 @@ impl ApiServer {
         }
         let errors = validate_object(&object);
         if !errors.is_empty() {
-            return Err(ApiError::invalid(
-                kind.group(),
-                kind.kind_name(),
-                &req.name,
-                &errors,
-            ));
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
         }
         let diff = field_diff(Some(&record.object), &object);
         let mut managers = record.managers.clone();
-        record_apply(
-            &mut managers,
-            &manager,
-            kind.api_version(),
-            applied,
-            &diff,
-            req.force,
-            wall_secs,
-        )?;
+        record_apply(&mut managers, &manager, kind.api_version(), applied, &diff, req.force, wall_secs)?;
         if object.same_content(&record.object) && same_ownership(&managers, &record.managers) {
-            return Ok(Outcome::Written {
-                object: record.object.to_object(),
-                created: false,
-            });
+            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
         }
         let object = self.commit(now, kind, ns, &req.name, object, managers);
-        Ok(Outcome::Written {
-            object,
-            created: false,
-        })
+        Ok(Outcome::Written { object, created: false })
     }
 
     fn delete(&mut self, kind: Kind, ns: &str, name: &str) -> Result<Outcome, ApiError> {
-        let removed = self
-            .store
-            .get_mut(&kind)
-            .and_then(|by_ns| by_ns.get_mut(ns))
-            .and_then(|by_name| by_name.remove(name));
+        let removed =
+            self.store.get_mut(&kind).and_then(|by_ns| by_ns.get_mut(ns)).and_then(|by_name| by_name.remove(name));
         match removed {
             Some(_) => {
                 self.revision += 1;
-                Ok(Outcome::Deleted {
-                    revision: self.revision,
-                })
+                Ok(Outcome::Deleted { revision: self.revision })
             }
             None => Err(ApiError::not_found(kind, name)),
         }
@@ -814,18 +660,11 @@ impl ApiServer {
         managers: Vec<ManagerState>,
     ) -> Object {
         self.revision += 1;
-        let previous = self.record(kind, ns, name).map(|r| {
-            (
-                r.object.meta().uid.clone(),
-                r.object.meta().creation_timestamp,
-            )
-        });
+        let previous =
+            self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
         let (uid, created_at) = match previous {
             Some((uid, created_at)) => (uid, created_at),
-            None => (
-                self.next_uid(),
-                Some(Time::from_unix_nanos(self.wall_nanos(now))),
-            ),
+            None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
         };
         let meta = object.meta_mut();
         meta.name = name.to_string();
@@ -853,13 +692,7 @@ impl ApiServer {
             let namespace = Stored::Namespace(Arc::new(Namespace::default()));
             let diff = field_diff(None, &namespace);
             let mut managers = Vec::new();
-            record_update(
-                &mut managers,
-                "kube-apiserver",
-                "v1",
-                &diff,
-                self.wall_secs(now),
-            );
+            record_update(&mut managers, "kube-apiserver", "v1", &diff, self.wall_secs(now));
             self.commit(now, Kind::Namespace, "", ns, namespace, managers);
         }
     }
@@ -876,13 +709,7 @@ impl ApiServer {
         if user.is_system_master() {
             return true;
         }
-        let attributes = Attributes {
-            verb,
-            api_group: kind.group(),
-            resource: kind.resource(),
-            namespace: ns,
-            name,
-        };
+        let attributes = Attributes { verb, api_group: kind.group(), resource: kind.resource(), namespace: ns, name };
         let bindings = self
             .store
             .get(&Kind::RoleBinding)
@@ -936,11 +763,7 @@ fn same_ownership(a: &[ManagerState], b: &[ManagerState]) -> bool {
 }
 
 fn default_manager(req: &Request, kubectl_default: &str) -> String {
-    req.field_manager
-        .as_deref()
-        .filter(|m| !m.is_empty())
-        .unwrap_or(kubectl_default)
-        .to_string()
+    req.field_manager.as_deref().filter(|m| !m.is_empty()).unwrap_or(kubectl_default).to_string()
 }
 
 /// rest.go `checkName`.
@@ -951,9 +774,7 @@ fn name_mismatch(object_name: &str, url_name: &str) -> ApiError {
 }
 
 fn namespace_mismatch() -> ApiError {
-    ApiError::bad_request(
-        "the namespace of the provided object does not match the namespace sent on the request",
-    )
+    ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request")
 }
 
 fn check_namespace(object: &Stored, ns: &str) -> Result<(), ApiError> {
@@ -978,19 +799,11 @@ fn unrecognized_body(kind: Kind, error: &str, body: &str) -> ApiError {
     let summary = if body.is_empty() {
         "<empty>".to_string()
     } else if body.starts_with('{') {
-        if body.len() > 30 {
-            format!("{} ...", body.get(..30).unwrap_or(body))
-        } else {
-            body.to_string()
-        }
+        if body.len() > 30 { format!("{} ...", body.get(..30).unwrap_or(body)) } else { body.to_string() }
     } else {
         let bytes = &body.as_bytes()[..body.len().min(30)];
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        if body.len() > 30 {
-            format!("{hex} ...")
-        } else {
-            hex
-        }
+        if body.len() > 30 { format!("{hex} ...") } else { hex }
     };
     ApiError::bad_request(format!(
         "the object provided is unrecognized (must be of type {}): {error} ({summary})",
@@ -1000,16 +813,8 @@ fn unrecognized_body(kind: Kind, error: &str, body: &str) -> ApiError {
 
 fn parse_text(kind: Kind, text: &str) -> Result<Value, ApiError> {
     serde_json::from_str(text).map_err(|e| {
-        let reason = if text.trim().is_empty() {
-            "unexpected end of JSON input".to_string()
-        } else {
-            e.to_string()
-        };
-        unrecognized_body(
-            kind,
-            &format!("couldn't get version/kind; json parse error: {reason}"),
-            text,
-        )
+        let reason = if text.trim().is_empty() { "unexpected end of JSON input".to_string() } else { e.to_string() };
+        unrecognized_body(kind, &format!("couldn't get version/kind; json parse error: {reason}"), text)
     })
 }
 
@@ -1047,14 +852,8 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
 
 /// apiVersion/kind of a body against the URL's (create.go / update.go).
 fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or(kind.api_version());
-    let body_kind = value
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or(kind.kind_name());
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or(kind.api_version());
+    let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or(kind.kind_name());
     if api_version != kind.api_version() {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({})",
@@ -1075,9 +874,7 @@ fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
 fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
-        Body::Text(text) => {
-            serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch"))
-        }
+        Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
         Body::Lease(lease) => Ok(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Ok(object_json(Kind::ConfigMap, cm.as_ref())),
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
@@ -1089,25 +886,19 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
 fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
     let value = match body {
         Body::Json(value) => value.clone(),
-        Body::Text(text) => serde_json::from_str(text)
-            .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?,
+        Body::Text(text) => {
+            serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
+        }
         Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
         Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
         Body::None => {
-            return Err(ApiError::bad_request(
-                "error decoding YAML: empty apply configuration",
-            ));
+            return Err(ApiError::bad_request("error decoding YAML: empty apply configuration"));
         }
     };
     let Value::Object(_) = &value else {
-        return Err(ApiError::bad_request(
-            "error decoding YAML: the apply configuration is not an object",
-        ));
+        return Err(ApiError::bad_request("error decoding YAML: the apply configuration is not an object"));
     };
-    let api_version = value
-        .get("apiVersion")
-        .and_then(Value::as_str)
-        .unwrap_or("");
+    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
     if api_version != kind.api_version() {
         return Err(ApiError::bad_request(format!(
             "Incorrect version specified in apply patch. Specified patch version: {api_version}, expected: {}",
@@ -1121,10 +912,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
             kind.kind_name()
         )));
     }
-    if value
-        .pointer("/metadata/managedFields")
-        .is_some_and(|v| !v.is_null())
-    {
+    if value.pointer("/metadata/managedFields").is_some_and(|v| !v.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
     Ok(drop_nulls(value))
@@ -1132,12 +920,9 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
 
 fn drop_nulls(value: Value) -> Value {
     match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k, drop_nulls(v)))
-                .collect(),
-        ),
+        Value::Object(map) => {
+            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, drop_nulls(v))).collect())
+        }
         other => other,
     }
 }

@@ -48,9 +48,7 @@ fn lease(name: &str, holder: &str, renew_secs: i64, rv: &str) -> Lease {
             holder_identity: Some(holder.into()),
             lease_duration_seconds: Some(15),
             acquire_time: Some(MicroTime::from_unix_nanos(DEFAULT_EPOCH_UNIX_NANOS)),
-            renew_time: Some(MicroTime::from_unix_nanos(
-                DEFAULT_EPOCH_UNIX_NANOS + renew_secs * 1_000_000_000,
-            )),
+            renew_time: Some(MicroTime::from_unix_nanos(DEFAULT_EPOCH_UNIX_NANOS + renew_secs * 1_000_000_000)),
             lease_transitions: Some(0),
             ..LeaseSpec::default()
         },
@@ -59,12 +57,7 @@ fn lease(name: &str, holder: &str, renew_secs: i64, rv: &str) -> Lease {
 
 fn create_lease(s: &mut ApiServer, now: Nanos, name: &str, holder: &str) -> Arc<Lease> {
     let req = with_manager(
-        admin(
-            Verb::Create,
-            Kind::Lease,
-            "",
-            Body::Lease(Arc::new(lease(name, holder, 0, ""))),
-        ),
+        admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(lease(name, holder, 0, "")))),
         "kube-controller-manager",
         false,
     );
@@ -87,19 +80,11 @@ fn put_lease(s: &mut ApiServer, now: Nanos, l: Lease) -> Result<Object, ApiError
 fn create_config_map(s: &mut ApiServer, name: &str, data: &[(&str, &str)]) {
     let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
         "data": data.iter().map(|(k, v)| (k.to_string(), Value::from(*v))).collect::<serde_json::Map<_, _>>()});
-    s.handle(
-        0,
-        &admin(Verb::Create, Kind::ConfigMap, "", Body::Json(body)),
-    )
-    .unwrap();
+    s.handle(0, &admin(Verb::Create, Kind::ConfigMap, "", Body::Json(body))).unwrap();
 }
 
 fn rv_of(object: &Object) -> u64 {
-    to_json(object)["metadata"]["resourceVersion"]
-        .as_str()
-        .unwrap()
-        .parse()
-        .unwrap()
+    to_json(object)["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
 }
 
 fn managers_of(s: &ApiServer, kind: Kind, name: &str) -> Vec<(String, String, Value)> {
@@ -140,29 +125,15 @@ fn every_successful_write_takes_the_next_global_revision() {
     assert_eq!(created.metadata.resource_version, (start + 1).to_string());
     create_config_map(&mut s, "cm", &[("k", "v")]);
     assert_eq!(s.resource_version(), start + 2);
-    let updated = put_lease(
-        &mut s,
-        secs(2),
-        lease("lock", "a", 2, &created.metadata.resource_version),
-    )
-    .unwrap();
-    assert_eq!(
-        rv_of(&updated),
-        start + 3,
-        "one counter shared by all objects, like the etcd revision"
-    );
+    let updated = put_lease(&mut s, secs(2), lease("lock", "a", 2, &created.metadata.resource_version)).unwrap();
+    assert_eq!(rv_of(&updated), start + 3, "one counter shared by all objects, like the etcd revision");
 }
 
 #[test]
 fn get_of_a_lease_returns_the_stored_arc_without_a_copy() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
-    let Object::Lease(got) = s
-        .handle(0, &admin(Verb::Get, Kind::Lease, "lock", Body::None))
-        .unwrap()
-    else {
-        panic!()
-    };
+    let Object::Lease(got) = s.handle(0, &admin(Verb::Get, Kind::Lease, "lock", Body::None)).unwrap() else { panic!() };
     assert!(Arc::ptr_eq(&got, s.peek_lease(NS, "lock").unwrap()));
 }
 
@@ -170,26 +141,12 @@ fn get_of_a_lease_returns_the_stored_arc_without_a_copy() {
 fn server_sets_uid_creation_timestamp_and_managed_fields_from_its_own_clock() {
     let mut s = server();
     let created = create_lease(&mut s, secs(3), "lock", "a");
-    assert_eq!(
-        created.metadata.uid, "00000000-0000-4000-8000-000000000003",
-        "deterministic counter uids"
-    );
-    assert_eq!(
-        created.metadata.creation_timestamp.unwrap().to_rfc3339(),
-        "2026-01-01T00:00:03Z"
-    );
+    assert_eq!(created.metadata.uid, "00000000-0000-4000-8000-000000000003", "deterministic counter uids");
+    assert_eq!(created.metadata.creation_timestamp.unwrap().to_rfc3339(), "2026-01-01T00:00:03Z");
     let entry = &created.metadata.managed_fields[0];
     assert_eq!(
-        (
-            entry.manager.as_str(),
-            entry.operation.as_str(),
-            entry.api_version.as_str()
-        ),
-        (
-            "kube-controller-manager",
-            "Update",
-            "coordination.k8s.io/v1"
-        )
+        (entry.manager.as_str(), entry.operation.as_str(), entry.api_version.as_str()),
+        ("kube-controller-manager", "Update", "coordination.k8s.io/v1")
     );
     assert_eq!(entry.time.unwrap().to_rfc3339(), "2026-01-01T00:00:03Z");
     assert_eq!(
@@ -203,68 +160,35 @@ fn create_of_an_existing_lease_is_409_already_exists() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
     let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Lease(Arc::new(lease("lock", "b", 0, ""))),
-            ),
-        )
+        .handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(lease("lock", "b", 0, "")))))
         .unwrap_err();
     assert_eq!((err.code, err.reason), (409, Reason::AlreadyExists));
-    assert_eq!(
-        err.message,
-        r#"leases.coordination.k8s.io "lock" already exists"#
-    );
+    assert_eq!(err.message, r#"leases.coordination.k8s.io "lock" already exists"#);
 }
 
 #[test]
 fn create_in_a_missing_namespace_is_404_namespace_not_found() {
     let mut s = server();
-    let mut req = admin(
-        Verb::Create,
-        Kind::Lease,
-        "",
-        Body::Json(json!({"metadata": {"name": "lock"}})),
-    );
+    let mut req = admin(Verb::Create, Kind::Lease, "", Body::Json(json!({"metadata": {"name": "lock"}})));
     req.namespace = Arc::from("nope");
     let err = s.handle(0, &req).unwrap_err();
-    assert_eq!(
-        err.kubectl_stderr(),
-        r#"Error from server (NotFound): namespaces "nope" not found"#
-    );
+    assert_eq!(err.kubectl_stderr(), r#"Error from server (NotFound): namespaces "nope" not found"#);
 }
 
 #[test]
 fn get_of_a_missing_lease_or_config_map_is_404_with_the_real_text() {
     let mut s = server();
-    let err = s
-        .handle(0, &admin(Verb::Get, Kind::Lease, "x", Body::None))
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Get, Kind::Lease, "x", Body::None)).unwrap_err();
     assert!(err.is_not_found());
     assert_eq!(err.message, r#"leases.coordination.k8s.io "x" not found"#);
-    let err = s
-        .handle(0, &admin(Verb::Get, Kind::ConfigMap, "x", Body::None))
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Get, Kind::ConfigMap, "x", Body::None)).unwrap_err();
     assert_eq!(err.message, r#"configmaps "x" not found"#);
 }
 
 #[test]
 fn create_without_a_name_is_422_name_required() {
     let mut s = server();
-    let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Json(json!({"spec": {}})),
-            ),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(json!({"spec": {}})))).unwrap_err();
     assert_eq!(
         err.kubectl_stderr(),
         r#"The Lease "" is invalid: metadata.name: Required value: name or generateName is required"#
@@ -285,12 +209,7 @@ fn lease_put_to_a_missing_name_creates_it() {
 fn config_map_put_to_a_missing_name_is_404() {
     let mut s = server();
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "b"}});
-    let err = s
-        .handle(
-            0,
-            &admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body))).unwrap_err();
     assert_eq!(err.message, r#"configmaps "cm" not found"#);
 }
 
@@ -315,11 +234,7 @@ fn config_map_put_without_resource_version_is_unconditional() {
     let mut s = server();
     create_config_map(&mut s, "cm", &[("a", "1")]);
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "2"}});
-    s.handle(
-        0,
-        &admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)),
-    )
-    .unwrap();
+    s.handle(0, &admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body))).unwrap();
     assert_eq!(s.peek_config_map(NS, "cm").unwrap().data["a"], "2");
 }
 
@@ -327,37 +242,16 @@ fn config_map_put_without_resource_version_is_unconditional() {
 fn stale_resource_version_update_is_409_with_the_real_text() {
     let mut s = server();
     let first = create_lease(&mut s, 0, "lock", "a");
-    put_lease(
-        &mut s,
-        secs(2),
-        lease("lock", "a", 2, &first.metadata.resource_version),
-    )
-    .unwrap();
+    put_lease(&mut s, secs(2), lease("lock", "a", 2, &first.metadata.resource_version)).unwrap();
     let before = s.resource_version();
-    let err = put_lease(
-        &mut s,
-        secs(3),
-        lease("lock", "b", 3, &first.metadata.resource_version),
-    )
-    .unwrap_err();
+    let err = put_lease(&mut s, secs(3), lease("lock", "b", 3, &first.metadata.resource_version)).unwrap_err();
     assert!(err.is_conflict());
     assert_eq!(
         err.kubectl_stderr(),
         r#"Error from server (Conflict): Operation cannot be fulfilled on leases.coordination.k8s.io "lock": the object has been modified; please apply your changes to the latest version and try again"#
     );
-    assert_eq!(
-        s.resource_version(),
-        before,
-        "a rejected write is not persisted"
-    );
-    assert_eq!(
-        s.peek_lease(NS, "lock")
-            .unwrap()
-            .spec
-            .holder_identity
-            .as_deref(),
-        Some("a")
-    );
+    assert_eq!(s.resource_version(), before, "a rejected write is not persisted");
+    assert_eq!(s.peek_lease(NS, "lock").unwrap().spec.holder_identity.as_deref(), Some("a"));
 }
 
 #[test]
@@ -369,10 +263,7 @@ fn a_write_that_changes_nothing_keeps_the_resource_version() {
     assert_eq!(rv_of(&same), before);
     assert_eq!(s.resource_version(), before);
     assert_eq!(
-        s.peek_lease(NS, "lock").unwrap().metadata.managed_fields[0]
-            .time
-            .unwrap()
-            .unix_secs(),
+        s.peek_lease(NS, "lock").unwrap().metadata.managed_fields[0].time.unwrap().unix_secs(),
         1_767_225_600,
         "time untouched"
     );
@@ -383,21 +274,11 @@ fn a_renewal_bumps_the_rv_and_only_refreshes_the_renewers_time() {
     let mut s = server();
     let first = create_lease(&mut s, 0, "lock", "a");
     let mut renewed = Lease::clone(&first);
-    renewed.spec.renew_time = Some(MicroTime::from_unix_nanos(
-        DEFAULT_EPOCH_UNIX_NANOS + 2_500_000_123,
-    ));
-    let Object::Lease(after) = put_lease(&mut s, secs(2), renewed).unwrap() else {
-        panic!()
-    };
-    assert_eq!(
-        after.spec.renew_time.unwrap().to_rfc3339(),
-        "2026-01-01T00:00:02.500000Z"
-    );
+    renewed.spec.renew_time = Some(MicroTime::from_unix_nanos(DEFAULT_EPOCH_UNIX_NANOS + 2_500_000_123));
+    let Object::Lease(after) = put_lease(&mut s, secs(2), renewed).unwrap() else { panic!() };
+    assert_eq!(after.spec.renew_time.unwrap().to_rfc3339(), "2026-01-01T00:00:02.500000Z");
     assert_eq!(after.metadata.managed_fields.len(), 1);
-    assert_eq!(
-        after.metadata.managed_fields[0].time.unwrap().to_rfc3339(),
-        "2026-01-01T00:00:02Z"
-    );
+    assert_eq!(after.metadata.managed_fields[0].time.unwrap().to_rfc3339(), "2026-01-01T00:00:02Z");
 }
 
 #[test]
@@ -405,15 +286,7 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_empty_ones() {
     let mut s = server();
     create_config_map(&mut s, "cm", &[("a", "1")]); // kubectl-create owns data, data.a
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "1", "b": "2"}});
-    s.handle(
-        0,
-        &with_manager(
-            admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)),
-            "writer",
-            false,
-        ),
-    )
-    .unwrap();
+    s.handle(0, &with_manager(admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)), "writer", false)).unwrap();
     let managers = managers_of(&s, Kind::ConfigMap, "cm");
     assert_eq!(managers[0].0, "kubectl-create");
     assert_eq!(
@@ -424,32 +297,14 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_empty_ones() {
     assert_eq!(managers[1].0, "writer");
     assert_eq!(managers[1].2, json!({"f:data": {"f:b": {}}}));
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "9", "b": "2"}});
-    s.handle(
-        secs(1),
-        &with_manager(
-            admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)),
-            "writer",
-            false,
-        ),
-    )
-    .unwrap();
+    s.handle(secs(1), &with_manager(admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)), "writer", false))
+        .unwrap();
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "9", "b": "2", "c": "3"}});
-    s.handle(
-        secs(1),
-        &with_manager(
-            admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)),
-            "third",
-            false,
-        ),
-    )
-    .unwrap();
+    s.handle(secs(1), &with_manager(admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)), "third", false))
+        .unwrap();
     let managers = managers_of(&s, Kind::ConfigMap, "cm");
     let names: Vec<&str> = managers.iter().map(|m| m.0.as_str()).collect();
-    assert_eq!(
-        names,
-        ["kubectl-create", "third", "writer"],
-        "server order: operation, time, then manager name"
-    );
+    assert_eq!(names, ["kubectl-create", "third", "writer"], "server order: operation, time, then manager name");
     assert_eq!(managers[0].2, json!({"f:data": {".": {}}}));
     assert_eq!(managers[1].2, json!({"f:data": {"f:c": {}}}));
     assert_eq!(managers[2].2, json!({"f:data": {"f:a": {}, "f:b": {}}}));
@@ -461,9 +316,7 @@ fn put_with_a_bad_microtime_is_400_cannot_be_handled_as_a_lease() {
     let text = r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"lock"},"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#;
     for verb in [Verb::Create, Verb::Update] {
         let name = if verb == Verb::Create { "" } else { "lock" };
-        let err = s
-            .handle(0, &admin(verb, Kind::Lease, name, Body::Text(text.into())))
-            .unwrap_err();
+        let err = s.handle(0, &admin(verb, Kind::Lease, name, Body::Text(text.into()))).unwrap_err();
         assert_eq!((err.code, err.reason), (400, Reason::BadRequest));
         assert_eq!(
             err.message,
@@ -475,78 +328,33 @@ fn put_with_a_bad_microtime_is_400_cannot_be_handled_as_a_lease() {
 #[test]
 fn malformed_bodies_are_400s_never_panics() {
     let mut s = server();
-    let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Text("{not json".into()),
-            ),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Text("{not json".into()))).unwrap_err();
     assert_eq!(err.code, 400);
-    assert!(err.message.starts_with("the object provided is unrecognized (must be of type Lease): couldn't get version/kind; json parse error: "));
-    let err = s
-        .handle(0, &admin(Verb::Create, Kind::Lease, "", Body::None))
-        .unwrap_err();
+    assert!(err.message.starts_with(
+        "the object provided is unrecognized (must be of type Lease): couldn't get version/kind; json parse error: "
+    ));
+    let err = s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::None)).unwrap_err();
     assert_eq!(
         err.message,
         "the object provided is unrecognized (must be of type Lease): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)"
     );
     let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Json(json!({"apiVersion": "v1", "kind": "Lease"})),
-            ),
-        )
+        .handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(json!({"apiVersion": "v1", "kind": "Lease"}))))
         .unwrap_err();
     assert_eq!(
         err.message,
         "the API version in the data (v1) does not match the expected API version (coordination.k8s.io/v1)"
     );
     let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Json(json!({"spec": {"leaseDurationSeconds": "x"}})),
-            ),
-        )
+        .handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(json!({"spec": {"leaseDurationSeconds": "x"}}))))
         .unwrap_err();
     assert_eq!(err.code, 400);
     let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Update,
-                Kind::Lease,
-                "a",
-                Body::Json(json!({"metadata": {"name": "b"}})),
-            ),
-        )
+        .handle(0, &admin(Verb::Update, Kind::Lease, "a", Body::Json(json!({"metadata": {"name": "b"}}))))
         .unwrap_err();
-    assert_eq!(
-        err.message,
-        "the name of the object (b) does not match the name on the URL (a)"
-    );
+    assert_eq!(err.message, "the name of the object (b) does not match the name on the URL (a)");
     let err = s
-        .handle(
-            0,
-            &admin(
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Json(json!({"metadata": {"name": "Bad Name"}})),
-            ),
-        )
+        .handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(json!({"metadata": {"name": "Bad Name"}}))))
         .unwrap_err();
     assert_eq!(err.code, 422);
 }
@@ -556,12 +364,7 @@ fn lease_validation_is_422_and_kubectl_renders_it_from_details() {
     let mut s = server();
     let mut bad = lease("lock", "a", 0, "");
     bad.spec.lease_duration_seconds = Some(0);
-    let err = s
-        .handle(
-            0,
-            &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad))),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad)))).unwrap_err();
     assert_eq!(
         err.message,
         r#"Lease.coordination.k8s.io "lock" is invalid: spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0"#
@@ -572,12 +375,7 @@ fn lease_validation_is_422_and_kubectl_renders_it_from_details() {
     );
     let mut bad = lease("lock", "a", 0, "");
     bad.spec.preferred_holder = Some("b".into());
-    let err = s
-        .handle(
-            0,
-            &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad))),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad)))).unwrap_err();
     assert_eq!(
         err.kubectl_stderr(),
         "The Lease \"lock\" is invalid: spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined"
@@ -587,11 +385,7 @@ fn lease_validation_is_422_and_kubectl_renders_it_from_details() {
 // ---- merge patch (apiserver.md §2.1, §4) ----
 
 fn merge_patch_req(name: &str, patch: Value) -> Request {
-    with_manager(
-        admin(Verb::Patch, Kind::Lease, name, Body::Json(patch)),
-        "kubectl-patch",
-        false,
-    )
+    with_manager(admin(Verb::Patch, Kind::Lease, name, Body::Json(patch)), "kubectl-patch", false)
 }
 
 #[test]
@@ -600,41 +394,23 @@ fn merge_patch_null_deletes_a_field_and_bumps_the_rv() {
     create_lease(&mut s, 0, "lock", "a");
     let before = s.resource_version();
     let out = s
-        .handle(
-            0,
-            &merge_patch_req(
-                "lock",
-                json!({"spec": {"holderIdentity": null, "leaseTransitions": 4}}),
-            ),
-        )
+        .handle(0, &merge_patch_req("lock", json!({"spec": {"holderIdentity": null, "leaseTransitions": 4}})))
         .unwrap();
     assert_eq!(rv_of(&out), before + 1);
     let l = s.peek_lease(NS, "lock").unwrap();
-    assert_eq!(
-        (l.spec.holder_identity.clone(), l.spec.lease_transitions),
-        (None, Some(4))
-    );
+    assert_eq!((l.spec.holder_identity.clone(), l.spec.lease_transitions), (None, Some(4)));
     let managers = managers_of(&s, Kind::Lease, "lock");
     assert_eq!(
         managers[1],
-        (
-            "kubectl-patch".to_string(),
-            "Update".to_string(),
-            json!({"f:spec": {"f:leaseTransitions": {}}})
-        )
+        ("kubectl-patch".to_string(), "Update".to_string(), json!({"f:spec": {"f:leaseTransitions": {}}}))
     );
 }
 
 #[test]
 fn merge_patch_of_a_missing_lease_is_404() {
     let mut s = server();
-    let err = s
-        .handle(0, &merge_patch_req("x", json!({"spec": {}})))
-        .unwrap_err();
-    assert_eq!(
-        err.kubectl_stderr(),
-        r#"Error from server (NotFound): leases.coordination.k8s.io "x" not found"#
-    );
+    let err = s.handle(0, &merge_patch_req("x", json!({"spec": {}}))).unwrap_err();
+    assert_eq!(err.kubectl_stderr(), r#"Error from server (NotFound): leases.coordination.k8s.io "x" not found"#);
 }
 
 #[test]
@@ -642,34 +418,19 @@ fn merge_patch_with_a_bad_microtime_is_422_quoting_the_patched_object() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
     let before = s.resource_version();
-    let err = s
-        .handle(
-            0,
-            &merge_patch_req(
-                "lock",
-                json!({"spec": {"renewTime": "2026-01-01T00:00:00Z"}}),
-            ),
-        )
-        .unwrap_err();
+    let err =
+        s.handle(0, &merge_patch_req("lock", json!({"spec": {"renewTime": "2026-01-01T00:00:00Z"}}))).unwrap_err();
     let patched = concat!(
         r#"{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"lock","namespace":"default","uid":"00000000-0000-4000-8000-000000000003","resourceVersion":"3","creationTimestamp":"2026-01-01T00:00:00Z","managedFields":[{"manager":"kube-controller-manager","operation":"Update","apiVersion":"coordination.k8s.io/v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:acquireTime":{},"f:holderIdentity":{},"f:leaseDurationSeconds":{},"f:leaseTransitions":{},"f:renewTime":{}}}}]},"#,
         r#""spec":{"acquireTime":"2026-01-01T00:00:00.000000Z","holderIdentity":"a","leaseDurationSeconds":15,"leaseTransitions":0,"renewTime":"2026-01-01T00:00:00Z"}}"#
     );
-    let parse_error = r#"parsing time "2026-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000""#;
+    let parse_error =
+        r#"parsing time "2026-01-01T00:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000""#;
     assert_eq!((err.code, err.reason), (422, Reason::Invalid));
-    assert_eq!(
-        err.message,
-        format!(
-            r#" "" is invalid: patch: Invalid value: {}: {parse_error}"#,
-            go_quote(patched)
-        )
-    );
+    assert_eq!(err.message, format!(r#" "" is invalid: patch: Invalid value: {}: {parse_error}"#, go_quote(patched)));
     assert_eq!(
         err.kubectl_stderr(),
-        format!(
-            "The request is invalid: patch: Invalid value: {}: {parse_error}",
-            go_quote(patched)
-        )
+        format!("The request is invalid: patch: Invalid value: {}: {parse_error}", go_quote(patched))
     );
     assert_eq!(err.details.causes[0].reason, "FieldValueInvalid");
     assert_eq!(s.resource_version(), before, "nothing stored");
@@ -682,20 +443,14 @@ fn a_resource_version_inside_a_merge_patch_is_a_precondition() {
     let err = s
         .handle(
             0,
-            &merge_patch_req(
-                "lock",
-                json!({"metadata": {"resourceVersion": "1"}, "spec": {"holderIdentity": "b"}}),
-            ),
+            &merge_patch_req("lock", json!({"metadata": {"resourceVersion": "1"}, "spec": {"holderIdentity": "b"}})),
         )
         .unwrap_err();
     assert!(err.is_conflict());
     let current = s.resource_version().to_string();
     s.handle(
         0,
-        &merge_patch_req(
-            "lock",
-            json!({"metadata": {"resourceVersion": current}, "spec": {"holderIdentity": "b"}}),
-        ),
+        &merge_patch_req("lock", json!({"metadata": {"resourceVersion": current}, "spec": {"holderIdentity": "b"}})),
     )
     .unwrap();
 }
@@ -704,17 +459,9 @@ fn a_resource_version_inside_a_merge_patch_is_a_precondition() {
 fn merge_patch_as_text_and_force_on_a_non_apply_patch_are_handled() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
-    let mut req = admin(
-        Verb::Patch,
-        Kind::Lease,
-        "lock",
-        Body::Text(r#"{"spec":{"leaseTransitions":2}}"#.into()),
-    );
+    let mut req = admin(Verb::Patch, Kind::Lease, "lock", Body::Text(r#"{"spec":{"leaseTransitions":2}}"#.into()));
     s.handle(0, &req).unwrap();
-    assert_eq!(
-        s.peek_lease(NS, "lock").unwrap().spec.lease_transitions,
-        Some(2)
-    );
+    assert_eq!(s.peek_lease(NS, "lock").unwrap().spec.lease_transitions, Some(2));
     req.body = Body::Text("[".into());
     assert_eq!(s.handle(0, &req).unwrap_err().message, "Invalid JSON Patch");
     req.force = true;
@@ -726,34 +473,16 @@ fn merge_patch_as_text_and_force_on_a_non_apply_patch_are_handled() {
 
 // ---- server-side apply (apiserver.md §5) ----
 
-fn apply_cm(
-    s: &mut ApiServer,
-    now: Nanos,
-    manager: &str,
-    force: bool,
-    data: Value,
-) -> Result<Object, ApiError> {
+fn apply_cm(s: &mut ApiServer, now: Nanos, manager: &str, force: bool, data: Value) -> Result<Object, ApiError> {
     let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "order-1"}, "data": data});
-    s.handle(
-        now,
-        &with_manager(
-            admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)),
-            manager,
-            force,
-        ),
-    )
+    s.handle(now, &with_manager(admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)), manager, force))
 }
 
 #[test]
 fn apply_requires_a_field_manager() {
     let mut s = server();
     let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "order-1"}});
-    let err = s
-        .handle(
-            0,
-            &admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config))).unwrap_err();
     assert_eq!(
         err.message,
         r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#
@@ -763,23 +492,12 @@ fn apply_requires_a_field_manager() {
 #[test]
 fn apply_creates_a_missing_object_and_owns_exactly_its_config() {
     let mut s = server();
-    let out = apply_cm(
-        &mut s,
-        0,
-        "widget-operator-0",
-        false,
-        json!({"phase": "new"}),
-    )
-    .unwrap();
+    let out = apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
     assert_eq!(rv_of(&out), 3);
     let managers = managers_of(&s, Kind::ConfigMap, "order-1");
     assert_eq!(
         managers,
-        [(
-            "widget-operator-0".to_string(),
-            "Apply".to_string(),
-            json!({"f:data": {".": {}, "f:phase": {}}})
-        )]
+        [("widget-operator-0".to_string(), "Apply".to_string(), json!({"f:data": {".": {}, "f:phase": {}}}))]
     );
 }
 
@@ -788,29 +506,12 @@ fn apply_with_a_wrong_version_or_managed_fields_is_400() {
     let mut s = server();
     let config = json!({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {"name": "order-1"}});
     let err = s
-        .handle(
-            0,
-            &with_manager(
-                admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)),
-                "m",
-                false,
-            ),
-        )
+        .handle(0, &with_manager(admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)), "m", false))
         .unwrap_err();
-    assert_eq!(
-        err.message,
-        "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1"
-    );
+    assert_eq!(err.message, "Incorrect version specified in apply patch. Specified patch version: v2, expected: v1");
     let config = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "order-1", "managedFields": []}});
     let err = s
-        .handle(
-            0,
-            &with_manager(
-                admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)),
-                "m",
-                false,
-            ),
-        )
+        .handle(0, &with_manager(admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(config)), "m", false))
         .unwrap_err();
     assert_eq!(err.message, "metadata.managedFields must be nil");
 }
@@ -818,91 +519,36 @@ fn apply_with_a_wrong_version_or_managed_fields_is_400() {
 #[test]
 fn applying_the_same_value_another_manager_owns_is_co_ownership_not_a_conflict() {
     let mut s = server();
-    apply_cm(
-        &mut s,
-        0,
-        "widget-operator-0",
-        false,
-        json!({"phase": "new"}),
-    )
-    .unwrap();
-    apply_cm(
-        &mut s,
-        0,
-        "widget-operator-1",
-        false,
-        json!({"phase": "new"}),
-    )
-    .unwrap();
+    apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
+    apply_cm(&mut s, 0, "widget-operator-1", false, json!({"phase": "new"})).unwrap();
     let managers = managers_of(&s, Kind::ConfigMap, "order-1");
     assert_eq!(managers.len(), 2);
-    assert!(
-        managers
-            .iter()
-            .all(|m| m.2 == json!({"f:data": {".": {}, "f:phase": {}}}))
-    );
+    assert!(managers.iter().all(|m| m.2 == json!({"f:data": {".": {}, "f:phase": {}}})));
 }
 
 #[test]
 fn applying_a_different_value_another_manager_owns_is_409_and_writes_nothing() {
     let mut s = server();
-    apply_cm(
-        &mut s,
-        0,
-        "widget-operator-0",
-        false,
-        json!({"phase": "new"}),
-    )
-    .unwrap();
+    apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
     let before = s.resource_version();
-    let err = apply_cm(
-        &mut s,
-        0,
-        "widget-operator-1",
-        false,
-        json!({"phase": "done"}),
-    )
-    .unwrap_err();
+    let err = apply_cm(&mut s, 0, "widget-operator-1", false, json!({"phase": "done"})).unwrap_err();
     assert_eq!((err.code, err.reason), (409, Reason::Conflict));
-    assert_eq!(
-        err.message,
-        r#"Apply failed with 1 conflict: conflict with "widget-operator-0": .data.phase"#
-    );
+    assert_eq!(err.message, r#"Apply failed with 1 conflict: conflict with "widget-operator-0": .data.phase"#);
     assert_eq!(err.details.causes[0].field, ".data.phase");
     assert_eq!(
         err.kubectl_stderr(),
         r#"Error from server (Conflict): Apply failed with 1 conflict: conflict with "widget-operator-0": .data.phase"#
     );
     assert_eq!(s.resource_version(), before);
-    assert_eq!(
-        s.peek_config_map(NS, "order-1").unwrap().data["phase"],
-        "new"
-    );
+    assert_eq!(s.peek_config_map(NS, "order-1").unwrap().data["phase"], "new");
 }
 
 #[test]
 fn forced_apply_moves_ownership_to_the_applier() {
     let mut s = server();
-    apply_cm(
-        &mut s,
-        0,
-        "widget-operator-0",
-        false,
-        json!({"phase": "new", "owner": "zero"}),
-    )
-    .unwrap();
-    apply_cm(
-        &mut s,
-        secs(1),
-        "widget-operator-1",
-        true,
-        json!({"phase": "done"}),
-    )
-    .unwrap();
-    assert_eq!(
-        s.peek_config_map(NS, "order-1").unwrap().data["phase"],
-        "done"
-    );
+    apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new", "owner": "zero"})).unwrap();
+    apply_cm(&mut s, secs(1), "widget-operator-1", true, json!({"phase": "done"})).unwrap();
+    assert_eq!(s.peek_config_map(NS, "order-1").unwrap().data["phase"], "done");
     let managers = managers_of(&s, Kind::ConfigMap, "order-1");
     assert_eq!(managers[0].0, "widget-operator-0");
     assert_eq!(managers[0].2, json!({"f:data": {".": {}, "f:owner": {}}}));
@@ -913,18 +559,8 @@ fn forced_apply_moves_ownership_to_the_applier() {
 fn an_apply_conflict_with_an_update_manager_names_its_api_version() {
     let mut s = server();
     create_config_map(&mut s, "order-1", &[("phase", "new")]);
-    let err = apply_cm(
-        &mut s,
-        0,
-        "widget-operator-1",
-        false,
-        json!({"phase": "done"}),
-    )
-    .unwrap_err();
-    assert_eq!(
-        err.message,
-        r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.phase"#
-    );
+    let err = apply_cm(&mut s, 0, "widget-operator-1", false, json!({"phase": "done"})).unwrap_err();
+    assert_eq!(err.message, r#"Apply failed with 1 conflict: conflict with "kubectl-create" using v1: .data.phase"#);
 }
 
 #[test]
@@ -949,20 +585,13 @@ fn re_applying_the_same_config_is_not_persisted() {
 #[test]
 fn kubectl_server_side_apply_prints_the_v1_33_conflict_block() {
     let mut s = server();
-    apply_cm(
-        &mut s,
-        0,
-        "widget-operator-0",
-        false,
-        json!({"phase": "new"}),
-    )
-    .unwrap();
+    apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
     let err = apply_cm(&mut s, 0, "kubectl", false, json!({"phase": "done"})).unwrap_err();
     let text = kubectl_apply_conflict_stderr(&err);
-    assert!(text.starts_with("error: Apply failed with 1 conflict: conflict with \"widget-operator-0\": .data.phase\nPlease review"));
-    assert!(text.ends_with(
-        "See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"
+    assert!(text.starts_with(
+        "error: Apply failed with 1 conflict: conflict with \"widget-operator-0\": .data.phase\nPlease review"
     ));
+    assert!(text.ends_with("See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"));
 }
 
 #[test]
@@ -970,16 +599,8 @@ fn apply_of_a_lease_with_an_rv_is_a_precondition() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
     let config = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "lock", "resourceVersion": "1"}, "spec": {"holderIdentity": "b"}});
-    let err = s
-        .handle(
-            0,
-            &with_manager(
-                admin(Verb::Apply, Kind::Lease, "lock", Body::Json(config)),
-                "m",
-                true,
-            ),
-        )
-        .unwrap_err();
+    let err =
+        s.handle(0, &with_manager(admin(Verb::Apply, Kind::Lease, "lock", Body::Json(config)), "m", true)).unwrap_err();
     assert!(err.is_conflict() && !err.is_apply_conflict());
 }
 
@@ -1000,16 +621,7 @@ fn a_denied_named_request_is_403_with_the_real_text() {
     create_lease(&mut s, 0, "lock", "a");
     let sa = User::service_account(NS, "elector");
     let err = s
-        .handle(
-            0,
-            &request(
-                &sa,
-                Verb::Update,
-                Kind::Lease,
-                "lock",
-                Body::Lease(Arc::new(lease("lock", "b", 0, "3"))),
-            ),
-        )
+        .handle(0, &request(&sa, Verb::Update, Kind::Lease, "lock", Body::Lease(Arc::new(lease("lock", "b", 0, "3")))))
         .unwrap_err();
     assert_eq!(
         err.kubectl_stderr(),
@@ -1022,27 +634,13 @@ fn a_denied_create_has_no_name_and_a_denied_config_map_get_names_the_core_group(
     let mut s = server();
     let sa = User::service_account(NS, "elector");
     let err = s
-        .handle(
-            0,
-            &request(
-                &sa,
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Lease(Arc::new(lease("lock", "b", 0, ""))),
-            ),
-        )
+        .handle(0, &request(&sa, Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(lease("lock", "b", 0, "")))))
         .unwrap_err();
     assert_eq!(
         err.message,
         r#"leases.coordination.k8s.io is forbidden: User "system:serviceaccount:default:elector" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "default""#
     );
-    let err = s
-        .handle(
-            0,
-            &request(&sa, Verb::Get, Kind::ConfigMap, "cm", Body::None),
-        )
-        .unwrap_err();
+    let err = s.handle(0, &request(&sa, Verb::Get, Kind::ConfigMap, "cm", Body::None)).unwrap_err();
     assert_eq!(
         err.message,
         r#"configmaps "cm" is forbidden: User "system:serviceaccount:default:elector" cannot get resource "configmaps" in API group "" in the namespace "default""#
@@ -1054,32 +652,16 @@ fn role_bindings_grant_service_accounts_their_role_rules() {
     let mut s = server();
     grant(&mut s, "elector", &["get", "create", "update"], &[]);
     let sa = User::service_account(NS, "elector");
-    s.handle(
-        0,
-        &request(
-            &sa,
-            Verb::Create,
-            Kind::Lease,
-            "",
-            Body::Lease(Arc::new(lease("lock", "a", 0, ""))),
-        ),
-    )
-    .unwrap();
-    s.handle(0, &request(&sa, Verb::Get, Kind::Lease, "lock", Body::None))
+    s.handle(0, &request(&sa, Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(lease("lock", "a", 0, "")))))
         .unwrap();
+    s.handle(0, &request(&sa, Verb::Get, Kind::Lease, "lock", Body::None)).unwrap();
     assert!(s.can_i(&sa, "update", Kind::Lease, NS, Some("lock")));
     assert!(!s.can_i(&sa, "delete", Kind::Lease, NS, Some("lock")));
     assert!(
         !s.can_i(&sa, "get", Kind::Lease, "kube-system", Some("lock")),
         "a RoleBinding grants only in its namespace"
     );
-    assert!(!s.can_i(
-        &User::service_account(NS, "other"),
-        "get",
-        Kind::Lease,
-        NS,
-        None
-    ));
+    assert!(!s.can_i(&User::service_account(NS, "other"), "get", Kind::Lease, NS, None));
 }
 
 #[test]
@@ -1090,16 +672,7 @@ fn resource_names_grant_the_named_lease_but_never_a_create() {
     assert!(s.can_i(&sa, "get", Kind::Lease, NS, Some("lock")));
     assert!(!s.can_i(&sa, "get", Kind::Lease, NS, Some("other")));
     let err = s
-        .handle(
-            0,
-            &request(
-                &sa,
-                Verb::Create,
-                Kind::Lease,
-                "",
-                Body::Lease(Arc::new(lease("lock", "a", 0, ""))),
-            ),
-        )
+        .handle(0, &request(&sa, Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(lease("lock", "a", 0, "")))))
         .unwrap_err();
     assert!(err.is_forbidden());
 }
@@ -1110,16 +683,7 @@ fn a_put_that_creates_is_also_authorised_as_create_with_the_name() {
     grant(&mut s, "updater", &["update"], &[]);
     let sa = User::service_account(NS, "updater");
     let err = s
-        .handle(
-            0,
-            &request(
-                &sa,
-                Verb::Update,
-                Kind::Lease,
-                "lock",
-                Body::Lease(Arc::new(lease("lock", "a", 0, ""))),
-            ),
-        )
+        .handle(0, &request(&sa, Verb::Update, Kind::Lease, "lock", Body::Lease(Arc::new(lease("lock", "a", 0, "")))))
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -1127,17 +691,8 @@ fn a_put_that_creates_is_also_authorised_as_create_with_the_name() {
     );
     grant(&mut s, "creator", &["update", "create"], &["lock"]);
     let sa = User::service_account(NS, "creator");
-    s.handle(
-        0,
-        &request(
-            &sa,
-            Verb::Update,
-            Kind::Lease,
-            "lock",
-            Body::Lease(Arc::new(lease("lock", "a", 0, ""))),
-        ),
-    )
-    .unwrap();
+    s.handle(0, &request(&sa, Verb::Update, Kind::Lease, "lock", Body::Lease(Arc::new(lease("lock", "a", 0, "")))))
+        .unwrap();
 }
 
 #[test]
@@ -1146,11 +701,7 @@ fn apply_is_authorised_as_patch() {
     grant(&mut s, "patcher", &["patch", "create"], &[]);
     let sa = User::service_account(NS, "patcher");
     let config = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "lock"}, "spec": {"holderIdentity": "b"}});
-    let req = with_manager(
-        request(&sa, Verb::Apply, Kind::Lease, "lock", Body::Json(config)),
-        "m",
-        false,
-    );
+    let req = with_manager(request(&sa, Verb::Apply, Kind::Lease, "lock", Body::Json(config)), "m", false);
     s.handle(0, &req).unwrap();
 }
 
@@ -1161,17 +712,9 @@ fn delete_returns_deleted_and_bumps_the_rv_and_a_second_delete_is_404() {
     let mut s = server();
     create_lease(&mut s, 0, "lock", "a");
     let before = s.resource_version();
-    assert_eq!(
-        s.handle(0, &admin(Verb::Delete, Kind::Lease, "lock", Body::None))
-            .unwrap(),
-        Object::Deleted
-    );
+    assert_eq!(s.handle(0, &admin(Verb::Delete, Kind::Lease, "lock", Body::None)).unwrap(), Object::Deleted);
     assert_eq!(s.resource_version(), before + 1);
-    assert!(
-        s.handle(0, &admin(Verb::Delete, Kind::Lease, "lock", Body::None))
-            .unwrap_err()
-            .is_not_found()
-    );
+    assert!(s.handle(0, &admin(Verb::Delete, Kind::Lease, "lock", Body::None)).unwrap_err().is_not_found());
 }
 
 #[test]
@@ -1179,15 +722,9 @@ fn list_returns_items_and_the_current_revision() {
     let mut s = server();
     create_lease(&mut s, 0, "a", "x");
     create_lease(&mut s, 0, "b", "y");
-    let out = to_json(
-        &s.handle(0, &admin(Verb::List, Kind::Lease, "", Body::None))
-            .unwrap(),
-    );
+    let out = to_json(&s.handle(0, &admin(Verb::List, Kind::Lease, "", Body::None)).unwrap());
     assert_eq!(out["kind"], "LeaseList");
-    assert_eq!(
-        out["metadata"]["resourceVersion"],
-        s.resource_version().to_string()
-    );
+    assert_eq!(out["metadata"]["resourceVersion"], s.resource_version().to_string());
     assert_eq!(out["items"].as_array().unwrap().len(), 2);
 }
 
@@ -1197,32 +734,13 @@ fn the_audit_log_records_each_request_with_rvs_and_codes() {
     s.set_audit(true);
     let created = create_lease(&mut s, secs(1), "lock", "a");
     let _ = put_lease(&mut s, secs(2), lease("lock", "b", 2, "1"));
-    put_lease(
-        &mut s,
-        secs(3),
-        lease("lock", "b", 3, &created.metadata.resource_version),
-    )
-    .unwrap();
+    put_lease(&mut s, secs(3), lease("lock", "b", 3, &created.metadata.resource_version)).unwrap();
     let log = s.take_audit();
     assert_eq!(log.len(), 3);
-    assert_eq!(
-        (
-            log[0].code,
-            log[0].name.as_str(),
-            log[0].rv_before,
-            log[0].rv_after
-        ),
-        (201, "lock", None, Some(3))
-    );
-    assert_eq!(
-        (log[1].code, log[1].rv_before, log[1].rv_after),
-        (409, Some(3), None)
-    );
+    assert_eq!((log[0].code, log[0].name.as_str(), log[0].rv_before, log[0].rv_after), (201, "lock", None, Some(3)));
+    assert_eq!((log[1].code, log[1].rv_before, log[1].rv_after), (409, Some(3), None));
     assert!(log[1].message.starts_with("Operation cannot be fulfilled"));
-    assert_eq!(
-        (log[2].code, log[2].rv_after, log[2].at),
-        (200, Some(4), secs(3))
-    );
+    assert_eq!((log[2].code, log[2].rv_after, log[2].at), (200, Some(4), secs(3)));
     assert!(s.audit().is_empty());
 }
 
@@ -1235,10 +753,7 @@ fn seeded_objects_keep_their_uid_and_creation_timestamp_and_get_a_namespace() {
     s.seed_object(0, obj).unwrap();
     let l = s.peek_lease("team", "lock").unwrap();
     assert_eq!(l.metadata.uid, "abc");
-    assert_eq!(
-        l.metadata.creation_timestamp.unwrap().to_rfc3339(),
-        "2025-09-09T18:51:59Z"
-    );
+    assert_eq!(l.metadata.creation_timestamp.unwrap().to_rfc3339(), "2025-09-09T18:51:59Z");
     assert!(s.peek_json(Kind::Namespace, "", "team").is_some());
 }
 

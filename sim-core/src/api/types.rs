@@ -43,10 +43,7 @@ pub struct ManagedFieldsEntry {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub fields_type: String,
     /// The trie, e.g. `{"f:spec":{"f:holderIdentity":{}}}`.
-    #[serde(
-        rename = "fieldsV1",
-        skip_serializing_if = "serde_json::Value::is_null"
-    )]
+    #[serde(rename = "fieldsV1", skip_serializing_if = "serde_json::Value::is_null")]
     pub fields_v1: serde_json::Value,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,
@@ -174,19 +171,13 @@ impl User {
     pub fn admin() -> User {
         User {
             name: "kubernetes-admin".to_string(),
-            groups: vec![
-                "system:masters".to_string(),
-                "system:authenticated".to_string(),
-            ],
+            groups: vec!["system:masters".to_string(), "system:authenticated".to_string()],
         }
     }
 
     /// Any other named user, in `system:authenticated`.
     pub fn named(name: &str) -> User {
-        User {
-            name: name.to_string(),
-            groups: vec!["system:authenticated".to_string()],
-        }
+        User { name: name.to_string(), groups: vec!["system:authenticated".to_string()] }
     }
 
     pub fn is_system_master(&self) -> bool {
@@ -206,14 +197,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
-        Kind::Lease,
-        Kind::ConfigMap,
-        Kind::Namespace,
-        Kind::ServiceAccount,
-        Kind::Role,
-        Kind::RoleBinding,
-    ];
+    pub const ALL: [Kind; 6] =
+        [Kind::Lease, Kind::ConfigMap, Kind::Namespace, Kind::ServiceAccount, Kind::Role, Kind::RoleBinding];
 
     /// The plural resource name (`leases`).
     pub fn resource(self) -> &'static str {
@@ -367,13 +352,7 @@ mod tests {
 
     #[test]
     fn kind_parse_accepts_what_kubectl_accepts() {
-        for s in [
-            "lease",
-            "leases",
-            "leases.coordination.k8s.io",
-            "Lease",
-            "lease.coordination.k8s.io",
-        ] {
+        for s in ["lease", "leases", "leases.coordination.k8s.io", "Lease", "lease.coordination.k8s.io"] {
             assert_eq!(Kind::parse(s), Some(Kind::Lease), "{s}");
         }
         assert_eq!(Kind::parse("cm"), Some(Kind::ConfigMap));
@@ -388,14 +367,7 @@ mod tests {
     fn service_account_users_carry_their_three_groups() {
         let u = User::service_account("ns1", "elector");
         assert_eq!(u.name, "system:serviceaccount:ns1:elector");
-        assert_eq!(
-            u.groups,
-            [
-                "system:serviceaccounts",
-                "system:serviceaccounts:ns1",
-                "system:authenticated"
-            ]
-        );
+        assert_eq!(u.groups, ["system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"]);
         assert!(User::admin().is_system_master());
     }
 }

@@ -13,8 +13,7 @@ fn is_dns1123_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -23,9 +22,7 @@ fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253
         && s.split('.').all(|label| {
             !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+                && label.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         })
@@ -34,32 +31,17 @@ fn is_dns1123_subdomain(s: &str) -> bool {
 /// `metadata.name`: required; a DNS-1123 label for Namespaces, a subdomain otherwise.
 pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
     if name.is_empty() {
-        return vec![FieldError::required(
-            "metadata.name",
-            "name or generateName is required",
-        )];
+        return vec![FieldError::required("metadata.name", "name or generateName is required")];
     }
     let quoted = format!("{name:?}");
     if kind == Kind::Namespace {
         if !is_dns1123_label(name) {
-            return vec![FieldError::invalid(
-                "metadata.name",
-                &quoted,
-                DNS1123_LABEL_ERROR,
-            )];
+            return vec![FieldError::invalid("metadata.name", &quoted, DNS1123_LABEL_ERROR)];
         }
     } else if name.len() > 253 {
-        return vec![FieldError::invalid(
-            "metadata.name",
-            &quoted,
-            "must be no more than 253 characters",
-        )];
+        return vec![FieldError::invalid("metadata.name", &quoted, "must be no more than 253 characters")];
     } else if !is_dns1123_subdomain(name) {
-        return vec![FieldError::invalid(
-            "metadata.name",
-            &quoted,
-            DNS1123_SUBDOMAIN_ERROR,
-        )];
+        return vec![FieldError::invalid("metadata.name", &quoted, DNS1123_SUBDOMAIN_ERROR)];
     }
     Vec::new()
 }
@@ -75,32 +57,18 @@ pub(crate) fn validate_object(object: &Stored) -> Vec<FieldError> {
 pub fn validate_lease_spec(spec: &LeaseSpec) -> Vec<FieldError> {
     let mut errors = Vec::new();
     if let Some(d) = spec.lease_duration_seconds.filter(|d| *d <= 0) {
-        errors.push(FieldError::invalid(
-            "spec.leaseDurationSeconds",
-            &d.to_string(),
-            "must be greater than 0",
-        ));
+        errors.push(FieldError::invalid("spec.leaseDurationSeconds", &d.to_string(), "must be greater than 0"));
     }
     if let Some(t) = spec.lease_transitions.filter(|t| *t < 0) {
-        errors.push(FieldError::invalid(
-            "spec.leaseTransitions",
-            &t.to_string(),
-            "must be greater than or equal to 0",
-        ));
+        errors.push(FieldError::invalid("spec.leaseTransitions", &t.to_string(), "must be greater than or equal to 0"));
     }
     if let Some(strategy) = &spec.strategy {
         errors.extend(validate_strategy(strategy));
     }
-    if spec
-        .preferred_holder
-        .as_deref()
-        .is_some_and(|p| !p.is_empty())
+    if spec.preferred_holder.as_deref().is_some_and(|p| !p.is_empty())
         && spec.strategy.as_deref().unwrap_or("").is_empty()
     {
-        errors.push(FieldError::forbidden(
-            "spec.preferredHolder",
-            "may only be specified if `strategy` is defined",
-        ));
+        errors.push(FieldError::forbidden("spec.preferredHolder", "may only be specified if `strategy` is defined"));
     }
     errors
 }
@@ -111,31 +79,17 @@ fn validate_strategy(strategy: &str) -> Vec<FieldError> {
     let quoted = format!("{strategy:?}");
     match strategy.split_once('/') {
         None if strategy == "OldestEmulationVersion" => Vec::new(),
-        None => vec![FieldError::not_supported(
-            field,
-            &quoted,
-            &["OldestEmulationVersion"],
-        )],
+        None => vec![FieldError::not_supported(field, &quoted, &["OldestEmulationVersion"])],
         Some((prefix, name)) => {
             let mut errors = Vec::new();
             if prefix.is_empty() {
-                errors.push(FieldError::invalid(
-                    field,
-                    &quoted,
-                    "prefix part must be non-empty",
-                ));
+                errors.push(FieldError::invalid(field, &quoted, "prefix part must be non-empty"));
             } else if !is_dns1123_subdomain(prefix) {
-                errors.push(FieldError::invalid(
-                    field,
-                    &quoted,
-                    &format!("prefix part {DNS1123_SUBDOMAIN_ERROR}"),
-                ));
+                errors.push(FieldError::invalid(field, &quoted, &format!("prefix part {DNS1123_SUBDOMAIN_ERROR}")));
             }
             let name_ok = !name.is_empty()
                 && name.len() <= 63
-                && name
-                    .bytes()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+                && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
                 && name.as_bytes()[0].is_ascii_alphanumeric()
                 && name.as_bytes()[name.len() - 1].is_ascii_alphanumeric();
             if !name_ok {
@@ -152,29 +106,16 @@ mod tests {
 
     #[test]
     fn lease_duration_must_be_positive_and_transitions_non_negative() {
-        let spec = LeaseSpec {
-            lease_duration_seconds: Some(0),
-            lease_transitions: Some(-1),
-            ..LeaseSpec::default()
-        };
+        let spec = LeaseSpec { lease_duration_seconds: Some(0), lease_transitions: Some(-1), ..LeaseSpec::default() };
         let errors = validate_lease_spec(&spec);
         assert_eq!(errors[0].body, "Invalid value: 0: must be greater than 0");
-        assert_eq!(
-            errors[1].body,
-            "Invalid value: -1: must be greater than or equal to 0"
-        );
+        assert_eq!(errors[1].body, "Invalid value: -1: must be greater than or equal to 0");
     }
 
     #[test]
     fn preferred_holder_needs_a_strategy_and_strategy_must_be_known_or_qualified() {
-        let spec = LeaseSpec {
-            preferred_holder: Some("a".into()),
-            ..LeaseSpec::default()
-        };
-        assert_eq!(
-            validate_lease_spec(&spec)[0].body,
-            "Forbidden: may only be specified if `strategy` is defined"
-        );
+        let spec = LeaseSpec { preferred_holder: Some("a".into()), ..LeaseSpec::default() };
+        assert_eq!(validate_lease_spec(&spec)[0].body, "Forbidden: may only be specified if `strategy` is defined");
         assert!(validate_strategy("OldestEmulationVersion").is_empty());
         assert!(validate_strategy("example.com/mine").is_empty());
         assert_eq!(
@@ -186,10 +127,7 @@ mod tests {
     #[test]
     fn names_must_be_dns_subdomains() {
         assert!(validate_name(Kind::Lease, "kube-scheduler").is_empty());
-        assert_eq!(
-            validate_name(Kind::Lease, "")[0].body,
-            "Required value: name or generateName is required"
-        );
+        assert_eq!(validate_name(Kind::Lease, "")[0].body, "Required value: name or generateName is required");
         assert!(
             validate_name(Kind::Lease, "Bad_Name")[0]
                 .body
