@@ -1,0 +1,200 @@
+//! The shipped scenarios, end to end through the `leasesim` binary: every expectation passes,
+//! outputs are byte-identical run to run, and bad input gets a located message, exit 2, and no
+//! output directory.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn leasesim(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_leasesim")).current_dir(repo()).args(args).output().expect("leasesim runs")
+}
+
+fn shipped() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_shipped_scenario_meets_its_expectations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let files = shipped();
+    assert!(files.len() >= 9, "expected the shipped library, found {files:?}");
+    for file in files {
+        let out = tmp.path().join(file.file_stem().unwrap());
+        let o = leasesim(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{}: exit {:?}\n{stdout}\n{}", file.display(), o.status, String::from_utf8_lossy(&o.stderr));
+        assert!(!stdout.contains("FAIL"), "{stdout}");
+        for name in ["summary.json", "trace.jsonl", "trace.perfetto.json"] {
+            assert!(out.join(name).exists(), "{} lacks {name}", file.display());
+        }
+    }
+}
+
+#[test]
+fn the_same_scenario_and_seed_give_byte_identical_outputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    for dir in [&a, &b] {
+        let o = leasesim(&["run", "scenarios/split-brain.toml", "--seed", "7", "--out", dir.to_str().unwrap()]);
+        assert!(o.status.success());
+    }
+    for name in ["summary.json", "trace.jsonl", "trace.perfetto.json"] {
+        assert_eq!(std::fs::read(a.join(name)).unwrap(), std::fs::read(b.join(name)).unwrap(), "{name} differs");
+    }
+    let o = leasesim(&["run", "scenarios/split-brain.toml", "--check-determinism", "--out", a.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("determinism check passed"));
+}
+
+#[test]
+fn the_perfetto_trace_is_a_valid_trace_event_file_with_nesting_slices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = leasesim(&["run", "split-brain", "--out", tmp.path().to_str().unwrap()]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("trace.perfetto.json")).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().unwrap();
+    let mut by_track: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
+    for e in events {
+        let ph = e["ph"].as_str().unwrap();
+        assert!(["M", "X", "i", "C"].contains(&ph), "unexpected phase {ph}");
+        if ph == "X" {
+            by_track.entry(e["tid"].as_u64().unwrap()).or_default().push((e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()));
+        }
+    }
+    // Slices on one track must not partially overlap (Perfetto's nesting rule).
+    for (tid, mut slices) in by_track {
+        slices.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        for w in slices.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let nested = b.0 + b.1 <= a.0 + a.1;
+            assert!(b.0 >= a.0 + a.1 - 1e-6 || nested, "track {tid}: {a:?} and {b:?} overlap");
+        }
+    }
+    assert!(events.iter().any(|e| e["name"].as_str().is_some_and(|n| n.starts_with("DUAL LEADERS"))));
+    assert!(events.iter().any(|e| e["ph"] == "C" && e["name"] == "leaseTransitions"));
+}
+
+#[test]
+fn trace_jsonl_starts_with_a_header_and_every_line_is_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    assert!(leasesim(&["run", "expire", "--out", tmp.path().to_str().unwrap()]).status.success());
+    let text = std::fs::read_to_string(tmp.path().join("trace.jsonl")).unwrap();
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["kind"], "header");
+    assert!(header["replay"].as_str().unwrap().starts_with("leasesim run "));
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["t_ns"].is_u64() && v["kind"].is_string());
+    }
+}
+
+/// Writes `body` to a scenario file and runs `leasesim run` on it into a fresh output path.
+fn run_bad(body: &str, extra: &[&str]) -> (String, i32, bool) {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("bad.toml");
+    std::fs::write(&file, body).unwrap();
+    let out = tmp.path().join("out");
+    let mut args = vec!["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let o = leasesim(&args);
+    (String::from_utf8_lossy(&o.stderr).to_string(), o.status.code().unwrap_or(-1), out.exists())
+}
+
+const GOOD_HEAD: &str = "name = \"t\"\ndescription = \"d\"\nduration = \"1m\"\n";
+
+#[test]
+fn bad_input_gets_a_located_message_exit_2_and_no_output() {
+    let cases: Vec<(String, &str, &[&str])> = vec![
+        ("name = \n".into(), ":1:8:", &[]),
+        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nrenew_dedline = \"5s\"\n"), "did you mean \"renew_deadline\"", &[]),
+        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nlease_duration = 15\n"), ":6:18:", &[]),
+        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nretry_period = \"-2s\"\n"), "negative", &[]),
+        (
+            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5s\"\nnode = \"b\"\nkind = \"crash\"\n"),
+            ":8:8: faults[0].node: no node is named \"b\"",
+            &[],
+        ),
+        (
+            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5m\"\nnode = \"a\"\nkind = \"crash\"\n"),
+            "beyond the run's duration",
+            &[],
+        ),
+        (
+            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nrenew_deadline = \"20s\"\n"),
+            "leaseDuration must be greater than renewDeadline",
+            &[],
+        ),
+        (
+            format!("{GOOD_HEAD}expect = [\"dual_leader_secs == 0\"]\n[[nodes]]\nidentity = \"a\"\n"),
+            "did you mean \"dual_leader_seconds\"",
+            &[],
+        ),
+        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n"), "did you mean \"renew_deadline\"", &["--set", "defaults.renew_dedline=3s"]),
+    ];
+    for (body, needle, extra) in cases {
+        let (stderr, code, wrote) = run_bad(&body, extra);
+        assert_eq!(code, 2, "{body}\n{stderr}");
+        assert!(stderr.contains(needle), "expected {needle:?} in:\n{stderr}");
+        assert!(!wrote, "an output directory was left behind for {body}");
+        assert!(!stderr.contains("panicked"));
+    }
+    let o = leasesim(&["run", "no/such/file.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such file"));
+}
+
+#[test]
+fn an_unsafe_configuration_runs_only_when_opted_in_and_says_so_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = leasesim(&["run", "split-brain", "--out", tmp.path().to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("UNSAFE"));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["unsafe_mode"], true);
+    let trace = std::fs::read_to_string(tmp.path().join("trace.jsonl")).unwrap();
+    assert!(trace.lines().next().unwrap().contains("\"unsafe_mode\":true"));
+    let perfetto = std::fs::read_to_string(tmp.path().join("trace.perfetto.json")).unwrap();
+    assert!(perfetto.contains("UNSAFE"));
+    let o = leasesim(&["run", "split-brain", "--set", "unsafe=false", "--out", tmp.path().join("x").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("leaseDuration must be greater than renewDeadline"));
+}
+
+#[test]
+fn a_failed_expectation_exits_1_and_prints_the_replay_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = leasesim(&[
+        "run",
+        "renew",
+        "--set",
+        "defaults.renew_deadline=9s",
+        "--set",
+        "expect=[\"lease_transitions > 5\"]",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("leasesim run scenarios/renew.toml --seed 1 --set defaults.renew_deadline=9s"), "{stderr}");
+}
+
+#[test]
+fn list_shows_every_shipped_scenario_with_its_description() {
+    let o = leasesim(&["list"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for f in shipped() {
+        assert!(stdout.contains(f.file_stem().unwrap().to_str().unwrap()));
+    }
+    assert!(!stdout.contains("invalid"), "{stdout}");
+}
