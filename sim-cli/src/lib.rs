@@ -1,4 +1,6 @@
 //! The `leasesim` command line: everything that touches files, TOML, terminals and pictures.
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
+pub mod lab;
+pub mod lease_tools;
 pub mod output;
