@@ -247,9 +247,9 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// One Lease, strictly: name, spec.leaseDurationSeconds (int32 > 0 is not required: a dump shows
-/// what the server holds) and spec.renewTime (a MicroTime) must be there; the other fields are
-/// optional but must have the right type when present.
+/// One Lease, strictly: metadata.name, spec.leaseDurationSeconds (an int32; not checked for > 0,
+/// a dump shows what the server holds) and spec.renewTime (a MicroTime) must be there; the other
+/// fields are optional but must have the right type when present.
 fn lease_of(file: &str, position: &str, object: &Value) -> Result<LeaseRecord, String> {
     let who = describe(position, "Lease", object);
     let fail = |field: &str, problem: String| format!("{file}: {who}: {field}: {problem}");

@@ -91,7 +91,7 @@ impl Terminal {
         name: &str,
         body: Body,
         field_manager: Option<&str>,
-    ) -> Result<Object, ApiError> {
+    ) -> Result<Object, Box<ApiError>> {
         let namespace = if kind.is_namespaced() { NAMESPACE } else { "" };
         let request = Request {
             user: Arc::clone(&self.admin),
@@ -103,7 +103,8 @@ impl Terminal {
             field_manager: field_manager.map(Arc::from),
             force: false,
         };
-        self.server.handle(self.now, &request)
+        // Boxed: an ApiError is large and errors are the rare path here.
+        self.server.handle(self.now, &request).map_err(Box::new)
     }
 
     /// `kubectl create -f FILE` for every document of a manifest.
