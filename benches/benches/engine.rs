@@ -1,7 +1,7 @@
 //! Baselines: the event queue against a plain binary-heap loop, the API server's verbs, and a
 //! whole three-node run. Figures live in docs/performance.md.
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use sim_core::api::{ApiServer, Body, Kind, Lease, LeaseSpec, MicroTime, Object, ObjectMeta, Request, User, Verb};
 use sim_core::engine::EventQueue;
 use std::cmp::Reverse;

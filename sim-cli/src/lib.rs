@@ -2,6 +2,8 @@
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
 pub mod expect;
+pub mod lab;
+pub mod lease_tools;
 pub mod output;
 pub mod run;
 pub mod scenario_file;

@@ -4,6 +4,7 @@
 //! difference); 2 bad input (usage, scenario file, I/O).
 
 use clap::{Parser, Subcommand, ValueEnum};
+use sim_cli::lease_tools::{self, AuditOptions};
 use sim_cli::output::StagedDir;
 use sim_cli::run::{self, RunOutput};
 use sim_cli::scenario_file::{self, InputError};
@@ -59,6 +60,44 @@ enum Command {
     },
     /// Run a built-in three-node demo and print its metrics.
     Demo,
+    /// Perform the seed lab's eight steps against the simulated API server and write its files.
+    Lab {
+        /// Directory to write (replaced atomically; nothing is written if a step fails).
+        #[arg(long)]
+        out: PathBuf,
+        /// Wall-clock time of the first step (RFC 3339); default: the machine's clock. With it
+        /// fixed, every file is the same byte for byte.
+        #[arg(long)]
+        epoch: Option<String>,
+    },
+    /// Classify Leases as LIVE or EXPIRED by renewTime + leaseDurationSeconds (the naive rule).
+    Expiry {
+        /// Lease dumps: a Lease, a List, or `kubectl get lease -A -o yaml|json`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The instant to compare with (RFC 3339); default: the machine's clock.
+        #[arg(long)]
+        now: Option<String>,
+        /// TSV of `<lease><TAB><LIVE|EXPIRED>`: print OK/MISMATCH lines, exit 1 on a mismatch.
+        #[arg(long)]
+        expect: Option<PathBuf>,
+    },
+    /// One sorted line per Lease: `<name> holder=<holder> transitions=<n> duration=<s>`.
+    Audit {
+        /// Lease dumps: a Lease, a List, or `kubectl get lease -A -o yaml|json`.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Mark Leases with an empty holder, a renewTime in the future beyond --tolerance, or
+        /// more than 6 transitions per hour of age (and at least 3).
+        #[arg(long)]
+        flag: bool,
+        /// How far in the future a renewTime may be before it is flagged.
+        #[arg(long, default_value = "5s")]
+        tolerance: String,
+        /// The instant ages and "future" are measured from (RFC 3339); default: the machine's clock.
+        #[arg(long)]
+        now: Option<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -70,14 +109,20 @@ fn main() -> ExitCode {
         Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
         Command::List { dir } => cmd_list(&dir),
         Command::Demo => cmd_demo(),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
+        Command::Lab { out, epoch } => return finish(lab(&out, epoch.as_deref())),
+        Command::Expiry { files, now, expect } => return finish(expiry(&files, now.as_deref(), expect.as_ref())),
+        Command::Audit { files, flag, tolerance, now } => {
+            return finish(audit(&files, flag, &tolerance, now.as_deref()));
         }
-    }
+    };
+    finish(result.map_err(|e| (BAD_INPUT, e.0)))
+}
+
+fn finish(result: CommandResult) -> ExitCode {
+    result.unwrap_or_else(|(code, message)| {
+        eprintln!("error: {message}");
+        ExitCode::from(code)
+    })
 }
 
 /// A file path as given, or a shipped scenario's name.
@@ -199,5 +244,64 @@ fn cmd_demo() -> Result<ExitCode, InputError> {
     let world = sim_core::world::World::new(spec).map_err(InputError)?;
     let result = world.run();
     println!("{}", serde_json::to_string_pretty(&result.metrics).expect("metrics serialise"));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Exit code for input the tools cannot read (as clap's usage errors).
+const BAD_INPUT: u8 = 2;
+
+type CommandResult = Result<ExitCode, (u8, String)>;
+
+fn bad_input(message: String) -> (u8, String) {
+    (BAD_INPUT, message)
+}
+
+fn now_from(flag: &str, text: Option<&str>) -> Result<i64, (u8, String)> {
+    match text {
+        Some(text) => lease_tools::parse_rfc3339(text).map_err(|e| bad_input(format!("{flag}: {e}"))),
+        None => Ok(lease_tools::machine_now()),
+    }
+}
+
+fn lab(out: &std::path::Path, epoch: Option<&str>) -> CommandResult {
+    let epoch = epoch.map(|_| now_from("--epoch", epoch)).transpose()?;
+    let artifacts = sim_cli::lab::run_lab(epoch).map_err(|e| (1, e))?;
+    let staged = sim_cli::output::StagedDir::new(out).map_err(|e| (1, e))?;
+    for (name, contents) in &artifacts.files {
+        staged.write(name, contents).map_err(|e| (1, e))?;
+    }
+    let written = staged.commit().map_err(|e| (1, e))?;
+    println!("wrote {} files to {}", artifacts.files.len(), written.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn expiry(files: &[PathBuf], now: Option<&str>, expect: Option<&PathBuf>) -> CommandResult {
+    let now = now_from("--now", now)?;
+    // Everything is read and checked before the first line is printed.
+    let leases = lease_tools::read_lease_files(files).map_err(bad_input)?;
+    let expectations = match expect {
+        Some(path) => {
+            let label = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| bad_input(format!("{label}: cannot read: {e}")))?;
+            Some(lease_tools::parse_expectations(&label, &text).map_err(bad_input)?)
+        }
+        None => None,
+    };
+    let report = lease_tools::expiry_report(&leases, now, expectations.as_deref()).map_err(bad_input)?;
+    for line in &report.lines {
+        println!("{line}");
+    }
+    eprintln!("{}", lease_tools::NAIVE_RULE_NOTE);
+    Ok(if report.mismatches > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn audit(files: &[PathBuf], flag: bool, tolerance: &str, now: Option<&str>) -> CommandResult {
+    let now = now_from("--now", now)?;
+    let future_tolerance =
+        sim_core::time::parse_duration(tolerance).map_err(|e| bad_input(format!("--tolerance: {e}")))?;
+    let leases = lease_tools::read_lease_files(files).map_err(bad_input)?;
+    for line in lease_tools::audit_lines(&leases, &AuditOptions { flag, future_tolerance, now }) {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -32,7 +32,13 @@ fn every_shipped_scenario_meets_its_expectations() {
         let out = tmp.path().join(file.file_stem().unwrap());
         let o = leasesim(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap()]);
         let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(o.status.success(), "{}: exit {:?}\n{stdout}\n{}", file.display(), o.status, String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{}: exit {:?}\n{stdout}\n{}",
+            file.display(),
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert!(!stdout.contains("FAIL"), "{stdout}");
         for name in ["summary.json", "trace.jsonl", "trace.perfetto.json"] {
             assert!(out.join(name).exists(), "{} lacks {name}", file.display());
@@ -61,14 +67,18 @@ fn the_perfetto_trace_is_a_valid_trace_event_file_with_nesting_slices() {
     let tmp = tempfile::tempdir().unwrap();
     let o = leasesim(&["run", "split-brain", "--out", tmp.path().to_str().unwrap()]);
     assert!(o.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.path().join("trace.perfetto.json")).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("trace.perfetto.json")).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
     let mut by_track: std::collections::BTreeMap<u64, Vec<(f64, f64)>> = Default::default();
     for e in events {
         let ph = e["ph"].as_str().unwrap();
         assert!(["M", "X", "i", "C"].contains(&ph), "unexpected phase {ph}");
         if ph == "X" {
-            by_track.entry(e["tid"].as_u64().unwrap()).or_default().push((e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()));
+            by_track
+                .entry(e["tid"].as_u64().unwrap())
+                .or_default()
+                .push((e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap()));
         }
     }
     // Slices on one track must not partially overlap (Perfetto's nesting rule).
@@ -117,16 +127,24 @@ const GOOD_HEAD: &str = "name = \"t\"\ndescription = \"d\"\nduration = \"1m\"\n"
 fn bad_input_gets_a_located_message_exit_2_and_no_output() {
     let cases: Vec<(String, &str, &[&str])> = vec![
         ("name = \n".into(), ":1:8:", &[]),
-        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nrenew_dedline = \"5s\"\n"), "did you mean \"renew_deadline\"", &[]),
+        (
+            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nrenew_dedline = \"5s\"\n"),
+            "did you mean \"renew_deadline\"",
+            &[],
+        ),
         (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nlease_duration = 15\n"), ":6:18:", &[]),
         (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\nretry_period = \"-2s\"\n"), "negative", &[]),
         (
-            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5s\"\nnode = \"b\"\nkind = \"crash\"\n"),
+            format!(
+                "{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5s\"\nnode = \"b\"\nkind = \"crash\"\n"
+            ),
             ":8:8: faults[0].node: no node is named \"b\"",
             &[],
         ),
         (
-            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5m\"\nnode = \"a\"\nkind = \"crash\"\n"),
+            format!(
+                "{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[faults]]\nat = \"5m\"\nnode = \"a\"\nkind = \"crash\"\n"
+            ),
             "beyond the run's duration",
             &[],
         ),
@@ -140,7 +158,11 @@ fn bad_input_gets_a_located_message_exit_2_and_no_output() {
             "did you mean \"dual_leader_seconds\"",
             &[],
         ),
-        (format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n"), "did you mean \"renew_deadline\"", &["--set", "defaults.renew_dedline=3s"]),
+        (
+            format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n"),
+            "did you mean \"renew_deadline\"",
+            &["--set", "defaults.renew_dedline=3s"],
+        ),
     ];
     for (body, needle, extra) in cases {
         let (stderr, code, wrote) = run_bad(&body, extra);
