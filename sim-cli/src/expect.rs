@@ -114,7 +114,7 @@ pub fn parse(text: &str, metric_names: &[String]) -> Result<Expectation, String>
     };
     let value: f64 = parts[2].parse().map_err(|_| format!("{:?} is not a number", parts[2]))?;
     let path = parts[0].to_string();
-    if !metric_names.iter().any(|m| *m == path) {
+    if !metric_names.contains(&path) {
         let hint = sim_core::scenario::did_you_mean(&path, metric_names.iter().map(String::as_str));
         return Err(format!("unknown metric {path:?}{hint}"));
     }

@@ -208,7 +208,7 @@ pub fn perfetto_json(out: &RunOutput) -> Value {
             }
         }
     }
-    slices.sort_by(|a, b| (a.1, a.0).cmp(&(b.1, b.0)));
+    slices.sort_by_key(|a| (a.1, a.0));
     for (tid, from, until, name) in slices {
         events.push(json!({"ph": "X", "pid": 1, "tid": tid, "ts": us(from), "dur": us(until - from), "name": name, "cat": "state"}));
     }

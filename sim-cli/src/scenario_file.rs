@@ -94,14 +94,13 @@ pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScen
 fn toml_error(path: &str, source: &str, e: &toml::de::Error) -> String {
     let mut message = e.message().trim_end().to_string();
     // serde's "unknown field `x`, expected one of ..." gets a did-you-mean.
-    if let Some(rest) = message.strip_prefix("unknown field `") {
-        if let Some((field, _)) = rest.split_once('`') {
-            let all: Vec<&str> = message.split('`').skip(3).step_by(2).collect();
-            let hint = did_you_mean(field, all.iter().copied());
-            if !hint.is_empty() {
-                message =
-                    format!("unknown key `{field}`{hint}; {}", message.split_once(", ").map(|x| x.1).unwrap_or(""));
-            }
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((field, _)) = rest.split_once('`')
+    {
+        let all: Vec<&str> = message.split('`').skip(3).step_by(2).collect();
+        let hint = did_you_mean(field, all.iter().copied());
+        if !hint.is_empty() {
+            message = format!("unknown key `{field}`{hint}; {}", message.split_once(", ").map(|x| x.1).unwrap_or(""));
         }
     }
     located(path, source, e.span(), &message)

@@ -220,3 +220,15 @@ fn list_shows_every_shipped_scenario_with_its_description() {
     }
     assert!(!stdout.contains("invalid"), "{stdout}");
 }
+
+#[test]
+fn the_complete_example_in_docs_scenarios_md_runs_and_meets_its_expectations() {
+    let doc = std::fs::read_to_string(repo().join("docs/scenarios.md")).unwrap();
+    let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("example.toml");
+    std::fs::write(&file, &doc[start..end]).unwrap();
+    let o = leasesim(&["run", file.to_str().unwrap(), "--out", tmp.path().join("out").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

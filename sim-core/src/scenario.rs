@@ -935,7 +935,10 @@ fn parse_cut(s: Option<&str>) -> Result<Cut, String> {
     }
 }
 
-fn parse_target(t: &str, node_index: &dyn Fn(&str, &[&str]) -> Result<usize, ScenarioError>) -> Result<Target, String> {
+/// Looks a node identity up, reporting at the given path.
+type NodeLookup<'a> = dyn Fn(&str, &[&str]) -> Result<usize, ScenarioError> + 'a;
+
+fn parse_target(t: &str, node_index: &NodeLookup) -> Result<Target, String> {
     match t {
         "holder" => Ok(Target::Holder),
         "random" => Ok(Target::Random),
