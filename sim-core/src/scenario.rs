@@ -371,6 +371,7 @@ pub struct Scenario {
     pub lease: LeaseDoc,
     #[serde(default)]
     pub defaults: NodeDoc,
+    #[serde(default)]
     pub nodes: Vec<NodeDoc>,
     #[serde(default)]
     pub faults: Vec<FaultDoc>,
@@ -465,8 +466,11 @@ impl Scenario {
         if self.duration.0 == 0 {
             return Err(err(&["duration"], "must be greater than zero"));
         }
-        if self.nodes.is_empty() {
-            return Err(err(&["nodes"], "a scenario needs at least one [[nodes]] entry"));
+        if self.nodes.is_empty() && self.actions.is_empty() {
+            return Err(err(
+                &["nodes"],
+                "a scenario needs at least one [[nodes]] entry (or only scripted [[actions]])",
+            ));
         }
         let epoch = match &self.epoch {
             Some(s) => parse_epoch(s).map_err(|m| err(&["epoch"], m))?,
