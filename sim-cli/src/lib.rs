@@ -2,3 +2,4 @@
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
 pub mod output;
+pub mod report;

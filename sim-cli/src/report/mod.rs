@@ -1,0 +1,83 @@
+//! Pictures and pages for one run: the timeline and transitions plots (SVG or PNG, from the same
+//! drawing code), the self-contained `report.html`, and `reports/index.html`.
+//!
+//! Everything here is a pure function of its inputs: the same [`RunResult`] gives byte-identical
+//! files (no timestamps, no random ids, no hash-order iteration), so committed reports can be
+//! compared byte for byte.
+
+mod canvas;
+mod fonts;
+mod html;
+mod layout;
+mod timeline;
+mod transitions;
+
+pub use html::{ReportParts, index_html, report_html, summary_metric_rows};
+pub use timeline::{timeline_png, timeline_svg};
+pub use transitions::{transitions_png, transitions_svg};
+
+use sim_core::world::RunResult;
+
+/// What the plots say about the run besides its data: shown in titles and banners.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlotMeta {
+    pub scenario: String,
+    /// Key parameters on one line, e.g. "LD 15s · RD 10s · RP 2s · skew +120s".
+    pub subtitle: String,
+    /// The run used a configuration the validator would refuse; plots say so in red.
+    pub unsafe_mode: bool,
+}
+
+/// Which image files to write for each plot (`--format svg|png|both`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImageFormat {
+    #[default]
+    Svg,
+    Png,
+    Both,
+}
+
+impl ImageFormat {
+    pub fn parse(text: &str) -> Result<ImageFormat, String> {
+        match text {
+            "svg" => Ok(ImageFormat::Svg),
+            "png" => Ok(ImageFormat::Png),
+            "both" => Ok(ImageFormat::Both),
+            other => Err(format!("unknown image format {other:?} (expected svg, png or both)")),
+        }
+    }
+
+    pub fn wants_svg(self) -> bool {
+        matches!(self, ImageFormat::Svg | ImageFormat::Both)
+    }
+
+    pub fn wants_png(self) -> bool {
+        matches!(self, ImageFormat::Png | ImageFormat::Both)
+    }
+}
+
+/// One rendered file: its name inside the run's output directory and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlotFile {
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Renders `timeline` and `transitions` in the requested formats, in a fixed order
+/// (timeline.svg, timeline.png, transitions.svg, transitions.png, as selected).
+pub fn render_plot_files(r: &RunResult, meta: &PlotMeta, format: ImageFormat) -> Result<Vec<PlotFile>, String> {
+    let mut files = Vec::new();
+    if format.wants_svg() {
+        files.push(PlotFile { file_name: "timeline.svg".into(), bytes: timeline_svg(r, meta)?.into_bytes() });
+    }
+    if format.wants_png() {
+        files.push(PlotFile { file_name: "timeline.png".into(), bytes: timeline_png(r, meta)? });
+    }
+    if format.wants_svg() {
+        files.push(PlotFile { file_name: "transitions.svg".into(), bytes: transitions_svg(r, meta)?.into_bytes() });
+    }
+    if format.wants_png() {
+        files.push(PlotFile { file_name: "transitions.png".into(), bytes: transitions_png(r, meta)? });
+    }
+    Ok(files)
+}
