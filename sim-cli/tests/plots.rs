@@ -162,6 +162,40 @@ fn a_run_with_clock_offsets_and_a_pause_shows_clock_strips_and_the_pause() {
     assert!(svg.contains("pause "), "the pause fault is annotated");
 }
 
+/// Many faults close together, unsafe timings: labels must stack into lanes or be left out,
+/// never drawn over each other.
+fn crowded() -> (RunResult, PlotMeta) {
+    let mut spec = WorldSpec::basic(7, 5, Algorithm::ClientGo, secs(240)).with_reconcilers(
+        ReconcileMode::Apply { force: false },
+        FieldManager::Identity,
+        secs(1),
+    );
+    spec.unsafe_mode = true;
+    spec.trace = true;
+    for n in &mut spec.nodes {
+        n.elector.renew_deadline = secs(30);
+    }
+    spec.nodes[3].clock.offset_ns = -30_000_000_000;
+    for k in 0..24u64 {
+        let kind = match k % 4 {
+            0 => FaultKind::Partition { duration: secs(18), cut: Cut::Both },
+            1 => FaultKind::Pause { duration: secs(4) },
+            2 => FaultKind::Restart { delay: secs(3) },
+            _ => FaultKind::ClockStep { delta_ns: 20_000_000_000 },
+        };
+        spec.faults.push(TimedFault { at: secs(10 + 9 * k), target: Target::Node((k % 5) as usize), kind });
+    }
+    let meta = PlotMeta { scenario: "crowded".into(), subtitle: "5 nodes · 24 faults · RD 30s".into(), unsafe_mode: true };
+    (run(spec), meta)
+}
+
+#[test]
+fn a_crowded_run_still_renders_deterministically() {
+    let (r, meta) = crowded();
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("crowded — timeline"));
+}
+
 #[test]
 fn the_index_lists_runs_with_their_verdicts() {
     let html = index_html(&[

@@ -47,39 +47,59 @@ pub(crate) fn human_seconds(secs: f64) -> String {
 
 /// A signed offset ("+120 s", "−1.5 s", "+350 ms").
 pub(crate) fn signed_seconds(secs: f64) -> String {
+    if secs == 0.0 {
+        return "0 s".to_string();
+    }
     let sign = if secs < 0.0 { "−" } else { "+" };
     format!("{sign}{}", human_seconds(secs.abs()))
 }
 
-/// Stacks horizontal labels into lanes so that no two in one lane overlap: each label goes into
-/// the first lane whose last label ends at least `gap` pixels before it starts.
+/// Stacks labels into lanes above the plot so that no two texts overlap. Each label covers
+/// `[x0, x1]` in its lane and hangs a vertical leader line at `anchor` down through every lane
+/// below it. A label goes into the first lane where its text meets no other text and no leader
+/// line crosses any text; failing that, into the first lane where only texts are apart (the
+/// plot draws labels on a white backing, so a line there passes behind a label, not through it).
 pub(crate) struct LanePacker {
-    right_edges: Vec<i32>,
+    /// `(lane, x0, x1, anchor)` of each placed label.
+    placed: Vec<(usize, i32, i32, i32)>,
     max_lanes: usize,
     gap: i32,
 }
 
 impl LanePacker {
     pub(crate) fn new(max_lanes: usize, gap: i32) -> LanePacker {
-        LanePacker { right_edges: Vec::new(), max_lanes, gap }
+        LanePacker { placed: Vec::new(), max_lanes, gap }
     }
 
-    /// The lane for a label covering `[x0, x1]`, or `None` when every lane is taken there (the
-    /// caller leaves that label out rather than draw it over another).
-    pub(crate) fn place(&mut self, x0: i32, x1: i32) -> Option<usize> {
-        if let Some(lane) = self.right_edges.iter().position(|&edge| edge + self.gap <= x0) {
-            self.right_edges[lane] = x1;
-            return Some(lane);
-        }
-        if self.right_edges.len() < self.max_lanes {
-            self.right_edges.push(x1);
-            return Some(self.right_edges.len() - 1);
-        }
-        None
+    /// The lane for a label, or `None` when no lane has room for its text (the caller leaves
+    /// that label out rather than draw it over another).
+    pub(crate) fn place(&mut self, x0: i32, x1: i32, anchor: i32) -> Option<usize> {
+        let gap = self.gap;
+        let text_apart = |lane: usize| {
+            self.placed.iter().filter(|p| p.0 == lane).all(|&(_, a0, a1, _)| a1 + gap <= x0 || x1 + gap <= a0)
+        };
+        let no_line_crosses_text = |lane: usize| {
+            self.placed.iter().all(|&(l, a0, a1, a_anchor)| {
+                if l < lane {
+                    // Its leader line runs down through this lane.
+                    a_anchor < x0 - 3 || a_anchor > x1 + 3
+                } else if l > lane {
+                    // Our leader line runs down through its lane.
+                    anchor < a0 - 3 || anchor > a1 + 3
+                } else {
+                    true
+                }
+            })
+        };
+        let lane = (0..self.max_lanes)
+            .find(|&lane| text_apart(lane) && no_line_crosses_text(lane))
+            .or_else(|| (0..self.max_lanes).find(|&lane| text_apart(lane)))?;
+        self.placed.push((lane, x0, x1, anchor));
+        Some(lane)
     }
 
     pub(crate) fn lanes_used(&self) -> usize {
-        self.right_edges.len()
+        self.placed.iter().map(|&(lane, ..)| lane + 1).max().unwrap_or(0)
     }
 }
 
@@ -109,12 +129,17 @@ mod tests {
 
     #[test]
     fn lane_packer_never_puts_overlapping_labels_in_one_lane() {
-        let mut p = LanePacker::new(2, 4);
-        assert_eq!(p.place(0, 50), Some(0));
-        assert_eq!(p.place(40, 90), Some(1));
-        assert_eq!(p.place(60, 100), Some(0));
-        assert_eq!(p.place(70, 120), None);
-        assert_eq!(p.lanes_used(), 2);
+        let mut p = LanePacker::new(3, 4);
+        assert_eq!(p.place(0, 50, 0), Some(0));
+        assert_eq!(p.place(40, 90, 40), Some(1));
+        // Lane 0 has room for the text, but its leader line would cross lane 1's text.
+        assert_eq!(p.place(60, 100, 60), Some(2));
+        // No lane is free of crossings; lane 0 at least keeps the texts apart.
+        assert_eq!(p.place(95, 130, 95), Some(0));
+        // No lane has room for the text at all.
+        assert_eq!(p.place(45, 80, 45), None);
+        assert_eq!(p.place(200, 250, 200), Some(0));
+        assert_eq!(p.lanes_used(), 3);
     }
 
     #[test]

@@ -34,16 +34,16 @@ pub(crate) const UNSAFE_BANNER: &str = "UNSAFE configuration (teaching mode)";
 
 // Vertical sizes, pixels.
 const TITLE_SIZE: u32 = 26;
-const LABEL_SIZE: u32 = 15;
-const SMALL_SIZE: u32 = 13;
-const ANNOTATION_LANE: i32 = 22;
-const MAX_ANNOTATION_LANES: usize = 6;
+const LABEL_SIZE: u32 = 16;
+const SMALL_SIZE: u32 = 14;
+const ANNOTATION_LANE: i32 = 24;
+const MAX_ANNOTATION_LANES: usize = 8;
 const LEASE_LANE: i32 = 30;
 const ROLE_BAND: i32 = 24;
 const CONDITION_BAND: i32 = 10;
 const MARKER_LANE: i32 = 18;
-const CLOCK_STRIP: i32 = 26;
-const ROW_GAP: i32 = 14;
+const CLOCK_STRIP: i32 = 34;
+const ROW_GAP: i32 = 18;
 const AXIS_HEIGHT: i32 = 62;
 
 /// Renders the timeline as SVG text.
@@ -127,6 +127,8 @@ struct TimelineLayout {
     rows_bottom: i32,
     axis_top: i32,
     legend: Vec<(i32, i32, LegendItem)>,
+    /// `(y, text)`: how many labels were left out, if any.
+    omitted_note: Option<(i32, String)>,
     height: i32,
     /// Largest |wall − true| over all nodes, ns (scale of the clock strips).
     clock_scale: i64,
@@ -207,8 +209,8 @@ impl TimelineLayout {
             let tw = text_width(&text, LABEL_SIZE, true);
             annotations.push(Annotation {
                 text,
-                x0: mid - tw / 2,
-                x1: mid + tw / 2,
+                x0: mid - tw / 2 - 5,
+                x1: mid + tw / 2 + 5,
                 anchor_x: mid,
                 lane: None,
                 color: DUAL,
@@ -234,11 +236,9 @@ impl TimelineLayout {
         let mut order: Vec<usize> = (0..annotations.len()).collect();
         order.sort_by_key(|&i| (annotations[i].fault_node.is_some(), annotations[i].x0, i));
         let mut packer = LanePacker::new(MAX_ANNOTATION_LANES, 10);
-        // Dual labels are packed together first, then faults fill around them: pack in two passes
-        // sorted by x so the greedy lane choice stays left-to-right within each kind.
         for &i in &order {
             let a = &mut annotations[i];
-            a.lane = packer.place(a.x0, a.x1);
+            a.lane = packer.place(a.x0, a.x1, a.anchor_x);
         }
         let lanes = packer.lanes_used() as i32;
 
@@ -282,6 +282,11 @@ impl TimelineLayout {
             legend.push((lx, ly, item));
             lx += w;
         }
+        let omitted = annotations.iter().filter(|a| a.lane.is_none()).count();
+        let omitted_note = (omitted > 0).then(|| {
+            ly += 30;
+            (ly, format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."))
+        });
         let height = ly + 36;
         let clock_scale = r.clock_offsets.iter().map(|&(_, _, o)| o.unsigned_abs()).max().unwrap_or(0).max(1) as i64;
         TimelineLayout {
@@ -296,6 +301,7 @@ impl TimelineLayout {
             rows_bottom,
             axis_top,
             legend,
+            omitted_note,
             height,
             clock_scale,
         }
@@ -458,7 +464,8 @@ impl TimelineLayout {
         let mid = (top + bottom) / 2;
         let half = (bottom - top) / 2;
         c.fill(self.left, top, self.right, bottom, RGBColor(240, 248, 248).to_rgba())?;
-        c.line(vec![(self.left, mid), (self.right, mid)], RGBColor(170, 200, 200).to_rgba(), 1)?;
+        // The zero line: a perfect clock would draw its offset right on it.
+        c.line(vec![(self.left, mid), (self.right, mid)], RGBColor(150, 150, 150).to_rgba(), 1)?;
         let samples: Vec<(Nanos, i64)> =
             r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(t, _, o)| (t, o)).collect();
         let y_of = |o: i64| mid - (half as f64 * o as f64 / self.clock_scale as f64).round() as i32;
@@ -497,6 +504,8 @@ impl TimelineLayout {
         for a in &self.annotations {
             let Some(lane) = a.lane else { continue };
             let y = lane_mid(lane);
+            // A white backing, so that a leader line passing behind a label never runs through it.
+            c.fill(a.x0 + 2, y - ANNOTATION_LANE / 2 + 2, a.x1 - 1, y + ANNOTATION_LANE / 2 - 3, WHITE.mix(0.92))?;
             if a.fault_node.is_some() {
                 let left_anchored = a.x0 < a.anchor_x - 3;
                 let (x, h) = if left_anchored { (a.x1 - 3, HPos::Right) } else { (a.x0 + 7, HPos::Left) };
@@ -542,6 +551,9 @@ impl TimelineLayout {
                 _ => draw_marker(c, item, mid_x, y)?,
             }
             c.text(item.label(), x + LEGEND_SWATCH + 8, y, LABEL_SIZE, TEXT, HPos::Left, false)?;
+        }
+        if let Some((y, note)) = &self.omitted_note {
+            c.text(note, self.left, *y, LABEL_SIZE, MUTED, HPos::Left, false)?;
         }
         Ok(())
     }
