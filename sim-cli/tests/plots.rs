@@ -2,8 +2,8 @@
 //! a reader needs. Set `LEASESIM_PLOT_DIR=/some/dir` to keep the files for looking at.
 
 use sim_cli::report::{
-    ImageFormat, PlotMeta, ReportParts, index_html, render_plot_files, report_html, summary_metric_rows,
-    timeline_png, timeline_svg, transitions_png, transitions_svg,
+    ImageFormat, PlotMeta, ReportParts, index_html, node_metric_table, render_plot_files, report_html,
+    summary_metric_rows, timeline_png, timeline_svg, transitions_png, transitions_svg,
 };
 use sim_core::clock::ClockStep;
 use sim_core::elector::{AfterLost, Algorithm};
@@ -63,8 +63,16 @@ fn clocks_and_pause() -> (RunResult, PlotMeta) {
     spec.nodes[2].clock.drift_ppb = 50_000_000;
     spec.nodes[2].clock.steps.push(ClockStep { at: secs(60), delta_ns: -90_000_000_000 });
     spec.nodes[2].clock.steps.push(ClockStep { at: secs(120), delta_ns: 60_000_000_000 });
-    spec.faults.push(TimedFault { at: secs(40), target: Target::Holder, kind: FaultKind::Pause { duration: secs(25) } });
-    spec.faults.push(TimedFault { at: secs(100), target: Target::Holder, kind: FaultKind::Restart { delay: secs(10) } });
+    spec.faults.push(TimedFault {
+        at: secs(40),
+        target: Target::Holder,
+        kind: FaultKind::Pause { duration: secs(25) },
+    });
+    spec.faults.push(TimedFault {
+        at: secs(100),
+        target: Target::Holder,
+        kind: FaultKind::Restart { delay: secs(10) },
+    });
     spec.faults.push(TimedFault {
         at: secs(140),
         target: Target::Server,
@@ -87,6 +95,7 @@ fn parts(r: &RunResult, meta: &PlotMeta) -> ReportParts {
             ("duration".into(), format!("{} s", r.duration / 1_000_000_000)),
         ],
         metrics: summary_metric_rows(&r.metrics),
+        node_table: node_metric_table(&r.metrics),
         expectations: vec![
             ("runs to the end".into(), true, "ok".into()),
             (
@@ -185,7 +194,8 @@ fn crowded() -> (RunResult, PlotMeta) {
         };
         spec.faults.push(TimedFault { at: secs(10 + 9 * k), target: Target::Node((k % 5) as usize), kind });
     }
-    let meta = PlotMeta { scenario: "crowded".into(), subtitle: "5 nodes · 24 faults · RD 30s".into(), unsafe_mode: true };
+    let meta =
+        PlotMeta { scenario: "crowded".into(), subtitle: "5 nodes · 24 faults · RD 30s".into(), unsafe_mode: true };
     (run(spec), meta)
 }
 

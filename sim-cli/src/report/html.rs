@@ -15,6 +15,9 @@ pub struct ReportParts {
     pub parameters: Vec<(String, String)>,
     /// `(name, value)` rows of the summary table, e.g. from [`summary_metric_rows`].
     pub metrics: Vec<(String, String)>,
+    /// Per-node numbers: a header row then one row per node (e.g. from [`node_metric_table`]);
+    /// empty for none.
+    pub node_table: Vec<Vec<String>>,
     /// `(what was expected, passed, detail)`.
     pub expectations: Vec<(String, bool, String)>,
     /// The one-line command that reproduces this run.
@@ -40,8 +43,8 @@ fn escape(text: &str) -> String {
     out
 }
 
-/// The headline numbers of a run, as rows for [`ReportParts::metrics`] (per-node rows after the
-/// run-wide ones, in node-name order).
+/// The run-wide headline numbers, as rows for [`ReportParts::metrics`] (per-node numbers are in
+/// [`node_metric_table`]).
 pub fn summary_metric_rows(m: &Metrics) -> Vec<(String, String)> {
     let mut rows = vec![
         ("dual-leader time".to_string(), format!("{:.3} s", m.dual_leader_seconds)),
@@ -56,23 +59,36 @@ pub fn summary_metric_rows(m: &Metrics) -> Vec<(String, String)> {
         let list: Vec<String> = m.failover_seconds.iter().map(|s| format!("{s:.3}")).collect();
         rows.push(("failover times".to_string(), format!("{} s", list.join(", "))));
     }
-    for (name, n) in &m.nodes {
-        rows.push((
-            format!("{name}: acting leader / acquisitions"),
-            format!("{:.3} s / {}", n.acting_leader_seconds, n.acquisitions),
-        ));
-        let writes = n.writes_accepted + n.conflicts + n.split_brain_writes + n.fenced_rejections;
-        if writes > 0 || n.lease_conflicts > 0 {
-            rows.push((
-                format!("{name}: writes accepted / split-brain / conflicts / fenced · Lease 409s"),
-                format!(
-                    "{} / {} / {} / {} · {}",
-                    n.writes_accepted, n.split_brain_writes, n.conflicts, n.fenced_rejections, n.lease_conflicts
-                ),
-            ));
-        }
-    }
     rows
+}
+
+/// Per-node numbers as a table for [`ReportParts::node_table`]: a header row, then one row per
+/// node in node-name order.
+pub fn node_metric_table(m: &Metrics) -> Vec<Vec<String>> {
+    let header = [
+        "node",
+        "acting leader",
+        "acquisitions",
+        "writes accepted",
+        "split-brain writes",
+        "write conflicts",
+        "fenced rejections",
+        "Lease 409s",
+    ];
+    let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for (name, n) in &m.nodes {
+        table.push(vec![
+            name.clone(),
+            format!("{:.3} s", n.acting_leader_seconds),
+            n.acquisitions.to_string(),
+            n.writes_accepted.to_string(),
+            n.split_brain_writes.to_string(),
+            n.conflicts.to_string(),
+            n.fenced_rejections.to_string(),
+            n.lease_conflicts.to_string(),
+        ]);
+    }
+    table
 }
 
 const CSS: &str = r#"
@@ -92,6 +108,8 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { background: var(--soft); font-weight: bold; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.nodes td.num, table.nodes th:not(:first-child) { text-align: right; }
+table.nodes td:first-child { white-space: nowrap; }
 .result { color: #fff; font-weight: bold; border-radius: 4px; padding: .1em .55em; white-space: nowrap; }
 pre.replay { background: #1e1e1e; color: #f0f0f0; padding: .8em 1em; border-radius: 6px; overflow-x: auto; font: 16px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 figure { margin: 1em 0 2em; }
@@ -157,6 +175,23 @@ pub fn report_html(parts: &ReportParts) -> String {
     out.push_str("</section>\n<section>\n<h2>Summary</h2>\n");
     two_column_table(&mut out, ("metric", "value"), &parts.metrics);
     out.push_str("</section>\n</div>\n");
+
+    if let Some((header, rows)) = parts.node_table.split_first() {
+        out.push_str("<h2>Nodes</h2>\n<table class=\"nodes\">\n<tr>");
+        for h in header {
+            let _ = write!(out, "<th>{}</th>", escape(h));
+        }
+        out.push_str("</tr>\n");
+        for row in rows {
+            out.push_str("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                let class = if i == 0 { "" } else { " class=\"num\"" };
+                let _ = write!(out, "<td{class}>{}</td>", escape(cell));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
 
     out.push_str("<h2>Expectations</h2>\n");
     if parts.expectations.is_empty() {

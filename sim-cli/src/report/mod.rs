@@ -12,7 +12,7 @@ mod layout;
 mod timeline;
 mod transitions;
 
-pub use html::{ReportParts, index_html, report_html, summary_metric_rows};
+pub use html::{ReportParts, index_html, node_metric_table, report_html, summary_metric_rows};
 pub use timeline::{timeline_png, timeline_svg};
 pub use transitions::{transitions_png, transitions_svg};
 

@@ -33,15 +33,15 @@ pub(crate) const UNSAFE: Rgb = RGBColor(190, 0, 0);
 pub(crate) const UNSAFE_BANNER: &str = "UNSAFE configuration (teaching mode)";
 
 // Vertical sizes, pixels.
-const TITLE_SIZE: u32 = 26;
-const LABEL_SIZE: u32 = 16;
-const SMALL_SIZE: u32 = 14;
-const ANNOTATION_LANE: i32 = 24;
+const TITLE_SIZE: u32 = 30;
+const LABEL_SIZE: u32 = 19;
+const SMALL_SIZE: u32 = 17;
+const ANNOTATION_LANE: i32 = 26;
 const MAX_ANNOTATION_LANES: usize = 8;
 const LEASE_LANE: i32 = 30;
-const ROLE_BAND: i32 = 24;
+const ROLE_BAND: i32 = 26;
 const CONDITION_BAND: i32 = 10;
-const MARKER_LANE: i32 = 18;
+const MARKER_LANE: i32 = 20;
 const CLOCK_STRIP: i32 = 34;
 const ROW_GAP: i32 = 18;
 const AXIS_HEIGHT: i32 = 62;
@@ -130,8 +130,6 @@ struct TimelineLayout {
     /// `(y, text)`: how many labels were left out, if any.
     omitted_note: Option<(i32, String)>,
     height: i32,
-    /// Largest |wall − true| over all nodes, ns (scale of the clock strips).
-    clock_scale: i64,
 }
 
 #[derive(Clone, Copy)]
@@ -172,30 +170,32 @@ impl LegendItem {
 const LEGEND_SWATCH: i32 = 22;
 
 fn fault_label(r: &RunResult, kind: &str, node: Option<usize>, detail: &str) -> String {
+    // Server faults ("server-outage") already say whom they hit.
     let target = match node {
         Some(n) => r.node_names.get(n).cloned().unwrap_or_else(|| format!("node {n}")),
-        None => "server".to_string(),
+        None => String::new(),
     };
     // Clock steps are recorded in ns; on a slide they read in seconds.
     let detail = match detail.strip_suffix("ns").and_then(|d| d.parse::<i64>().ok()) {
         Some(ns) => signed_seconds(ns as f64 / 1e9),
         None => detail.to_string(),
     };
-    if detail.is_empty() { format!("{kind} {target}") } else { format!("{kind} {target} ({detail})") }
+    let head = if target.is_empty() { kind.to_string() } else { format!("{kind} {target}") };
+    if detail.is_empty() { head } else { format!("{head} ({detail})") }
 }
 
 impl TimelineLayout {
     fn new(r: &RunResult, meta: &PlotMeta) -> TimelineLayout {
         let duration = r.duration.max(1);
         let name_width = r.node_names.iter().map(|n| text_width(n, LABEL_SIZE, true)).max().unwrap_or(0);
-        let left = (name_width.max(text_width("leaseTransitions", LABEL_SIZE, false)) + 28).max(170);
+        let left = (name_width.max(text_width("lease transitions", LABEL_SIZE, false)) + 28).max(170);
         let right = WIDTH as i32 - 40;
         let x_of = |t: Nanos| left + ((right - left) as f64 * t.min(duration) as f64 / duration as f64).round() as i32;
 
         let title_w = text_width(&title(meta), TITLE_SIZE, true);
         let banner_w = text_width(UNSAFE_BANNER, LABEL_SIZE + 2, true) + 24;
         let banner_below_title = meta.unsafe_mode && 24 + title_w + 30 + banner_w > WIDTH as i32 - 20;
-        let mut header = 78;
+        let mut header = 86;
         if banner_below_title {
             header += 38;
         }
@@ -277,7 +277,7 @@ impl TimelineLayout {
             let w = LEGEND_SWATCH + 8 + text_width(item.label(), LABEL_SIZE, false) + 26;
             if lx + w > WIDTH as i32 - 20 {
                 lx = left;
-                ly += 28;
+                ly += 32;
             }
             legend.push((lx, ly, item));
             lx += w;
@@ -288,7 +288,6 @@ impl TimelineLayout {
             (ly, format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."))
         });
         let height = ly + 36;
-        let clock_scale = r.clock_offsets.iter().map(|&(_, _, o)| o.unsigned_abs()).max().unwrap_or(0).max(1) as i64;
         TimelineLayout {
             left,
             right,
@@ -303,7 +302,6 @@ impl TimelineLayout {
             legend,
             omitted_note,
             height,
-            clock_scale,
         }
     }
 
@@ -338,7 +336,7 @@ impl TimelineLayout {
     fn draw_header<DB: DrawingBackend>(&self, c: &Canvas<DB>, meta: &PlotMeta) -> Result<(), String> {
         c.text(&title(meta), 24, 26, TITLE_SIZE, TEXT, HPos::Left, true)?;
         if !meta.subtitle.is_empty() {
-            c.text(&meta.subtitle, 24, 58, LABEL_SIZE + 1, MUTED, HPos::Left, false)?;
+            c.text(&meta.subtitle, 24, 62, LABEL_SIZE, MUTED, HPos::Left, false)?;
         }
         if meta.unsafe_mode {
             let w = text_width(UNSAFE_BANNER, LABEL_SIZE + 2, true) + 24;
@@ -364,7 +362,7 @@ impl TimelineLayout {
         }
         c.line(vec![(self.left, y), (self.right, y)], TEXT.to_rgba(), 1)?;
         let mid = (self.left + self.right) / 2;
-        c.text("true time (s)", mid, y + 44, LABEL_SIZE, TEXT, HPos::Center, false)
+        c.text("true time (s)", mid, y + 46, LABEL_SIZE, TEXT, HPos::Center, false)
     }
 
     fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
@@ -379,7 +377,7 @@ impl TimelineLayout {
 
     fn draw_lease_lane<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
         let mid = self.lease_top + LEASE_LANE / 2;
-        c.text("leaseTransitions", self.left - 14, mid, LABEL_SIZE, TEXT, HPos::Right, false)?;
+        c.text("lease transitions", self.left - 14, mid, LABEL_SIZE, TEXT, HPos::Right, false)?;
         c.line(vec![(self.left, mid), (self.right, mid)], GRID.to_rgba(), 1)?;
         let points = transition_points(r);
         let mut last_label_end = -10_000;
@@ -442,7 +440,9 @@ impl TimelineLayout {
                 (LegendItem::LeaseConflict, &m.lease_conflicts),
                 (LegendItem::FailedRenewal, &m.failed_renewals),
             ] {
-                for x in thin_sorted(times.iter().map(|&t| self.x_of(t)), 9) {
+                // Kept off the row's ends so that a marker at 0 s is not cut by the margin.
+                let xs = times.iter().map(|&t| self.x_of(t).clamp(self.left + 6, self.right - 6));
+                for x in thin_sorted(xs, 9) {
                     draw_marker(c, item, x, marker_mid)?;
                 }
             }
@@ -468,7 +468,10 @@ impl TimelineLayout {
         c.line(vec![(self.left, mid), (self.right, mid)], RGBColor(150, 150, 150).to_rgba(), 1)?;
         let samples: Vec<(Nanos, i64)> =
             r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(t, _, o)| (t, o)).collect();
-        let y_of = |o: i64| mid - (half as f64 * o as f64 / self.clock_scale as f64).round() as i32;
+        // Each strip has its own scale (its range is printed beside it): offsets of seconds next
+        // to offsets of minutes would otherwise draw as flat lines.
+        let scale = samples.iter().map(|&(_, o)| o.unsigned_abs()).max().unwrap_or(0).max(1) as f64;
+        let y_of = |o: i64| mid - ((half - 2) as f64 * o as f64 / scale).round() as i32;
         let points: Vec<(i32, i32)> = samples.iter().map(|&(t, o)| (self.x_of(t), y_of(o))).collect();
         c.line(points, CLOCK.to_rgba(), 2)?;
         let lo = samples.iter().map(|&(_, o)| o).min().unwrap_or(0);
@@ -491,7 +494,9 @@ impl TimelineLayout {
                 None => self.lease_top,
             };
             let y_to = match fault_node {
-                Some(n) => self.rows.get(n).map(|&(top, _)| top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom),
+                Some(n) => {
+                    self.rows.get(n).map(|&(top, _)| top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom)
+                }
                 None => self.rows_bottom,
             };
             c.line(vec![(a.anchor_x, y_from), (a.anchor_x, y_to)], FAULT.mix(0.55), 1)?;

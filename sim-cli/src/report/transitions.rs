@@ -13,7 +13,7 @@ use sim_core::world::RunResult;
 
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 720;
-const HEADER: i32 = 84;
+const HEADER: i32 = 92;
 
 /// Renders the transitions plot as SVG text.
 pub fn transitions_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
@@ -47,13 +47,13 @@ fn step_points(changes: &[(Nanos, i64)], end: Nanos) -> Vec<(f64, i64)> {
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: &PlotMeta) -> Result<(), String> {
     let c = Canvas { area: root };
     let title = format!("{} — lease transitions and acting leaders", meta.scenario);
-    c.text(&title, 24, 26, 26, TEXT, HPos::Left, true)?;
+    c.text(&title, 24, 26, 30, TEXT, HPos::Left, true)?;
     if !meta.subtitle.is_empty() {
-        c.text(&meta.subtitle, 24, 58, 16, MUTED, HPos::Left, false)?;
+        c.text(&meta.subtitle, 24, 62, 19, MUTED, HPos::Left, false)?;
     }
     if meta.unsafe_mode {
         let w = text_width(UNSAFE_BANNER, 17, true) + 24;
-        let title_end = 24 + text_width(&title, 26, true);
+        let title_end = 24 + text_width(&title, 30, true);
         // Top right when there is room beside the title, else under the subtitle on the right.
         let y0 = if title_end + 30 + w <= WIDTH as i32 - 20 { 10 } else { 44 };
         let x0 = WIDTH as i32 - 20 - w;
@@ -78,7 +78,14 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
     let body = root.margin(HEADER as u32, 10, 10, 30);
     let (upper, lower) = body.split_vertically((HEIGHT as i32 - HEADER - 10) * 45 / 100);
     let panels = [
-        (upper, "leaseTransitions", max_transitions.max(1) + 1, transitions, TRANSITION, format!("final value {max_transitions}")),
+        (
+            upper,
+            "lease transitions",
+            max_transitions.max(1) + 1,
+            transitions,
+            TRANSITION,
+            format!("leaseTransitions at the end: {max_transitions}"),
+        ),
         (lower, "acting leaders", max_acting.max(2) + 1, acting, LEADER, dual_caption),
     ];
     for (index, (area, y_desc, y_max, changes, color, caption)) in panels.into_iter().enumerate() {
@@ -86,8 +93,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
         let mut chart = ChartBuilder::on(&area)
             .margin_top(30)
             .margin_right(30)
-            .x_label_area_size(if last { 60 } else { 28 })
-            .y_label_area_size(80)
+            .x_label_area_size(if last { 66 } else { 32 })
+            .y_label_area_size(90)
             .build_cartesian_2d(0f64..span, 0i64..y_max)
             .map_err(chart_err)?;
         let y_ticks = (y_max + 1).min(8) as usize;
@@ -99,8 +106,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
             .y_label_formatter(&|v| v.to_string())
             .x_desc(if last { "true time (s)" } else { "" })
             .y_desc(y_desc)
-            .label_style(("sans-serif", 15).into_font().color(&TEXT))
-            .axis_desc_style(("sans-serif", 16).into_font().color(&TEXT))
+            .label_style(("sans-serif", 18).into_font().color(&TEXT))
+            .axis_desc_style(("sans-serif", 19).into_font().color(&TEXT))
             .light_line_style(TRANSPARENT)
             .bold_line_style(RGBColor(222, 222, 222))
             .draw()
@@ -121,7 +128,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
         let (x_range, _) = area.get_pixel_range();
         let caption_x = x_range.start + 90;
         let caption_color = if index == 1 && !r.dual_windows.is_empty() { DUAL } else { MUTED };
-        Canvas { area: &area }.text(&caption, caption_x - x_range.start, 14, 16, caption_color, HPos::Left, true)?;
+        Canvas { area: &area }.text(&caption, caption_x - x_range.start, 14, 19, caption_color, HPos::Left, true)?;
     }
     Ok(())
 }
