@@ -207,6 +207,14 @@ fn a_crowded_run_still_renders_deterministically() {
 }
 
 #[test]
+fn a_run_without_a_trace_says_its_markers_are_missing() {
+    let r = run(WorldSpec::basic(2, 3, Algorithm::ClientGo, secs(60)));
+    let meta = PlotMeta { scenario: "untraced".into(), subtitle: String::new(), unsafe_mode: false };
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("Run without a trace"));
+}
+
+#[test]
 fn the_index_lists_runs_with_their_verdicts() {
     let html = index_html(&[
         ("steady".into(), "one leader, no faults".into(), "steady/report.html".into(), true),

@@ -26,6 +26,7 @@ pub(crate) const TRANSITION: Rgb = RGBColor(31, 119, 180);
 const FAILED_RENEWAL: Rgb = RGBColor(200, 20, 20);
 const LEASE_CONFLICT: Rgb = RGBColor(230, 110, 0);
 const WRITE_CONFLICT: Rgb = RGBColor(220, 30, 140);
+const SPLIT_BRAIN_WRITE: Rgb = RGBColor(120, 0, 0);
 const FAULT: Rgb = RGBColor(60, 60, 60);
 const CLOCK: Rgb = RGBColor(0, 128, 128);
 pub(crate) const UNSAFE: Rgb = RGBColor(190, 0, 0);
@@ -64,6 +65,7 @@ struct NodeMarks {
     failed_renewals: Vec<Nanos>,
     lease_conflicts: Vec<Nanos>,
     write_conflicts: Vec<Nanos>,
+    split_brain_writes: Vec<Nanos>,
 }
 
 fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
@@ -81,6 +83,7 @@ fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
                 marks[node].lease_conflicts.push(e.t)
             }
             TraceKind::ReconcileWrite { outcome: "conflict", .. } => marks[node].write_conflicts.push(e.t),
+            TraceKind::SplitBrainWrite { .. } => marks[node].split_brain_writes.push(e.t),
             TraceKind::Note { note: Note::FailedToRenew } => marks[node].failed_renewals.push(e.t),
             _ => {}
         }
@@ -127,7 +130,7 @@ struct TimelineLayout {
     rows_bottom: i32,
     axis_top: i32,
     legend: Vec<(i32, i32, LegendItem)>,
-    /// `(y, text)`: how many labels were left out, if any.
+    /// `(y, text)`: what the plot does not show (labels left out, markers without a trace).
     omitted_note: Option<(i32, String)>,
     height: i32,
 }
@@ -144,6 +147,7 @@ enum LegendItem {
     FailedRenewal,
     LeaseConflict,
     WriteConflict,
+    SplitBrainWrite,
     Fault,
     Clock,
 }
@@ -161,6 +165,7 @@ impl LegendItem {
             LegendItem::FailedRenewal => "failed renewal",
             LegendItem::LeaseConflict => "Lease 409",
             LegendItem::WriteConflict => "write 409 (SSA / fenced)",
+            LegendItem::SplitBrainWrite => "write accepted while not holder",
             LegendItem::Fault => "fault",
             LegendItem::Clock => "wall clock − true time",
         }
@@ -263,11 +268,19 @@ impl TimelineLayout {
             LegendItem::Partitioned,
             LegendItem::Dual,
             LegendItem::Transition,
-            LegendItem::FailedRenewal,
-            LegendItem::LeaseConflict,
-            LegendItem::WriteConflict,
             LegendItem::Fault,
         ];
+        // Renewal and 409 markers come from the trace; without one the legend says so instead of
+        // listing markers that cannot appear.
+        let traced = !r.trace.is_empty();
+        if traced {
+            items.extend([
+                LegendItem::FailedRenewal,
+                LegendItem::LeaseConflict,
+                LegendItem::WriteConflict,
+                LegendItem::SplitBrainWrite,
+            ]);
+        }
         if clocked.iter().any(|&c| c) {
             items.push(LegendItem::Clock);
         }
@@ -283,9 +296,16 @@ impl TimelineLayout {
             lx += w;
         }
         let omitted = annotations.iter().filter(|a| a.lane.is_none()).count();
-        let omitted_note = (omitted > 0).then(|| {
+        let mut notes = Vec::new();
+        if omitted > 0 {
+            notes.push(format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."));
+        }
+        if !traced {
+            notes.push("Run without a trace: failed renewals and 409s are not marked.".to_string());
+        }
+        let omitted_note = (!notes.is_empty()).then(|| {
             ly += 30;
-            (ly, format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."))
+            (ly, notes.join(" "))
         });
         let height = ly + 36;
         TimelineLayout {
@@ -436,6 +456,7 @@ impl TimelineLayout {
         let marker_mid = cond_bottom + MARKER_LANE / 2 + 1;
         if let Some(m) = marks {
             for (item, times) in [
+                (LegendItem::SplitBrainWrite, &m.split_brain_writes),
                 (LegendItem::WriteConflict, &m.write_conflicts),
                 (LegendItem::LeaseConflict, &m.lease_conflicts),
                 (LegendItem::FailedRenewal, &m.failed_renewals),
@@ -573,6 +594,7 @@ fn draw_marker<DB: DrawingBackend>(c: &Canvas<DB>, item: LegendItem, x: i32, y: 
         }
         LegendItem::LeaseConflict => c.circle(x, y, 5, LEASE_CONFLICT, false),
         LegendItem::WriteConflict => c.polygon(vec![(x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)], WRITE_CONFLICT),
+        LegendItem::SplitBrainWrite => c.fill(x - 5, y - 5, x + 5, y + 5, SPLIT_BRAIN_WRITE.to_rgba()),
         _ => Ok(()),
     }
 }
