@@ -3,7 +3,7 @@
 
 use sim_cli::report::{
     ImageFormat, PlotMeta, ReportParts, index_html, node_metric_table, render_plot_files, report_html,
-    summary_metric_rows, timeline_png, timeline_svg, transitions_png, transitions_svg,
+    subtitle_from_spec, summary_metric_rows, timeline_png, timeline_svg, transitions_png, transitions_svg,
 };
 use sim_core::clock::ClockStep;
 use sim_core::elector::{AfterLost, Algorithm};
@@ -212,6 +212,14 @@ fn a_run_without_a_trace_says_its_markers_are_missing() {
     let meta = PlotMeta { scenario: "untraced".into(), subtitle: String::new(), unsafe_mode: false };
     let (svg, _) = render_all_twice(&r, &meta);
     assert!(svg.contains("Run without a trace"));
+}
+
+#[test]
+fn the_subtitle_names_the_key_parameters() {
+    let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(60));
+    spec.nodes[1].clock.offset_ns = 120_000_000_000;
+    spec.nodes[2].elector.renew_deadline = secs(30);
+    assert_eq!(subtitle_from_spec(&spec), "3 nodes · client-go · LD 15s · RD 10s/30s · RP 2s · skew +2m0s");
 }
 
 #[test]

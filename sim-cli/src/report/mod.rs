@@ -16,6 +16,7 @@ pub use html::{ReportParts, index_html, node_metric_table, report_html, summary_
 pub use timeline::{timeline_png, timeline_svg};
 pub use transitions::{transitions_png, transitions_svg};
 
+use sim_core::model::WorldSpec;
 use sim_core::world::RunResult;
 
 /// What the plots say about the run besides its data: shown in titles and banners.
@@ -80,4 +81,40 @@ pub fn render_plot_files(r: &RunResult, meta: &PlotMeta, format: ImageFormat) ->
         files.push(PlotFile { file_name: "transitions.png".into(), bytes: transitions_png(r, meta)? });
     }
     Ok(files)
+}
+
+/// The key parameters of a run on one line, for [`PlotMeta::subtitle`]:
+/// "3 nodes · client-go · LD 15s · RD 10s · RP 2s · skew +120s". Values that differ between
+/// nodes are listed with "/" in node order.
+pub fn subtitle_from_spec(spec: &WorldSpec) -> String {
+    use sim_core::time::format_duration;
+    fn distinct(values: impl Iterator<Item = String>) -> String {
+        let mut seen: Vec<String> = Vec::new();
+        for v in values {
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+        seen.join("/")
+    }
+    let nodes = &spec.nodes;
+    let mut parts = vec![
+        format!("{} node{}", nodes.len(), if nodes.len() == 1 { "" } else { "s" }),
+        distinct(nodes.iter().map(|n| n.elector.algorithm.name().to_string())),
+        format!("LD {}", distinct(nodes.iter().map(|n| format_duration(n.elector.lease_duration)))),
+        format!("RD {}", distinct(nodes.iter().map(|n| format_duration(n.elector.renew_deadline)))),
+        format!("RP {}", distinct(nodes.iter().map(|n| format_duration(n.elector.retry_period)))),
+    ];
+    // The offset furthest from true time, with its sign: the one that matters for clock rules.
+    if let Some(offset) = nodes.iter().map(|n| n.clock.offset_ns).filter(|&o| o != 0).max_by_key(|o| o.unsigned_abs()) {
+        let sign = if offset < 0 { "-" } else { "+" };
+        parts.push(format!("skew {sign}{}", format_duration(offset.unsigned_abs())));
+    }
+    if let Some(drift) = nodes.iter().map(|n| n.clock.drift_ppb).filter(|&d| d != 0).max_by_key(|d| d.unsigned_abs()) {
+        parts.push(format!("drift {:+} ppm", drift as f64 / 1000.0));
+    }
+    if nodes.iter().any(|n| !n.clock.steps.is_empty()) {
+        parts.push("clock steps".to_string());
+    }
+    parts.join(" · ")
 }
