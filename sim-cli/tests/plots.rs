@@ -215,6 +215,16 @@ fn a_run_without_a_trace_says_its_markers_are_missing() {
 }
 
 #[test]
+fn a_long_title_moves_the_unsafe_banner_to_its_own_line() {
+    let (r, mut meta) = split_brain();
+    meta.scenario = "a-very-long-scenario-name-that-fills-most-of-the-title-line-on-its-own".into();
+    meta.subtitle =
+        "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s · and a long tail of parameters".into();
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("UNSAFE configuration (teaching mode)"));
+}
+
+#[test]
 fn the_subtitle_names_the_key_parameters() {
     let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(60));
     spec.nodes[1].clock.offset_ns = 120_000_000_000;

@@ -7,6 +7,7 @@
 
 mod canvas;
 mod fonts;
+mod header;
 mod html;
 mod layout;
 mod timeline;

@@ -5,6 +5,7 @@
 
 use super::PlotMeta;
 use super::canvas::{Canvas, GRID, MUTED, Rgb, TEXT, render_png, render_svg, text_width};
+use super::header::Header;
 use super::layout::{LanePacker, human_seconds, signed_seconds, thin_sorted, tick_label, tick_step, ticks};
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
@@ -29,12 +30,8 @@ const WRITE_CONFLICT: Rgb = RGBColor(220, 30, 140);
 const SPLIT_BRAIN_WRITE: Rgb = RGBColor(120, 0, 0);
 const FAULT: Rgb = RGBColor(60, 60, 60);
 const CLOCK: Rgb = RGBColor(0, 128, 128);
-pub(crate) const UNSAFE: Rgb = RGBColor(190, 0, 0);
-
-pub(crate) const UNSAFE_BANNER: &str = "UNSAFE configuration (teaching mode)";
 
 // Vertical sizes, pixels.
-const TITLE_SIZE: u32 = 30;
 const LABEL_SIZE: u32 = 19;
 const SMALL_SIZE: u32 = 17;
 const ANNOTATION_LANE: i32 = 26;
@@ -50,13 +47,13 @@ const AXIS_HEIGHT: i32 = 62;
 /// Renders the timeline as SVG text.
 pub fn timeline_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
     let layout = TimelineLayout::new(r, meta);
-    render_svg(layout.size(), |area| layout.draw(&Canvas { area }, r, meta))
+    render_svg(layout.size(), |area| layout.draw(&Canvas { area }, r))
 }
 
 /// Renders the timeline as PNG bytes (same drawing as [`timeline_svg`]).
 pub fn timeline_png(r: &RunResult, meta: &PlotMeta) -> Result<Vec<u8>, String> {
     let layout = TimelineLayout::new(r, meta);
-    render_png(layout.size(), |area| layout.draw(&Canvas { area }, r, meta))
+    render_png(layout.size(), |area| layout.draw(&Canvas { area }, r))
 }
 
 /// Point events of one node, in true time, taken from the trace.
@@ -121,7 +118,7 @@ struct TimelineLayout {
     left: i32,
     right: i32,
     duration: Nanos,
-    banner_below_title: bool,
+    header: Header,
     annotations: Vec<Annotation>,
     annotation_top: i32,
     lease_top: i32,
@@ -193,17 +190,15 @@ impl TimelineLayout {
     fn new(r: &RunResult, meta: &PlotMeta) -> TimelineLayout {
         let duration = r.duration.max(1);
         let name_width = r.node_names.iter().map(|n| text_width(n, LABEL_SIZE, true)).max().unwrap_or(0);
-        let left = (name_width.max(text_width("lease transitions", LABEL_SIZE, false)) + 28).max(170);
+        // The left margin holds node names, clock ranges and the lease lane's name: as wide as the
+        // widest of them, so none is cut at the edge.
+        let clock_width =
+            (0..r.node_names.len()).map(|n| text_width(&clock_label(r, n), SMALL_SIZE, false)).max().unwrap_or(0);
+        let left = (name_width.max(clock_width).max(text_width("lease transitions", LABEL_SIZE, false)) + 28).max(170);
         let right = WIDTH as i32 - 40;
         let x_of = |t: Nanos| left + ((right - left) as f64 * t.min(duration) as f64 / duration as f64).round() as i32;
 
-        let title_w = text_width(&title(meta), TITLE_SIZE, true);
-        let banner_w = text_width(UNSAFE_BANNER, LABEL_SIZE + 2, true) + 24;
-        let banner_below_title = meta.unsafe_mode && 24 + title_w + 30 + banner_w > WIDTH as i32 - 20;
-        let mut header = 86;
-        if banner_below_title {
-            header += 38;
-        }
+        let header = Header::new(title(meta), meta, WIDTH);
 
         // Labels: dual windows first (they matter most), then faults in time order, so that when
         // lanes run out it is a fault label that is left out.
@@ -247,7 +242,7 @@ impl TimelineLayout {
         }
         let lanes = packer.lanes_used() as i32;
 
-        let annotation_top = header;
+        let annotation_top = header.height;
         let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
         let mut y = lease_top + LEASE_LANE + 6;
         let clocked: Vec<bool> =
@@ -312,7 +307,7 @@ impl TimelineLayout {
             left,
             right,
             duration,
-            banner_below_title,
+            header,
             annotations,
             annotation_top,
             lease_top,
@@ -340,8 +335,8 @@ impl TimelineLayout {
         if x1 - x0 < 2 { (x0, x0 + 2) } else { (x0, x1) }
     }
 
-    fn draw<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult, meta: &PlotMeta) -> Result<(), String> {
-        self.draw_header(c, meta)?;
+    fn draw<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        self.header.draw(c)?;
         self.draw_grid_and_axis(c)?;
         self.draw_dual_shading(c, r)?;
         self.draw_lease_lane(c, r)?;
@@ -351,20 +346,6 @@ impl TimelineLayout {
         }
         self.draw_annotations(c)?;
         self.draw_legend(c)
-    }
-
-    fn draw_header<DB: DrawingBackend>(&self, c: &Canvas<DB>, meta: &PlotMeta) -> Result<(), String> {
-        c.text(&title(meta), 24, 26, TITLE_SIZE, TEXT, HPos::Left, true)?;
-        if !meta.subtitle.is_empty() {
-            c.text(&meta.subtitle, 24, 62, LABEL_SIZE, MUTED, HPos::Left, false)?;
-        }
-        if meta.unsafe_mode {
-            let w = text_width(UNSAFE_BANNER, LABEL_SIZE + 2, true) + 24;
-            let (x0, y0) = if self.banner_below_title { (24, 80) } else { (WIDTH as i32 - 20 - w, 10) };
-            c.fill(x0, y0, x0 + w, y0 + 32, UNSAFE.to_rgba())?;
-            c.text(UNSAFE_BANNER, x0 + 12, y0 + 16, LABEL_SIZE + 2, WHITE, HPos::Left, true)?;
-        }
-        Ok(())
     }
 
     fn draw_grid_and_axis<DB: DrawingBackend>(&self, c: &Canvas<DB>) -> Result<(), String> {
@@ -495,14 +476,7 @@ impl TimelineLayout {
         let y_of = |o: i64| mid - ((half - 2) as f64 * o as f64 / scale).round() as i32;
         let points: Vec<(i32, i32)> = samples.iter().map(|&(t, o)| (self.x_of(t), y_of(o))).collect();
         c.line(points, CLOCK.to_rgba(), 2)?;
-        let lo = samples.iter().map(|&(_, o)| o).min().unwrap_or(0);
-        let hi = samples.iter().map(|&(_, o)| o).max().unwrap_or(0);
-        let range = if lo == hi {
-            format!("clock {}", signed_seconds(lo as f64 / 1e9))
-        } else {
-            format!("clock {} … {}", signed_seconds(lo as f64 / 1e9), signed_seconds(hi as f64 / 1e9))
-        };
-        c.text(&range, self.left - 14, mid, SMALL_SIZE, CLOCK, HPos::Right, false)
+        c.text(&clock_label(r, node), self.left - 14, mid, SMALL_SIZE, CLOCK, HPos::Right, false)
     }
 
     fn draw_annotations<DB: DrawingBackend>(&self, c: &Canvas<DB>) -> Result<(), String> {
@@ -596,6 +570,19 @@ fn draw_marker<DB: DrawingBackend>(c: &Canvas<DB>, item: LegendItem, x: i32, y: 
         LegendItem::WriteConflict => c.polygon(vec![(x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)], WRITE_CONFLICT),
         LegendItem::SplitBrainWrite => c.fill(x - 5, y - 5, x + 5, y + 5, SPLIT_BRAIN_WRITE.to_rgba()),
         _ => Ok(()),
+    }
+}
+
+/// "clock +120 s" for a constant offset, "clock −87 s … +3.0 s" for one that moves.
+fn clock_label(r: &RunResult, node: usize) -> String {
+    let offsets = r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(_, _, o)| o);
+    let (lo, hi) = offsets.fold((i64::MAX, i64::MIN), |(lo, hi), o| (lo.min(o), hi.max(o)));
+    if lo > hi {
+        String::new()
+    } else if lo == hi {
+        format!("clock {}", signed_seconds(lo as f64 / 1e9))
+    } else {
+        format!("clock {} … {}", signed_seconds(lo as f64 / 1e9), signed_seconds(hi as f64 / 1e9))
     }
 }
 

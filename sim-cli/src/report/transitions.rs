@@ -2,9 +2,10 @@
 //! acting leaders (step line, bottom panel) over true time, dual-leader windows shaded in both.
 
 use super::PlotMeta;
-use super::canvas::{Canvas, MUTED, TEXT, render_png, render_svg, text_width};
+use super::canvas::{Canvas, MUTED, TEXT, render_png, render_svg};
+use super::header::Header;
 use super::layout::{human_seconds, tick_label, tick_step};
-use super::timeline::{DUAL, LEADER, TRANSITION, UNSAFE, UNSAFE_BANNER, transition_points};
+use super::timeline::{DUAL, LEADER, TRANSITION, transition_points};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
@@ -13,7 +14,6 @@ use sim_core::world::RunResult;
 
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 720;
-const HEADER: i32 = 92;
 
 /// Renders the transitions plot as SVG text.
 pub fn transitions_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
@@ -46,20 +46,8 @@ fn step_points(changes: &[(Nanos, i64)], end: Nanos) -> Vec<(f64, i64)> {
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: &PlotMeta) -> Result<(), String> {
     let c = Canvas { area: root };
-    let title = format!("{} — lease transitions and acting leaders", meta.scenario);
-    c.text(&title, 24, 26, 30, TEXT, HPos::Left, true)?;
-    if !meta.subtitle.is_empty() {
-        c.text(&meta.subtitle, 24, 62, 19, MUTED, HPos::Left, false)?;
-    }
-    if meta.unsafe_mode {
-        let w = text_width(UNSAFE_BANNER, 17, true) + 24;
-        let title_end = 24 + text_width(&title, 30, true);
-        // Top right when there is room beside the title, else under the subtitle on the right.
-        let y0 = if title_end + 30 + w <= WIDTH as i32 - 20 { 10 } else { 44 };
-        let x0 = WIDTH as i32 - 20 - w;
-        c.fill(x0, y0, x0 + w, y0 + 32, UNSAFE.to_rgba())?;
-        c.text(UNSAFE_BANNER, x0 + 12, y0 + 16, 17, WHITE, HPos::Left, true)?;
-    }
+    let header = Header::new(format!("{} — lease transitions and acting leaders", meta.scenario), meta, WIDTH);
+    header.draw(&c)?;
 
     let end = r.duration.max(1);
     let span = as_secs_f64(end);
@@ -75,8 +63,9 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
         n => format!("dual-leader time {} in {n} windows", human_seconds(dual_total)),
     };
 
-    let body = root.margin(HEADER as u32, 10, 10, 30);
-    let (upper, lower) = body.split_vertically((HEIGHT as i32 - HEADER - 10) * 45 / 100);
+    let top = header.height + 6;
+    let body = root.margin(top as u32, 10, 10, 30);
+    let (upper, lower) = body.split_vertically((HEIGHT as i32 - top - 10) * 45 / 100);
     let panels = [
         (
             upper,
