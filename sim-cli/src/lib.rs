@@ -5,5 +5,6 @@ pub mod expect;
 pub mod lab;
 pub mod lease_tools;
 pub mod output;
+pub mod report;
 pub mod run;
 pub mod scenario_file;

@@ -45,6 +45,9 @@ enum Command {
         /// Run twice in this process and report the first event where the runs differ.
         #[arg(long)]
         check_determinism: bool,
+        /// Plot format: svg, png or both.
+        #[arg(long, default_value = "svg", value_parser = sim_cli::report::ImageFormat::parse)]
+        format: sim_cli::report::ImageFormat,
     },
     /// Check a scenario file without running it.
     Validate {
@@ -103,8 +106,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, overrides, output, check_determinism } => {
-            cmd_run(&scenario, seed, out, &overrides, output, check_determinism)
+        Command::Run { scenario, seed, out, overrides, output, check_determinism, format } => {
+            cmd_run(&scenario, seed, out, &overrides, output, check_determinism, format)
         }
         Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
         Command::List { dir } => cmd_list(&dir),
@@ -148,6 +151,7 @@ fn cmd_run(
     overrides: &[String],
     output: OutputFormat,
     check_determinism: bool,
+    format: sim_cli::report::ImageFormat,
 ) -> Result<ExitCode, InputError> {
     let loaded = load(name, overrides)?;
     let result = run::run(&loaded, seed, true)?;
@@ -161,12 +165,12 @@ fn cmd_run(
     }
     let dir = out
         .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-seed{}", slug(&result.scenario_name), result.seed)));
-    write_run(&dir, &result).map_err(InputError)?;
+    write_run(&dir, &result, format).map_err(InputError)?;
     match output {
         OutputFormat::Table => {
             print!("{}", run::summary_table(&result));
             println!(
-                "outputs: {}/  (summary.json, trace.jsonl, trace.perfetto.json: open it at ui.perfetto.dev)",
+                "outputs: {}/  report.html (open in a browser), timeline.svg, transitions.svg, summary.json, trace.jsonl, trace.perfetto.json (ui.perfetto.dev)",
                 dir.display()
             );
         }
@@ -184,8 +188,11 @@ fn slug(s: &str) -> String {
 }
 
 /// Writes every output of a run into `dir`, atomically.
-pub fn write_run(dir: &Path, result: &RunOutput) -> Result<(), String> {
+pub fn write_run(dir: &Path, result: &RunOutput, format: sim_cli::report::ImageFormat) -> Result<(), String> {
     let staged = StagedDir::new(dir)?;
+    for (name, bytes) in run::report_files(result, format)? {
+        staged.write(&name, bytes)?;
+    }
     staged.write("summary.json", pretty(&run::summary_json(result)))?;
     staged.write("trace.jsonl", run::trace_jsonl(result))?;
     staged.write("trace.perfetto.json", run::perfetto_json(result).to_string())?;

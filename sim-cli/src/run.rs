@@ -17,6 +17,8 @@ pub struct RunOutput {
     pub scenario_name: String,
     pub description: String,
     pub effective: Value,
+    /// Key parameters for plot titles (`LD 15s · RD 10s · RP 2s · skew +2m0s`).
+    pub subtitle: String,
 }
 
 #[derive(Clone, Debug)]
@@ -71,6 +73,7 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
     }
     let expectations = parse_expectations(loaded)?;
     let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    let subtitle = crate::report::subtitle_from_spec(&spec);
     let world = World::new(spec).map_err(|m| InputError(format!("{}: {m}", loaded.path)))?;
     let result = world.run();
     let values = metric_values(&result.metrics);
@@ -90,6 +93,7 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
         scenario_name: scenario.name.clone(),
         description: scenario.description.clone(),
         effective: serde_json::to_value(&scenario).unwrap_or(Value::Null),
+        subtitle,
     })
 }
 
@@ -338,4 +342,32 @@ pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
         return Some("the traces agree but the metrics differ".into());
     }
     None
+}
+
+/// The plots (in `format`) and `report.html` of a run, as `(file name, bytes)`.
+pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Result<Vec<(String, Vec<u8>)>, String> {
+    use crate::report::{self, PlotMeta, ReportParts};
+    let meta =
+        PlotMeta { scenario: out.scenario_name.clone(), subtitle: out.subtitle.clone(), unsafe_mode: out.unsafe_mode };
+    let mut files: Vec<(String, Vec<u8>)> =
+        report::render_plot_files(&out.result, &meta, format)?.into_iter().map(|f| (f.file_name, f.bytes)).collect();
+    let parts = ReportParts {
+        scenario: out.scenario_name.clone(),
+        description: out.description.clone(),
+        parameters: vec![
+            ("parameters".into(), out.subtitle.clone()),
+            ("seed".into(), out.seed.to_string()),
+            ("simulated".into(), format_duration(out.result.duration)),
+            ("unsafe mode".into(), if out.unsafe_mode { "yes (teaching)".into() } else { "no".into() }),
+        ],
+        metrics: report::summary_metric_rows(&out.result.metrics),
+        node_table: report::node_metric_table(&out.result.metrics),
+        expectations: out.expectations.iter().map(|e| (e.text.clone(), e.passed, e.seen.clone())).collect(),
+        replay_command: out.replay.clone(),
+        unsafe_mode: out.unsafe_mode,
+        timeline_svg: report::timeline_svg(&out.result, &meta)?,
+        transitions_svg: report::transitions_svg(&out.result, &meta)?,
+    };
+    files.push(("report.html".into(), report::report_html(&parts).into_bytes()));
+    Ok(files)
 }

@@ -1,0 +1,121 @@
+//! Pictures and pages for one run: the timeline and transitions plots (SVG or PNG, from the same
+//! drawing code), the self-contained `report.html`, and `reports/index.html`.
+//!
+//! Everything here is a pure function of its inputs: the same [`RunResult`] gives byte-identical
+//! files (no timestamps, no random ids, no hash-order iteration), so committed reports can be
+//! compared byte for byte.
+
+mod canvas;
+mod fonts;
+mod header;
+mod html;
+mod layout;
+mod timeline;
+mod transitions;
+
+pub use html::{ReportParts, index_html, node_metric_table, report_html, summary_metric_rows};
+pub use timeline::{timeline_png, timeline_svg};
+pub use transitions::{transitions_png, transitions_svg};
+
+use sim_core::model::WorldSpec;
+use sim_core::world::RunResult;
+
+/// What the plots say about the run besides its data: shown in titles and banners.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlotMeta {
+    pub scenario: String,
+    /// Key parameters on one line, e.g. "LD 15s · RD 10s · RP 2s · skew +120s".
+    pub subtitle: String,
+    /// The run used a configuration the validator would refuse; plots say so in red.
+    pub unsafe_mode: bool,
+}
+
+/// Which image files to write for each plot (`--format svg|png|both`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImageFormat {
+    #[default]
+    Svg,
+    Png,
+    Both,
+}
+
+impl ImageFormat {
+    pub fn parse(text: &str) -> Result<ImageFormat, String> {
+        match text {
+            "svg" => Ok(ImageFormat::Svg),
+            "png" => Ok(ImageFormat::Png),
+            "both" => Ok(ImageFormat::Both),
+            other => Err(format!("unknown image format {other:?} (expected svg, png or both)")),
+        }
+    }
+
+    pub fn wants_svg(self) -> bool {
+        matches!(self, ImageFormat::Svg | ImageFormat::Both)
+    }
+
+    pub fn wants_png(self) -> bool {
+        matches!(self, ImageFormat::Png | ImageFormat::Both)
+    }
+}
+
+/// One rendered file: its name inside the run's output directory and its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlotFile {
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Renders `timeline` and `transitions` in the requested formats, in a fixed order
+/// (timeline.svg, timeline.png, transitions.svg, transitions.png, as selected).
+pub fn render_plot_files(r: &RunResult, meta: &PlotMeta, format: ImageFormat) -> Result<Vec<PlotFile>, String> {
+    let mut files = Vec::new();
+    if format.wants_svg() {
+        files.push(PlotFile { file_name: "timeline.svg".into(), bytes: timeline_svg(r, meta)?.into_bytes() });
+    }
+    if format.wants_png() {
+        files.push(PlotFile { file_name: "timeline.png".into(), bytes: timeline_png(r, meta)? });
+    }
+    if format.wants_svg() {
+        files.push(PlotFile { file_name: "transitions.svg".into(), bytes: transitions_svg(r, meta)?.into_bytes() });
+    }
+    if format.wants_png() {
+        files.push(PlotFile { file_name: "transitions.png".into(), bytes: transitions_png(r, meta)? });
+    }
+    Ok(files)
+}
+
+/// The key parameters of a run on one line, for [`PlotMeta::subtitle`]:
+/// "3 nodes · client-go · LD 15s · RD 10s · RP 2s · skew +120s". Values that differ between
+/// nodes are listed with "/" in node order.
+pub fn subtitle_from_spec(spec: &WorldSpec) -> String {
+    use sim_core::time::format_duration;
+    fn distinct(values: impl Iterator<Item = String>) -> String {
+        let mut seen: Vec<String> = Vec::new();
+        for v in values {
+            if !seen.contains(&v) {
+                seen.push(v);
+            }
+        }
+        seen.join("/")
+    }
+    let nodes = &spec.nodes;
+    let mut parts = vec![
+        format!("{} node{}", nodes.len(), if nodes.len() == 1 { "" } else { "s" }),
+        distinct(nodes.iter().map(|n| n.elector.algorithm.name().to_string())),
+        format!("LD {}", distinct(nodes.iter().map(|n| format_duration(n.elector.lease_duration)))),
+        format!("RD {}", distinct(nodes.iter().map(|n| format_duration(n.elector.renew_deadline)))),
+        format!("RP {}", distinct(nodes.iter().map(|n| format_duration(n.elector.retry_period)))),
+    ];
+    // The offset furthest from true time, with its sign: the one that matters for clock rules.
+    if let Some(offset) = nodes.iter().map(|n| n.clock.offset_ns).filter(|&o| o != 0).max_by_key(|o| o.unsigned_abs()) {
+        let sign = if offset < 0 { "-" } else { "+" };
+        parts.push(format!("skew {sign}{}", format_duration(offset.unsigned_abs())));
+    }
+    if let Some(drift) = nodes.iter().map(|n| n.clock.drift_ppb).filter(|&d| d != 0).max_by_key(|d| d.unsigned_abs()) {
+        parts.push(format!("drift {:+} ppm", drift as f64 / 1000.0));
+    }
+    if nodes.iter().any(|n| !n.clock.steps.is_empty()) {
+        parts.push("clock steps".to_string());
+    }
+    parts.join(" · ")
+}

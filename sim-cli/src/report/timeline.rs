@@ -1,0 +1,591 @@
+//! The timeline: one row per node over true time, showing what each node was (down, candidate,
+//! acting leader), what was done to it (paused, partitioned, faults), what it saw (failed
+//! renewals, 409s) and, where clocks differ, how far its wall clock was from true time. Every
+//! dual-leader window is shaded across all rows and labelled with its length.
+
+use super::PlotMeta;
+use super::canvas::{Canvas, GRID, MUTED, Rgb, TEXT, render_png, render_svg, text_width};
+use super::header::Header;
+use super::layout::{LanePacker, human_seconds, signed_seconds, thin_sorted, tick_label, tick_step, ticks};
+use plotters::prelude::*;
+use plotters::style::text_anchor::HPos;
+use sim_core::elector::Note;
+use sim_core::time::{Nanos, as_secs_f64};
+use sim_core::trace::TraceKind;
+use sim_core::world::{RunResult, SpanKind};
+use std::collections::BTreeMap;
+
+const WIDTH: u32 = 1600;
+
+pub(crate) const CANDIDATE: Rgb = RGBColor(189, 215, 238);
+pub(crate) const LEADER: Rgb = RGBColor(35, 139, 69);
+pub(crate) const DOWN: Rgb = RGBColor(115, 115, 115);
+pub(crate) const PAUSED: Rgb = RGBColor(255, 170, 0);
+pub(crate) const PARTITIONED: Rgb = RGBColor(117, 60, 170);
+pub(crate) const DUAL: Rgb = RGBColor(214, 39, 40);
+pub(crate) const TRANSITION: Rgb = RGBColor(31, 119, 180);
+const FAILED_RENEWAL: Rgb = RGBColor(200, 20, 20);
+const LEASE_CONFLICT: Rgb = RGBColor(230, 110, 0);
+const WRITE_CONFLICT: Rgb = RGBColor(220, 30, 140);
+const SPLIT_BRAIN_WRITE: Rgb = RGBColor(120, 0, 0);
+const FAULT: Rgb = RGBColor(60, 60, 60);
+const CLOCK: Rgb = RGBColor(0, 128, 128);
+
+// Vertical sizes, pixels.
+const LABEL_SIZE: u32 = 19;
+const SMALL_SIZE: u32 = 17;
+const ANNOTATION_LANE: i32 = 26;
+const MAX_ANNOTATION_LANES: usize = 8;
+const LEASE_LANE: i32 = 30;
+const ROLE_BAND: i32 = 26;
+const CONDITION_BAND: i32 = 10;
+const MARKER_LANE: i32 = 20;
+const CLOCK_STRIP: i32 = 34;
+const ROW_GAP: i32 = 18;
+const AXIS_HEIGHT: i32 = 62;
+
+/// Renders the timeline as SVG text.
+pub fn timeline_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
+    let layout = TimelineLayout::new(r, meta);
+    render_svg(layout.size(), |area| layout.draw(&Canvas { area }, r))
+}
+
+/// Renders the timeline as PNG bytes (same drawing as [`timeline_svg`]).
+pub fn timeline_png(r: &RunResult, meta: &PlotMeta) -> Result<Vec<u8>, String> {
+    let layout = TimelineLayout::new(r, meta);
+    render_png(layout.size(), |area| layout.draw(&Canvas { area }, r))
+}
+
+/// Point events of one node, in true time, taken from the trace.
+#[derive(Default)]
+struct NodeMarks {
+    failed_renewals: Vec<Nanos>,
+    lease_conflicts: Vec<Nanos>,
+    write_conflicts: Vec<Nanos>,
+    split_brain_writes: Vec<Nanos>,
+}
+
+fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
+    let mut marks: Vec<NodeMarks> = (0..r.node_names.len()).map(|_| NodeMarks::default()).collect();
+    // Responses carry only the request id; the request says whether the elector sent it, and only
+    // the elector's 409s are Lease conflicts (the reconciler's are counted as write conflicts).
+    let mut origin_of: BTreeMap<u64, &str> = BTreeMap::new();
+    for e in &r.trace {
+        let Some(node) = e.node.filter(|&n| n < marks.len()) else { continue };
+        match &e.kind {
+            TraceKind::Request { id, origin, .. } => {
+                origin_of.insert(*id, origin);
+            }
+            TraceKind::Response { id, code: 409 } if origin_of.get(id) == Some(&"elector") => {
+                marks[node].lease_conflicts.push(e.t)
+            }
+            TraceKind::ReconcileWrite { outcome: "conflict", .. } => marks[node].write_conflicts.push(e.t),
+            TraceKind::SplitBrainWrite { .. } => marks[node].split_brain_writes.push(e.t),
+            TraceKind::Note { note: Note::FailedToRenew } => marks[node].failed_renewals.push(e.t),
+            _ => {}
+        }
+    }
+    marks
+}
+
+/// Times at which leaseTransitions on the server changed, with the new value.
+pub(crate) fn transition_points(r: &RunResult) -> Vec<(Nanos, i32)> {
+    let mut previous = 0;
+    let mut points = Vec::new();
+    for &(t, value) in &r.transitions_series {
+        if value != previous {
+            points.push((t, value));
+            previous = value;
+        }
+    }
+    points
+}
+
+/// A label above the rows: a fault or a dual-leader window's length.
+struct Annotation {
+    text: String,
+    x0: i32,
+    x1: i32,
+    /// Where the label points (fault time, window middle).
+    anchor_x: i32,
+    lane: Option<usize>,
+    color: Rgb,
+    /// For faults: the node row the leader line runs to (`None`: the server, all rows).
+    fault_node: Option<Option<usize>>,
+}
+
+struct TimelineLayout {
+    left: i32,
+    right: i32,
+    duration: Nanos,
+    header: Header,
+    annotations: Vec<Annotation>,
+    annotation_top: i32,
+    lease_top: i32,
+    /// Top of each node's row, and whether it has a clock strip.
+    rows: Vec<(i32, bool)>,
+    rows_bottom: i32,
+    axis_top: i32,
+    legend: Vec<(i32, i32, LegendItem)>,
+    /// `(y, text)`: what the plot does not show (labels left out, markers without a trace).
+    omitted_note: Option<(i32, String)>,
+    height: i32,
+}
+
+#[derive(Clone, Copy)]
+enum LegendItem {
+    Candidate,
+    Leader,
+    Down,
+    Paused,
+    Partitioned,
+    Dual,
+    Transition,
+    FailedRenewal,
+    LeaseConflict,
+    WriteConflict,
+    SplitBrainWrite,
+    Fault,
+    Clock,
+}
+
+impl LegendItem {
+    fn label(self) -> &'static str {
+        match self {
+            LegendItem::Candidate => "candidate",
+            LegendItem::Leader => "acting leader",
+            LegendItem::Down => "down / not started",
+            LegendItem::Paused => "paused",
+            LegendItem::Partitioned => "partitioned",
+            LegendItem::Dual => "dual-leader window",
+            LegendItem::Transition => "lease transition",
+            LegendItem::FailedRenewal => "failed renewal",
+            LegendItem::LeaseConflict => "Lease 409",
+            LegendItem::WriteConflict => "write 409 (SSA / fenced)",
+            LegendItem::SplitBrainWrite => "write accepted while not holder",
+            LegendItem::Fault => "fault",
+            LegendItem::Clock => "wall clock − true time",
+        }
+    }
+}
+
+const LEGEND_SWATCH: i32 = 22;
+
+fn fault_label(r: &RunResult, kind: &str, node: Option<usize>, detail: &str) -> String {
+    // Server faults ("server-outage") already say whom they hit.
+    let target = match node {
+        Some(n) => r.node_names.get(n).cloned().unwrap_or_else(|| format!("node {n}")),
+        None => String::new(),
+    };
+    // Clock steps are recorded in ns; on a slide they read in seconds.
+    let detail = match detail.strip_suffix("ns").and_then(|d| d.parse::<i64>().ok()) {
+        Some(ns) => signed_seconds(ns as f64 / 1e9),
+        None => detail.to_string(),
+    };
+    let head = if target.is_empty() { kind.to_string() } else { format!("{kind} {target}") };
+    if detail.is_empty() { head } else { format!("{head} ({detail})") }
+}
+
+impl TimelineLayout {
+    fn new(r: &RunResult, meta: &PlotMeta) -> TimelineLayout {
+        let duration = r.duration.max(1);
+        let name_width = r.node_names.iter().map(|n| text_width(n, LABEL_SIZE, true)).max().unwrap_or(0);
+        // The left margin holds node names, clock ranges and the lease lane's name: as wide as the
+        // widest of them, so none is cut at the edge.
+        let clock_width =
+            (0..r.node_names.len()).map(|n| text_width(&clock_label(r, n), SMALL_SIZE, false)).max().unwrap_or(0);
+        let left = (name_width.max(clock_width).max(text_width("lease transitions", LABEL_SIZE, false)) + 28).max(170);
+        let right = WIDTH as i32 - 40;
+        let x_of = |t: Nanos| left + ((right - left) as f64 * t.min(duration) as f64 / duration as f64).round() as i32;
+
+        let header = Header::new(title(meta), meta, WIDTH);
+
+        // Labels: dual windows first (they matter most), then faults in time order, so that when
+        // lanes run out it is a fault label that is left out.
+        let mut annotations = Vec::new();
+        for w in &r.dual_windows {
+            let text = human_seconds(w.seconds());
+            let mid = (x_of(w.from) + x_of(w.until)) / 2;
+            let tw = text_width(&text, LABEL_SIZE, true);
+            annotations.push(Annotation {
+                text,
+                x0: mid - tw / 2 - 5,
+                x1: mid + tw / 2 + 5,
+                anchor_x: mid,
+                lane: None,
+                color: DUAL,
+                fault_node: None,
+            });
+        }
+        for f in &r.faults {
+            let text = fault_label(r, &f.kind, f.node, &f.detail);
+            let x = x_of(f.at);
+            let tw = text_width(&text, SMALL_SIZE, false);
+            // Labels start at their fault; near the right edge they end there instead.
+            let (x0, x1) = if x + 4 + tw <= WIDTH as i32 - 8 { (x - 3, x + 4 + tw) } else { (x - 4 - tw, x + 3) };
+            annotations.push(Annotation {
+                text,
+                x0,
+                x1,
+                anchor_x: x,
+                lane: None,
+                color: FAULT,
+                fault_node: Some(f.node),
+            });
+        }
+        let mut order: Vec<usize> = (0..annotations.len()).collect();
+        order.sort_by_key(|&i| (annotations[i].fault_node.is_some(), annotations[i].x0, i));
+        let mut packer = LanePacker::new(MAX_ANNOTATION_LANES, 10);
+        for &i in &order {
+            let a = &mut annotations[i];
+            a.lane = packer.place(a.x0, a.x1, a.anchor_x);
+        }
+        let lanes = packer.lanes_used() as i32;
+
+        let annotation_top = header.height;
+        let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
+        let mut y = lease_top + LEASE_LANE + 6;
+        let clocked: Vec<bool> =
+            (0..r.node_names.len()).map(|n| r.clock_offsets.iter().any(|&(_, node, _)| node == n)).collect();
+        let mut rows = Vec::new();
+        for &has_clock in &clocked {
+            rows.push((y, has_clock));
+            y += ROLE_BAND + CONDITION_BAND + MARKER_LANE + if has_clock { CLOCK_STRIP } else { 0 } + ROW_GAP;
+        }
+        let rows_bottom = y - ROW_GAP / 2;
+        let axis_top = rows_bottom;
+
+        let mut items = vec![
+            LegendItem::Candidate,
+            LegendItem::Leader,
+            LegendItem::Down,
+            LegendItem::Paused,
+            LegendItem::Partitioned,
+            LegendItem::Dual,
+            LegendItem::Transition,
+            LegendItem::Fault,
+        ];
+        // Renewal and 409 markers come from the trace; without one the legend says so instead of
+        // listing markers that cannot appear.
+        let traced = !r.trace.is_empty();
+        if traced {
+            items.extend([
+                LegendItem::FailedRenewal,
+                LegendItem::LeaseConflict,
+                LegendItem::WriteConflict,
+                LegendItem::SplitBrainWrite,
+            ]);
+        }
+        if clocked.iter().any(|&c| c) {
+            items.push(LegendItem::Clock);
+        }
+        let mut legend = Vec::new();
+        let (mut lx, mut ly) = (left, axis_top + AXIS_HEIGHT + 14);
+        for item in items {
+            let w = LEGEND_SWATCH + 8 + text_width(item.label(), LABEL_SIZE, false) + 26;
+            if lx + w > WIDTH as i32 - 20 {
+                lx = left;
+                ly += 32;
+            }
+            legend.push((lx, ly, item));
+            lx += w;
+        }
+        let omitted = annotations.iter().filter(|a| a.lane.is_none()).count();
+        let mut notes = Vec::new();
+        if omitted > 0 {
+            notes.push(format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."));
+        }
+        if !traced {
+            notes.push("Run without a trace: failed renewals and 409s are not marked.".to_string());
+        }
+        let omitted_note = (!notes.is_empty()).then(|| {
+            ly += 30;
+            (ly, notes.join(" "))
+        });
+        let height = ly + 36;
+        TimelineLayout {
+            left,
+            right,
+            duration,
+            header,
+            annotations,
+            annotation_top,
+            lease_top,
+            rows,
+            rows_bottom,
+            axis_top,
+            legend,
+            omitted_note,
+            height,
+        }
+    }
+
+    fn size(&self) -> (u32, u32) {
+        (WIDTH, self.height as u32)
+    }
+
+    fn x_of(&self, t: Nanos) -> i32 {
+        let t = t.min(self.duration);
+        self.left + ((self.right - self.left) as f64 * t as f64 / self.duration as f64).round() as i32
+    }
+
+    /// `[x0, x1]` for a span, at least 2 px wide so that short events stay visible.
+    fn x_span(&self, from: Nanos, until: Nanos) -> (i32, i32) {
+        let (x0, x1) = (self.x_of(from), self.x_of(until));
+        if x1 - x0 < 2 { (x0, x0 + 2) } else { (x0, x1) }
+    }
+
+    fn draw<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        self.header.draw(c)?;
+        self.draw_grid_and_axis(c)?;
+        self.draw_dual_shading(c, r)?;
+        self.draw_lease_lane(c, r)?;
+        let marks = node_marks(r);
+        for (node, &(top, has_clock)) in self.rows.iter().enumerate() {
+            self.draw_row(c, r, node, top, has_clock, marks.get(node))?;
+        }
+        self.draw_annotations(c)?;
+        self.draw_legend(c)
+    }
+
+    fn draw_grid_and_axis<DB: DrawingBackend>(&self, c: &Canvas<DB>) -> Result<(), String> {
+        let span = as_secs_f64(self.duration);
+        let label_w = text_width(&format!("{span:.0}"), LABEL_SIZE, false) + 24;
+        let max_ticks = ((self.right - self.left) / label_w.max(40)).clamp(2, 16) as usize;
+        let step = tick_step(span, max_ticks);
+        let top = self.lease_top;
+        let y = self.axis_top;
+        for v in ticks(span, step) {
+            let x = self.left + ((self.right - self.left) as f64 * v / span).round() as i32;
+            c.line(vec![(x, top), (x, y)], GRID.to_rgba(), 1)?;
+            c.line(vec![(x, y), (x, y + 6)], TEXT.to_rgba(), 1)?;
+            c.text(&tick_label(v, step), x, y + 18, LABEL_SIZE, TEXT, HPos::Center, false)?;
+        }
+        c.line(vec![(self.left, y), (self.right, y)], TEXT.to_rgba(), 1)?;
+        let mid = (self.left + self.right) / 2;
+        c.text("true time (s)", mid, y + 46, LABEL_SIZE, TEXT, HPos::Center, false)
+    }
+
+    fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        for w in &r.dual_windows {
+            let (x0, x1) = self.x_span(w.from, w.until);
+            c.fill(x0, self.lease_top, x1, self.rows_bottom, DUAL.mix(0.16))?;
+            c.line(vec![(x0, self.lease_top), (x0, self.rows_bottom)], DUAL.mix(0.7), 1)?;
+            c.line(vec![(x1, self.lease_top), (x1, self.rows_bottom)], DUAL.mix(0.7), 1)?;
+        }
+        Ok(())
+    }
+
+    fn draw_lease_lane<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        let mid = self.lease_top + LEASE_LANE / 2;
+        c.text("lease transitions", self.left - 14, mid, LABEL_SIZE, TEXT, HPos::Right, false)?;
+        c.line(vec![(self.left, mid), (self.right, mid)], GRID.to_rgba(), 1)?;
+        let points = transition_points(r);
+        let mut last_label_end = -10_000;
+        let mut last_marker = -10_000;
+        for (t, value) in points {
+            let x = self.x_of(t);
+            if x - last_marker >= 3 {
+                draw_marker(c, LegendItem::Transition, x, mid)?;
+                last_marker = x;
+            }
+            // Numbers only where they fit; the transitions plot has every value.
+            let text = value.to_string();
+            let w = text_width(&text, SMALL_SIZE, false);
+            if x + 8 > last_label_end + 6 && x + 8 + w < WIDTH as i32 - 4 {
+                c.text(&text, x + 8, mid, SMALL_SIZE, TRANSITION, HPos::Left, true)?;
+                last_label_end = x + 8 + w;
+            }
+        }
+        Ok(())
+    }
+
+    fn draw_row<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<DB>,
+        r: &RunResult,
+        node: usize,
+        top: i32,
+        has_clock: bool,
+        marks: Option<&NodeMarks>,
+    ) -> Result<(), String> {
+        let name = r.node_names.get(node).map(String::as_str).unwrap_or("?");
+        c.text(name, self.left - 14, top + ROLE_BAND / 2, LABEL_SIZE, TEXT, HPos::Right, true)?;
+        // Down is whatever no Running span covers: paint it first, then what ran on top.
+        let role_bottom = top + ROLE_BAND;
+        c.fill(self.left, top, self.right, role_bottom, DOWN.to_rgba())?;
+        for kind in [SpanKind::Running, SpanKind::Leader] {
+            let color = if kind == SpanKind::Leader { LEADER } else { CANDIDATE };
+            for s in r.spans.iter().filter(|s| s.node == node && s.kind == kind) {
+                let (x0, x1) = self.x_span(s.from, s.until);
+                c.fill(x0, top, x1, role_bottom, color.to_rgba())?;
+            }
+        }
+        // Paused and partitioned are conditions on top of the role (a paused leader still acts),
+        // so they get their own thin band under it.
+        let cond_top = role_bottom + 1;
+        let cond_bottom = cond_top + CONDITION_BAND;
+        c.fill(self.left, cond_top, self.right, cond_bottom, RGBColor(246, 246, 246).to_rgba())?;
+        for (kind, color) in [(SpanKind::Paused, PAUSED), (SpanKind::Partitioned, PARTITIONED)] {
+            for s in r.spans.iter().filter(|s| s.node == node && s.kind == kind) {
+                let (x0, x1) = self.x_span(s.from, s.until);
+                c.fill(x0, cond_top, x1, cond_bottom, color.to_rgba())?;
+            }
+        }
+        c.outline(self.left, top, self.right, cond_bottom, RGBColor(160, 160, 160))?;
+
+        let marker_mid = cond_bottom + MARKER_LANE / 2 + 1;
+        if let Some(m) = marks {
+            for (item, times) in [
+                (LegendItem::SplitBrainWrite, &m.split_brain_writes),
+                (LegendItem::WriteConflict, &m.write_conflicts),
+                (LegendItem::LeaseConflict, &m.lease_conflicts),
+                (LegendItem::FailedRenewal, &m.failed_renewals),
+            ] {
+                // Kept off the row's ends so that a marker at 0 s is not cut by the margin.
+                let xs = times.iter().map(|&t| self.x_of(t).clamp(self.left + 6, self.right - 6));
+                for x in thin_sorted(xs, 9) {
+                    draw_marker(c, item, x, marker_mid)?;
+                }
+            }
+        }
+        if has_clock {
+            self.draw_clock_strip(c, r, node, cond_bottom + MARKER_LANE + 2)?;
+        }
+        Ok(())
+    }
+
+    fn draw_clock_strip<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<DB>,
+        r: &RunResult,
+        node: usize,
+        top: i32,
+    ) -> Result<(), String> {
+        let bottom = top + CLOCK_STRIP - 6;
+        let mid = (top + bottom) / 2;
+        let half = (bottom - top) / 2;
+        c.fill(self.left, top, self.right, bottom, RGBColor(240, 248, 248).to_rgba())?;
+        // The zero line: a perfect clock would draw its offset right on it.
+        c.line(vec![(self.left, mid), (self.right, mid)], RGBColor(150, 150, 150).to_rgba(), 1)?;
+        let samples: Vec<(Nanos, i64)> =
+            r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(t, _, o)| (t, o)).collect();
+        // Each strip has its own scale (its range is printed beside it): offsets of seconds next
+        // to offsets of minutes would otherwise draw as flat lines.
+        let scale = samples.iter().map(|&(_, o)| o.unsigned_abs()).max().unwrap_or(0).max(1) as f64;
+        let y_of = |o: i64| mid - ((half - 2) as f64 * o as f64 / scale).round() as i32;
+        let points: Vec<(i32, i32)> = samples.iter().map(|&(t, o)| (self.x_of(t), y_of(o))).collect();
+        c.line(points, CLOCK.to_rgba(), 2)?;
+        c.text(&clock_label(r, node), self.left - 14, mid, SMALL_SIZE, CLOCK, HPos::Right, false)
+    }
+
+    fn draw_annotations<DB: DrawingBackend>(&self, c: &Canvas<DB>) -> Result<(), String> {
+        let lane_mid = |lane: usize| self.annotation_top + lane as i32 * ANNOTATION_LANE + ANNOTATION_LANE / 2;
+        // Leader lines first so that no label is crossed by another's line.
+        for a in &self.annotations {
+            let Some(fault_node) = a.fault_node else { continue };
+            let y_from = match a.lane {
+                Some(lane) => lane_mid(lane) + 8,
+                None => self.lease_top,
+            };
+            let y_to = match fault_node {
+                Some(n) => {
+                    self.rows.get(n).map(|&(top, _)| top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom)
+                }
+                None => self.rows_bottom,
+            };
+            c.line(vec![(a.anchor_x, y_from), (a.anchor_x, y_to)], FAULT.mix(0.55), 1)?;
+            let tip = match fault_node {
+                Some(n) => self.rows.get(n).map(|&(top, _)| top).unwrap_or(self.lease_top),
+                None => self.lease_top,
+            };
+            c.polygon(vec![(a.anchor_x - 5, tip - 7), (a.anchor_x + 5, tip - 7), (a.anchor_x, tip)], FAULT)?;
+        }
+        for a in &self.annotations {
+            let Some(lane) = a.lane else { continue };
+            let y = lane_mid(lane);
+            // A white backing, so that a leader line passing behind a label never runs through it.
+            c.fill(a.x0 + 2, y - ANNOTATION_LANE / 2 + 2, a.x1 - 1, y + ANNOTATION_LANE / 2 - 3, WHITE.mix(0.92))?;
+            if a.fault_node.is_some() {
+                let left_anchored = a.x0 < a.anchor_x - 3;
+                let (x, h) = if left_anchored { (a.x1 - 3, HPos::Right) } else { (a.x0 + 7, HPos::Left) };
+                c.text(&a.text, x, y, SMALL_SIZE, a.color, h, false)?;
+            } else {
+                c.text(&a.text, a.anchor_x, y, LABEL_SIZE, a.color, HPos::Center, true)?;
+                c.line(vec![(a.anchor_x, y + 9), (a.anchor_x, self.lease_top)], DUAL.mix(0.7), 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn draw_legend<DB: DrawingBackend>(&self, c: &Canvas<DB>) -> Result<(), String> {
+        for &(x, y, item) in &self.legend {
+            let mid_x = x + LEGEND_SWATCH / 2;
+            match item {
+                LegendItem::Candidate
+                | LegendItem::Leader
+                | LegendItem::Down
+                | LegendItem::Paused
+                | LegendItem::Partitioned => {
+                    let color = match item {
+                        LegendItem::Candidate => CANDIDATE,
+                        LegendItem::Leader => LEADER,
+                        LegendItem::Down => DOWN,
+                        LegendItem::Paused => PAUSED,
+                        _ => PARTITIONED,
+                    };
+                    c.fill(x, y - 8, x + LEGEND_SWATCH, y + 8, color.to_rgba())?;
+                }
+                LegendItem::Dual => {
+                    c.fill(x, y - 10, x + LEGEND_SWATCH, y + 10, DUAL.mix(0.16))?;
+                    c.line(vec![(x, y - 10), (x, y + 10)], DUAL.mix(0.7), 1)?;
+                    c.line(vec![(x + LEGEND_SWATCH, y - 10), (x + LEGEND_SWATCH, y + 10)], DUAL.mix(0.7), 1)?;
+                }
+                LegendItem::Fault => {
+                    c.polygon(vec![(mid_x - 5, y - 7), (mid_x + 5, y - 7), (mid_x, y)], FAULT)?;
+                    c.line(vec![(mid_x, y - 10), (mid_x, y + 10)], FAULT.mix(0.55), 1)?;
+                }
+                LegendItem::Clock => {
+                    c.line(vec![(x, y + 4), (x + 8, y - 4), (x + LEGEND_SWATCH, y - 2)], CLOCK.to_rgba(), 2)?;
+                }
+                _ => draw_marker(c, item, mid_x, y)?,
+            }
+            c.text(item.label(), x + LEGEND_SWATCH + 8, y, LABEL_SIZE, TEXT, HPos::Left, false)?;
+        }
+        if let Some((y, note)) = &self.omitted_note {
+            c.text(note, self.left, *y, LABEL_SIZE, MUTED, HPos::Left, false)?;
+        }
+        Ok(())
+    }
+}
+
+fn draw_marker<DB: DrawingBackend>(c: &Canvas<DB>, item: LegendItem, x: i32, y: i32) -> Result<(), String> {
+    match item {
+        LegendItem::Transition => c.polygon(vec![(x - 6, y + 6), (x + 6, y + 6), (x, y - 7)], TRANSITION),
+        LegendItem::FailedRenewal => {
+            c.line(vec![(x - 5, y - 5), (x + 5, y + 5)], FAILED_RENEWAL.to_rgba(), 2)?;
+            c.line(vec![(x - 5, y + 5), (x + 5, y - 5)], FAILED_RENEWAL.to_rgba(), 2)
+        }
+        LegendItem::LeaseConflict => c.circle(x, y, 5, LEASE_CONFLICT, false),
+        LegendItem::WriteConflict => c.polygon(vec![(x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)], WRITE_CONFLICT),
+        LegendItem::SplitBrainWrite => c.fill(x - 5, y - 5, x + 5, y + 5, SPLIT_BRAIN_WRITE.to_rgba()),
+        _ => Ok(()),
+    }
+}
+
+/// "clock +120 s" for a constant offset, "clock −87 s … +3.0 s" for one that moves.
+fn clock_label(r: &RunResult, node: usize) -> String {
+    let offsets = r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(_, _, o)| o);
+    let (lo, hi) = offsets.fold((i64::MAX, i64::MIN), |(lo, hi), o| (lo.min(o), hi.max(o)));
+    if lo > hi {
+        String::new()
+    } else if lo == hi {
+        format!("clock {}", signed_seconds(lo as f64 / 1e9))
+    } else {
+        format!("clock {} … {}", signed_seconds(lo as f64 / 1e9), signed_seconds(hi as f64 / 1e9))
+    }
+}
+
+pub(crate) fn title(meta: &PlotMeta) -> String {
+    format!("{} — timeline", meta.scenario)
+}

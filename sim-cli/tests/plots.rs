@@ -1,0 +1,244 @@
+//! Plots and report pages for three kinds of run: each renders, is deterministic, and says what
+//! a reader needs. Set `LEASESIM_PLOT_DIR=/some/dir` to keep the files for looking at.
+
+use sim_cli::report::{
+    ImageFormat, PlotMeta, ReportParts, index_html, node_metric_table, render_plot_files, report_html,
+    subtitle_from_spec, summary_metric_rows, timeline_png, timeline_svg, transitions_png, transitions_svg,
+};
+use sim_core::clock::ClockStep;
+use sim_core::elector::{AfterLost, Algorithm};
+use sim_core::model::{FaultKind, FieldManager, ReconcileMode, Target, TimedFault, WorldSpec};
+use sim_core::net::Cut;
+use sim_core::time::{millis, secs};
+use sim_core::world::{RunResult, World};
+
+fn run(spec: WorldSpec) -> RunResult {
+    World::new(spec).expect("valid spec").run()
+}
+
+fn steady() -> (RunResult, PlotMeta) {
+    let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(120));
+    spec.trace = true;
+    let meta = PlotMeta {
+        scenario: "steady".into(),
+        subtitle: "3 nodes · client-go · LD 15s · RD 10s · RP 2s".into(),
+        unsafe_mode: false,
+    };
+    (run(spec), meta)
+}
+
+/// Renew deadline 30 s ≥ lease 15 s and a 20 s partition of the first leader: it keeps acting
+/// while another node takes over, then the partition heals.
+fn split_brain() -> (RunResult, PlotMeta) {
+    let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(120)).with_reconcilers(
+        ReconcileMode::Apply { force: false },
+        FieldManager::Identity,
+        secs(1),
+    );
+    spec.unsafe_mode = true;
+    spec.trace = true;
+    for n in &mut spec.nodes {
+        n.elector.renew_deadline = secs(30);
+        n.elector.after_lost = AfterLost::Exit;
+    }
+    spec.faults.push(TimedFault {
+        at: secs(30),
+        target: Target::Node(0),
+        kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both },
+    });
+    let meta = PlotMeta {
+        scenario: "split-brain".into(),
+        subtitle: "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s".into(),
+        unsafe_mode: true,
+    };
+    (run(spec), meta)
+}
+
+/// Clocks that differ (a constant offset, steps back and forth, drift), a paused leader, a
+/// restart and a server outage.
+fn clocks_and_pause() -> (RunResult, PlotMeta) {
+    let mut spec = WorldSpec::basic(3, 3, Algorithm::ClientGo, secs(180));
+    spec.trace = true;
+    spec.nodes[1].clock.offset_ns = 120_000_000_000;
+    spec.nodes[2].clock.drift_ppb = 50_000_000;
+    spec.nodes[2].clock.steps.push(ClockStep { at: secs(60), delta_ns: -90_000_000_000 });
+    spec.nodes[2].clock.steps.push(ClockStep { at: secs(120), delta_ns: 60_000_000_000 });
+    spec.faults.push(TimedFault {
+        at: secs(40),
+        target: Target::Holder,
+        kind: FaultKind::Pause { duration: secs(25) },
+    });
+    spec.faults.push(TimedFault {
+        at: secs(100),
+        target: Target::Holder,
+        kind: FaultKind::Restart { delay: secs(10) },
+    });
+    spec.faults.push(TimedFault {
+        at: secs(140),
+        target: Target::Server,
+        kind: FaultKind::ServerOutage { duration: millis(8_000) },
+    });
+    let meta = PlotMeta {
+        scenario: "clocks-and-pause".into(),
+        subtitle: "3 nodes · client-go · skew +120s · drift +50000 ppm · pause 25s".into(),
+        unsafe_mode: false,
+    };
+    (run(spec), meta)
+}
+
+fn parts(r: &RunResult, meta: &PlotMeta) -> ReportParts {
+    ReportParts {
+        scenario: meta.scenario.clone(),
+        description: format!("Test run: {}.", meta.subtitle),
+        parameters: vec![
+            ("nodes".into(), r.node_names.len().to_string()),
+            ("duration".into(), format!("{} s", r.duration / 1_000_000_000)),
+        ],
+        metrics: summary_metric_rows(&r.metrics),
+        node_table: node_metric_table(&r.metrics),
+        expectations: vec![
+            ("runs to the end".into(), true, "ok".into()),
+            (
+                "no dual-leader time".into(),
+                r.metrics.dual_leader_seconds == 0.0,
+                format!("{:.3} s", r.metrics.dual_leader_seconds),
+            ),
+        ],
+        replay_command: format!("leasesim run scenarios/{}.toml --seed 1", meta.scenario),
+        unsafe_mode: meta.unsafe_mode,
+        timeline_svg: timeline_svg(r, meta).expect("timeline svg"),
+        transitions_svg: transitions_svg(r, meta).expect("transitions svg"),
+    }
+}
+
+/// Renders everything twice, checks the bytes match, and returns (timeline svg, report html).
+fn render_all_twice(r: &RunResult, meta: &PlotMeta) -> (String, String) {
+    let first = render_plot_files(r, meta, ImageFormat::Both).expect("render");
+    let second = render_plot_files(r, meta, ImageFormat::Both).expect("render");
+    assert_eq!(first.len(), 4);
+    for (a, b) in first.iter().zip(&second) {
+        assert!(!a.bytes.is_empty(), "{} is empty", a.file_name);
+        assert!(a.bytes == b.bytes, "{} differs between two renders", a.file_name);
+    }
+    assert!(first[1].bytes.starts_with(b"\x89PNG"), "timeline.png is a PNG");
+    assert_eq!(timeline_png(r, meta).unwrap(), first[1].bytes);
+    assert_eq!(transitions_png(r, meta).unwrap(), first[3].bytes);
+    let html = report_html(&parts(r, meta));
+    assert_eq!(html, report_html(&parts(r, meta)));
+    if let Some(dir) = std::env::var_os("LEASESIM_PLOT_DIR") {
+        let dir = std::path::Path::new(&dir).join(&meta.scenario);
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in &first {
+            std::fs::write(dir.join(&f.file_name), &f.bytes).unwrap();
+        }
+        std::fs::write(dir.join("report.html"), &html).unwrap();
+    }
+    (String::from_utf8(first[0].bytes.clone()).unwrap(), html)
+}
+
+#[test]
+fn a_steady_run_renders_deterministically_without_dual_windows() {
+    let (r, meta) = steady();
+    let (svg, html) = render_all_twice(&r, &meta);
+    assert!(svg.contains("steady — timeline"));
+    assert!(!svg.contains("UNSAFE"));
+    assert!(html.contains("<svg") && !html.contains("<script") && !html.contains("http://fonts"));
+    assert!(html.contains("leasesim run scenarios/steady.toml --seed 1"));
+}
+
+#[test]
+fn a_split_brain_run_shades_and_labels_its_dual_leader_window() {
+    let (r, meta) = split_brain();
+    assert!(!r.dual_windows.is_empty(), "the scenario makes a dual-leader window");
+    let (svg, html) = render_all_twice(&r, &meta);
+    assert!(svg.contains("split-brain — timeline"));
+    assert!(svg.contains("UNSAFE configuration (teaching mode)"));
+    let seconds = r.dual_windows[0].seconds();
+    let label = if seconds >= 10.0 { format!("{seconds:.0} s") } else { format!("{seconds:.1} s") };
+    assert!(svg.contains(&format!("\n{label}\n</text>")), "dual window label {label:?}");
+    assert!(html.contains("UNSAFE configuration (teaching mode)"));
+    assert!(html.contains("FAIL"), "the no-dual-leader expectation fails here");
+}
+
+#[test]
+fn a_run_with_clock_offsets_and_a_pause_shows_clock_strips_and_the_pause() {
+    let (r, meta) = clocks_and_pause();
+    assert!(!r.clock_offsets.is_empty());
+    assert!(r.spans.iter().any(|s| s.kind == sim_core::world::SpanKind::Paused));
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("clocks-and-pause — timeline"));
+    assert!(svg.contains("clock +120 s"), "a constant offset is labelled with its value");
+    assert!(svg.contains("pause "), "the pause fault is annotated");
+}
+
+/// Many faults close together, unsafe timings: labels must stack into lanes or be left out,
+/// never drawn over each other.
+fn crowded() -> (RunResult, PlotMeta) {
+    let mut spec = WorldSpec::basic(7, 5, Algorithm::ClientGo, secs(240)).with_reconcilers(
+        ReconcileMode::Apply { force: false },
+        FieldManager::Identity,
+        secs(1),
+    );
+    spec.unsafe_mode = true;
+    spec.trace = true;
+    for n in &mut spec.nodes {
+        n.elector.renew_deadline = secs(30);
+    }
+    spec.nodes[3].clock.offset_ns = -30_000_000_000;
+    for k in 0..24u64 {
+        let kind = match k % 4 {
+            0 => FaultKind::Partition { duration: secs(18), cut: Cut::Both },
+            1 => FaultKind::Pause { duration: secs(4) },
+            2 => FaultKind::Restart { delay: secs(3) },
+            _ => FaultKind::ClockStep { delta_ns: 20_000_000_000 },
+        };
+        spec.faults.push(TimedFault { at: secs(10 + 9 * k), target: Target::Node((k % 5) as usize), kind });
+    }
+    let meta =
+        PlotMeta { scenario: "crowded".into(), subtitle: "5 nodes · 24 faults · RD 30s".into(), unsafe_mode: true };
+    (run(spec), meta)
+}
+
+#[test]
+fn a_crowded_run_still_renders_deterministically() {
+    let (r, meta) = crowded();
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("crowded — timeline"));
+}
+
+#[test]
+fn a_run_without_a_trace_says_its_markers_are_missing() {
+    let r = run(WorldSpec::basic(2, 3, Algorithm::ClientGo, secs(60)));
+    let meta = PlotMeta { scenario: "untraced".into(), subtitle: String::new(), unsafe_mode: false };
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("Run without a trace"));
+}
+
+#[test]
+fn a_long_title_moves_the_unsafe_banner_to_its_own_line() {
+    let (r, mut meta) = split_brain();
+    meta.scenario = "a-very-long-scenario-name-that-fills-most-of-the-title-line-on-its-own".into();
+    meta.subtitle =
+        "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s · and a long tail of parameters".into();
+    let (svg, _) = render_all_twice(&r, &meta);
+    assert!(svg.contains("UNSAFE configuration (teaching mode)"));
+}
+
+#[test]
+fn the_subtitle_names_the_key_parameters() {
+    let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(60));
+    spec.nodes[1].clock.offset_ns = 120_000_000_000;
+    spec.nodes[2].elector.renew_deadline = secs(30);
+    assert_eq!(subtitle_from_spec(&spec), "3 nodes · client-go · LD 15s · RD 10s/30s · RP 2s · skew +2m0s");
+}
+
+#[test]
+fn the_index_lists_runs_with_their_verdicts() {
+    let html = index_html(&[
+        ("steady".into(), "one leader, no faults".into(), "steady/report.html".into(), true),
+        ("split <brain>".into(), "unsafe".into(), "split-brain/report.html".into(), false),
+    ]);
+    assert!(html.contains("href=\"steady/report.html\""));
+    assert!(html.contains("split &lt;brain&gt;"));
+    assert!(html.contains("1 with failed expectations"));
+}
