@@ -1,7 +1,9 @@
 //! The `leasesim` command line: everything that touches files, TOML, terminals and pictures.
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
+pub mod envelope;
 pub mod expect;
 pub mod output;
 pub mod run;
 pub mod scenario_file;
+pub mod sweep;
