@@ -160,7 +160,11 @@ fn draw(
         .y_label_area_size(64)
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(|x| e(&x))?;
-    let x_desc = x_index.map(|i| axes[i].clone()).unwrap_or_default();
+    let durations = x_texts.iter().all(|t| matches!(parse_value(t), toml::Value::String(_)));
+    let x_desc = x_index.map(|i| axes[i].clone()).unwrap_or_default()
+        + if all_numeric && durations { " (seconds)" } else { "" };
+    // Whole numbers without a trailing ".0" (drift_ppm 250000, not 250000.0).
+    let number_label = |x: &f64| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) };
     let category_label = |x: &f64| {
         let i = x.round();
         if (x - i).abs() < 1e-6 && i >= 0.0 {
@@ -171,7 +175,9 @@ fn draw(
     };
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(x_desc).y_desc(figure.y_desc).label_style(("sans-serif", 13));
-    if !all_numeric {
+    if all_numeric {
+        mesh.x_label_formatter(&number_label);
+    } else {
         mesh.x_labels(categories.len() * 2 + 1).x_label_formatter(&category_label);
     }
     mesh.draw().map_err(|x| e(&x))?;
