@@ -165,7 +165,10 @@ fn bad_input_exits_2_with_a_clear_message_and_writes_nothing() {
         (&["--grid", "defaults.renew_deadline=8s", "--seeds", "5..2"], "below the start"),
         (&["--grid", "defaults.renew_deadline=8s", "--seeds", "3..3"], "empty"),
         (&["--grid", "defaults.renew_deadline=8s", "--seeds", "1..3", "--shard", "3/3"], "below the count"),
-        (&["--grid", "defaults.renew_deadline=8s,nonsense", "--seeds", "1..3"], "grid point 1"),
+        (
+            &["--grid", "defaults.renew_deadline=8s,nonsense", "--seeds", "1..3"],
+            "grid point 1 (defaults.renew_deadline=nonsense)",
+        ),
     ];
     for (extra, expected) in cases {
         let args: Vec<&str> = base.iter().chain(extra).copied().collect();

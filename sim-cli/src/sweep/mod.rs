@@ -382,7 +382,11 @@ impl SweepSpec {
             })?;
         }
         for point in 0..self.point_count() {
-            let describe = || format!("grid point {point} ({})", self.point_values(point).join(", "));
+            let describe = || {
+                let settings: Vec<String> =
+                    self.axes.iter().zip(self.point_values(point)).map(|(a, v)| format!("{}={v}", a.path)).collect();
+                format!("grid point {point} ({})", settings.join(", "))
+            };
             let loaded = self.load_point(point).map_err(|e| err(format!("{}: {e}", describe())))?;
             run::parse_expectations(&loaded)?;
             loaded
@@ -655,6 +659,11 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
 /// Reads the rows already in `runs.csv` on `--resume`: drops a partial last line, checks the
 /// header and that the rows are this shard's runs in order, and returns how many there are.
 fn resume_rows(path: &Path, header_line: &str, runs: &[usize]) -> Result<usize, InputError> {
+    if !path.exists() {
+        // Interrupted between sweep.json and the first write of runs.csv.
+        write_file(path, &format!("{header_line}\n"))?;
+        return Ok(0);
+    }
     let file = File::open(path).map_err(|e| io(path, "open", e))?;
     let mut reader = BufReader::new(file);
     let mut complete_bytes = 0u64;

@@ -161,10 +161,11 @@ fn draw(
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(|x| e(&x))?;
     let durations = x_texts.iter().all(|t| matches!(parse_value(t), toml::Value::String(_)));
-    let x_desc = x_index.map(|i| axes[i].clone()).unwrap_or_default()
-        + if all_numeric && durations { " (seconds)" } else { "" };
+    let x_desc =
+        x_index.map(|i| axes[i].clone()).unwrap_or_default() + if all_numeric && durations { " (seconds)" } else { "" };
     // Whole numbers without a trailing ".0" (drift_ppm 250000, not 250000.0).
-    let number_label = |x: &f64| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) };
+    let number_label =
+        |x: &f64| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) };
     let category_label = |x: &f64| {
         let i = x.round();
         if (x - i).abs() < 1e-6 && i >= 0.0 {
