@@ -509,6 +509,24 @@ impl Shard {
     }
 }
 
+/// A shard's runs, computed rather than listed so memory does not grow with the sweep.
+struct ShardRuns {
+    shard: Shard,
+    /// How many runs the shard has.
+    len: usize,
+}
+
+impl ShardRuns {
+    fn new(shard: Shard, total: usize) -> ShardRuns {
+        ShardRuns { shard, len: total.saturating_sub(shard.index).div_ceil(shard.count) }
+    }
+
+    /// The run index of the shard's `k`-th run.
+    fn get(&self, k: usize) -> usize {
+        self.shard.index + k * self.shard.count
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct RunOptions {
     pub out: PathBuf,
@@ -658,7 +676,7 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
 
 /// Reads the rows already in `runs.csv` on `--resume`: drops a partial last line, checks the
 /// header and that the rows are this shard's runs in order, and returns how many there are.
-fn resume_rows(path: &Path, header_line: &str, runs: &[usize]) -> Result<usize, InputError> {
+fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize, InputError> {
     if !path.exists() {
         // Interrupted between sweep.json and the first write of runs.csv.
         write_file(path, &format!("{header_line}\n"))?;
@@ -684,12 +702,12 @@ fn resume_rows(path: &Path, header_line: &str, runs: &[usize]) -> Result<usize, 
             header_ok = true;
         } else {
             let run = csv::parse_line(text).first().and_then(|f| f.parse::<usize>().ok());
-            if rows >= runs.len() || run != Some(runs[rows]) {
+            if rows >= runs.len || run != Some(runs.get(rows)) {
                 return Err(err(format!(
                     "{}: row {} is not the run expected there ({:?}); the file was edited or mixed up",
                     path.display(),
                     rows + 1,
-                    runs.get(rows)
+                    (rows < runs.len).then(|| runs.get(rows))
                 )));
             }
             rows += 1;
@@ -730,7 +748,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
     let sweep_json = pretty(&spec.sweep_json());
     let resuming = check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume)?;
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
-    let runs: Vec<usize> = (shard.index..spec.run_count()).step_by(shard.count).collect();
+    let runs = ShardRuns::new(shard, spec.run_count());
     let runs_path = opts.out.join("runs.csv");
     let done = if resuming {
         resume_rows(&runs_path, &header_line, &runs)?
@@ -738,24 +756,26 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         std::fs::create_dir_all(&opts.out).map_err(|e| io(&opts.out, "create", e))?;
         write_file(&opts.out.join("sweep.json"), &sweep_json)?;
         if let Some(s) = opts.shard {
-            write_file(&opts.out.join("shard.json"), &pretty(&s.json(false, runs.len())))?;
+            write_file(&opts.out.join("shard.json"), &pretty(&s.json(false, runs.len)))?;
         }
         write_file(&runs_path, &format!("{header_line}\n"))?;
         0
     };
     let mut file = OpenOptions::new().append(true).open(&runs_path).map_err(|e| io(&runs_path, "open", e))?;
-    let todo: Vec<usize> = runs[done..].iter().copied().take(opts.max_runs.unwrap_or(usize::MAX)).collect();
+    let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
         .map_err(|e| err(format!("cannot start {} worker threads: {e}", opts.jobs)))?;
-    let bar = progress_bar(runs.len(), done, opts.quiet);
+    let bar = progress_bar(runs.len, done, opts.quiet);
     // Chunks of 4 × jobs runs keep every worker busy while holding only a chunk's rows in
     // memory; the chunk is written in run order, whatever order its runs finished in.
-    for chunk in todo.chunks(4 * opts.jobs.max(1)) {
+    let chunk_len = 4 * opts.jobs.max(1);
+    for chunk_start in todo.clone().step_by(chunk_len) {
+        let chunk = chunk_start..(chunk_start + chunk_len).min(todo.end);
         let rows: Vec<Result<String, InputError>> = pool.install(|| {
             use rayon::prelude::*;
-            chunk.par_iter().map(|&run| run_row(spec, &columns, run)).collect()
+            chunk.into_par_iter().map(|k| run_row(spec, &columns, runs.get(k))).collect()
         });
         for row in rows {
             let row = row?;
@@ -766,10 +786,10 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         }
     }
     bar.finish_and_clear();
-    let outcome = Outcome { ran: todo.len(), done: done + todo.len(), total: runs.len() };
+    let outcome = Outcome { ran: todo.len(), done: todo.end, total: runs.len };
     if outcome.complete() {
         match opts.shard {
-            Some(s) => write_file(&opts.out.join("shard.json"), &pretty(&s.json(true, runs.len())))?,
+            Some(s) => write_file(&opts.out.join("shard.json"), &pretty(&s.json(true, runs.len)))?,
             None => {
                 finish(&opts.out)?;
             }
