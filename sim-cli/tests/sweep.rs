@@ -148,6 +148,31 @@ fn the_envelope_boundary_separates_safe_and_dual_runs() {
     assert!(svg.contains("envelope"), "the plot draws and labels the boundary");
 }
 
+#[test]
+fn two_axes_get_lines_per_value_and_a_heatmap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = SweepArgs {
+        scenario: Some(workspace().join("scenarios/clock-rate-skew-above.toml")),
+        grid: vec!["defaults.renew_deadline=8s,10s".into(), "nodes.widget-operator-1.clock.drift_ppm=0,1000000".into()],
+        seeds: Some("1..3".into()),
+        ..Default::default()
+    };
+    let spec = SweepSpec::from_args(&args).unwrap();
+    assert_eq!((spec.point_count(), spec.run_count()), (4, 8));
+    let out = tmp.path().join("o");
+    run_sweep(&spec, &opts(&out, 2)).unwrap();
+    let aggregate = String::from_utf8(read(&out, "aggregate.csv")).unwrap();
+    let points: Vec<&str> = aggregate.lines().skip(1).map(|l| l.splitn(4, ',').take(3).last().unwrap()).collect();
+    assert_eq!(points, ["0", "1000000", "0", "1000000"], "the last axis varies fastest");
+    let heatmap = String::from_utf8(read(&out, "dual_probability_heatmap.svg")).unwrap();
+    assert!(heatmap.contains("2/2") && heatmap.contains("0/2"), "cells say k/n");
+    let lines = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
+    assert!(
+        lines.contains("drift_ppm=0") && lines.contains("drift_ppm=1000000"),
+        "one line per value of the other axis"
+    );
+}
+
 fn leasesim(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_leasesim")).args(args).current_dir(workspace()).output().unwrap();
     let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);

@@ -5,6 +5,7 @@
 use super::PointSummary;
 use crate::scenario_file::parse_value;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 use serde_json::Value;
 use std::path::Path;
@@ -92,6 +93,72 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
         }
         draw(&dir.join(figure.file), figure, axes, x_index, boundary.as_ref(), summaries)?;
     }
+    if let (2, Some(x)) = (axes.len(), x_index) {
+        heatmap(&dir.join("dual_probability_heatmap.svg"), axes, x, 1 - x, summaries)?;
+    }
+    Ok(())
+}
+
+/// The distinct values of one axis, in grid order.
+fn distinct(summaries: &[PointSummary], axis: usize) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for s in summaries {
+        if !out.contains(&s.axis_values[axis].as_str()) {
+            out.push(&s.axis_values[axis]);
+        }
+    }
+    out
+}
+
+/// Two axes: the fraction of runs with dual leaders per cell, white (none) to red (all).
+fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointSummary]) -> Result<(), String> {
+    let (xs, ys) = (distinct(summaries, x), distinct(summaries, y));
+    let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Fraction of runs with a dual-leader window", ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(90)
+        .build_cartesian_2d(-0.5..xs.len() as f64 - 0.5, -0.5..ys.len() as f64 - 0.5)
+        .map_err(|x| e(&x))?;
+    let label = |values: &[&str], v: f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 {
+            values.get(i as usize).map(|c| c.to_string()).unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let x_label = |v: &f64| label(&xs, *v);
+    let y_label = |v: &f64| label(&ys, *v);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc(axes[x].as_str())
+        .y_desc(axes[y].as_str())
+        .x_labels(xs.len() * 2 + 1)
+        .y_labels(ys.len() * 2 + 1)
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(|x| e(&x))?;
+    let centre = Pos::new(HPos::Center, VPos::Center);
+    for s in summaries {
+        let cx = xs.iter().position(|v| *v == s.axis_values[x]).unwrap_or(0) as f64;
+        let cy = ys.iter().position(|v| *v == s.axis_values[y]).unwrap_or(0) as f64;
+        let f = s.dual_fraction.clamp(0.0, 1.0);
+        let fill = RGBColor(255, (255.0 * (1.0 - 0.85 * f)) as u8, (255.0 * (1.0 - 0.85 * f)) as u8);
+        chart
+            .draw_series(std::iter::once(Rectangle::new([(cx - 0.5, cy - 0.5), (cx + 0.5, cy + 0.5)], fill.filled())))
+            .map_err(|x| e(&x))?;
+        let text = format!("{}/{}", s.dual_runs, s.n);
+        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(centre);
+        chart.draw_series(std::iter::once(Text::new(text, (cx, cy), style))).map_err(|x| e(&x))?;
+    }
+    root.present().map_err(|x| e(&x))?;
     Ok(())
 }
 
