@@ -1,6 +1,7 @@
 //! The `leasesim` command line: everything that touches files, TOML, terminals and pictures.
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
+pub mod envelope;
 pub mod expect;
 pub mod lab;
 pub mod lease_tools;
@@ -8,3 +9,4 @@ pub mod output;
 pub mod report;
 pub mod run;
 pub mod scenario_file;
+pub mod sweep;

@@ -1,7 +1,8 @@
 //! `leasesim`: run scenarios of Kubernetes Lease leader election in a deterministic simulator.
 //!
 //! Exit codes: 0 success; 1 a scenario expectation failed (or `--check-determinism` found a
-//! difference); 2 bad input (usage, scenario file, I/O).
+//! difference, or `envelope` found the configuration outside the safety envelope); 2 bad input
+//! (usage, scenario or sweep file, I/O).
 
 use clap::{Parser, Subcommand, ValueEnum};
 use sim_cli::lease_tools::{self, AuditOptions};
@@ -101,6 +102,80 @@ enum Command {
         #[arg(long)]
         now: Option<String>,
     },
+    /// Run a scenario over a grid of overrides × seeds: runs.csv, aggregate.csv, sweep.json, plots.
+    Sweep(SweepCli),
+    /// Join the output directories of a sharded sweep into what one machine would have written.
+    Merge {
+        /// The shard directories (each written with --shard or --shard-from-env).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// A new (or empty) directory for the merged sweep.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// When can client-go elect two leaders? Prints the bounds and whether a configuration is inside.
+    Envelope {
+        #[arg(long, value_parser = duration_secs)]
+        lease_duration: f64,
+        #[arg(long, value_parser = duration_secs)]
+        renew_deadline: f64,
+        #[arg(long, value_parser = duration_secs)]
+        retry_period: f64,
+        /// Upper bound on one-way latency between a node and the API server.
+        #[arg(long, value_parser = duration_secs, default_value = "0s")]
+        latency_max: f64,
+        /// Candidate clock rate ÷ leader clock rate (1.2 = the candidate's clock runs 20% fast).
+        #[arg(long, default_value_t = 1.0)]
+        rate_ratio: f64,
+        /// Longest stop-the-world pause of the leader process.
+        #[arg(long, value_parser = duration_secs, default_value = "0s")]
+        pause: f64,
+    },
+}
+
+#[derive(clap::Args)]
+struct SweepCli {
+    /// A sweep file (TOML: scenario, [grid], seeds, metrics). Omit it and give --scenario instead.
+    file: Option<PathBuf>,
+    /// Sweep this scenario (file or shipped name) without a sweep file.
+    #[arg(long, conflicts_with = "file")]
+    scenario: Option<String>,
+    /// Output directory.
+    #[arg(long)]
+    out: PathBuf,
+    /// Worker threads (default: every core). Results do not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Seeds: A..B (B excluded), A..=B (B included) or one seed. Replaces the file's.
+    #[arg(long)]
+    seeds: Option<String>,
+    /// A grid axis PATH=V1,V2,… (repeatable); replaces the file's axis of the same path.
+    #[arg(long = "grid", value_name = "PATH=V1,V2,…")]
+    grid: Vec<String>,
+    /// A fixed override for every run, as `leasesim run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// A metric to summarise in aggregate.csv (repeatable; replaces the file's list).
+    #[arg(long = "metric")]
+    metrics: Vec<String>,
+    /// Run only the runs with run_index % N == I.
+    #[arg(long, value_name = "I/N", conflicts_with = "shard_from_env")]
+    shard: Option<String>,
+    /// Take the shard from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID.
+    #[arg(long)]
+    shard_from_env: bool,
+    /// The number of shards for JOB_COMPLETION_INDEX (the Job's completions).
+    #[arg(long, env = "LEASESIM_SHARD_COUNT")]
+    shard_count: Option<usize>,
+    /// Continue an interrupted sweep in --out (only the same sweep).
+    #[arg(long)]
+    resume: bool,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Stop after this many runs; finish later with --resume.
+    #[arg(long, hide = true)]
+    max_runs: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -116,6 +191,18 @@ fn main() -> ExitCode {
         Command::Expiry { files, now, expect } => return finish(expiry(&files, now.as_deref(), expect.as_ref())),
         Command::Audit { files, flag, tolerance, now } => {
             return finish(audit(&files, flag, &tolerance, now.as_deref()));
+        }
+        Command::Sweep(args) => cmd_sweep(args),
+        Command::Merge { dirs, out } => cmd_merge(&dirs, &out),
+        Command::Envelope { lease_duration, renew_deadline, retry_period, latency_max, rate_ratio, pause } => {
+            cmd_envelope(sim_cli::envelope::EnvelopeInput {
+                lease_duration,
+                renew_deadline,
+                retry_period,
+                latency_max,
+                rate_ratio,
+                pause,
+            })
         }
     };
     finish(result.map_err(|e| (BAD_INPUT, e.0)))
@@ -311,4 +398,73 @@ fn audit(files: &[PathBuf], flag: bool, tolerance: &str, now: Option<&str>) -> C
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
+}
+fn duration_secs(text: &str) -> Result<f64, String> {
+    sim_core::time::parse_duration(text).map(|n| n as f64 / 1e9)
+}
+
+fn cmd_sweep(args: SweepCli) -> Result<ExitCode, InputError> {
+    use sim_cli::sweep::{RunOptions, Shard, SweepArgs, SweepSpec, run_sweep};
+    let shard = match (&args.shard, args.shard_from_env) {
+        (Some(text), _) => Some(Shard::parse(text).map_err(InputError)?),
+        (None, true) => Some(Shard::from_env(|k| std::env::var(k).ok(), args.shard_count).map_err(InputError)?),
+        (None, false) => None,
+    };
+    let spec = SweepSpec::from_args(&SweepArgs {
+        file: args.file,
+        scenario: args.scenario.as_deref().map(resolve_scenario),
+        seeds: args.seeds,
+        grid: args.grid,
+        set: args.set,
+        metrics: args.metrics,
+    })?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if jobs == 0 {
+        return Err(InputError("--jobs must be at least 1".into()));
+    }
+    let opts = RunOptions {
+        out: args.out.clone(),
+        jobs,
+        shard,
+        resume: args.resume,
+        quiet: args.quiet,
+        max_runs: args.max_runs,
+    };
+    let outcome = run_sweep(&spec, &opts)?;
+    if !args.quiet {
+        let what = match shard {
+            Some(s) => format!("shard {}/{}: ", s.index, s.count),
+            None => String::new(),
+        };
+        eprintln!(
+            "{what}{} of {} runs done ({} now) over {} grid points × {} seeds → {}/",
+            outcome.done,
+            outcome.total,
+            outcome.ran,
+            spec.point_count(),
+            spec.seed_count(),
+            args.out.display()
+        );
+        if !outcome.complete() {
+            eprintln!("stopped early; continue with --resume");
+        } else if shard.is_some() {
+            eprintln!("merge the shards with: leasesim merge DIR… --out DIR");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_merge(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, InputError> {
+    let summaries = sim_cli::sweep::merge(dirs, out)?;
+    eprintln!("merged {} shards ({} grid points) → {}/", dirs.len(), summaries.len(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cmd_envelope(input: sim_cli::envelope::EnvelopeInput) -> Result<ExitCode, InputError> {
+    if input.rate_ratio <= 0.0 || !input.rate_ratio.is_finite() {
+        return Err(InputError(format!("--rate-ratio {}: must be above zero", input.rate_ratio)));
+    }
+    let envelope = sim_cli::envelope::evaluate(&input);
+    print!("{}", sim_cli::envelope::report(&input, &envelope));
+    Ok(if envelope.inside_failing { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

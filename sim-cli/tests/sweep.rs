@@ -1,0 +1,269 @@
+//! `leasesim sweep`, `merge` and `envelope`, end to end on tiny grids (a few seeds of short
+//! shipped scenarios). The full shipped sweeps run behind `--ignored`.
+
+use sim_cli::sweep::{RunOptions, Shard, SweepArgs, SweepSpec, merge, run_sweep};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+}
+
+/// Candidate clock drift across client-go's tolerance (1.25×) with the leader partitioned.
+fn drift_spec(drifts: &str, seeds: &str) -> SweepSpec {
+    let args = SweepArgs {
+        scenario: Some(workspace().join("scenarios/clock-rate-skew-above.toml")),
+        grid: vec![format!("nodes.widget-operator-1.clock.drift_ppm={drifts}")],
+        seeds: Some(seeds.into()),
+        ..Default::default()
+    };
+    SweepSpec::from_args(&args).expect("valid sweep")
+}
+
+fn opts(out: &Path, jobs: usize) -> RunOptions {
+    RunOptions { out: out.to_path_buf(), jobs, shard: None, resume: false, quiet: true, max_runs: None }
+}
+
+fn read(dir: &Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{}/{name}: {e}", dir.display()))
+}
+
+const OUTPUTS: [&str; 5] = ["runs.csv", "aggregate.csv", "sweep.json", "dual_probability.svg", "dual_seconds.svg"];
+
+fn assert_same_outputs(a: &Path, b: &Path) {
+    for name in OUTPUTS {
+        assert!(read(a, name) == read(b, name), "{name} differs between {} and {}", a.display(), b.display());
+    }
+}
+
+#[test]
+fn outputs_do_not_depend_on_the_number_of_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("150000,1000000", "1..=4");
+    let one = tmp.path().join("one");
+    let two = tmp.path().join("two");
+    run_sweep(&spec, &opts(&one, 1)).unwrap();
+    run_sweep(&spec, &opts(&two, 2)).unwrap();
+    assert_same_outputs(&one, &two);
+    let runs = String::from_utf8(read(&one, "runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 8);
+    let first = runs.lines().nth(1).unwrap();
+    assert!(first.starts_with("0,0,150000,1,"), "{first}");
+    assert!(
+        first.ends_with("--seed 1 --set nodes.widget-operator-1.clock.drift_ppm=150000"),
+        "the replay command ends the row: {first}"
+    );
+    let aggregate = String::from_utf8(read(&one, "aggregate.csv")).unwrap();
+    assert_eq!(aggregate.lines().count(), 1 + 2);
+}
+
+#[test]
+fn a_resumed_sweep_equals_an_uninterrupted_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("100000,500000,1000000", "1..=3");
+    let whole = tmp.path().join("whole");
+    run_sweep(&spec, &opts(&whole, 2)).unwrap();
+
+    let resumed = tmp.path().join("resumed");
+    let first = run_sweep(&spec, &RunOptions { max_runs: Some(4), ..opts(&resumed, 2) }).unwrap();
+    assert_eq!((first.ran, first.done, first.total), (4, 4, 9));
+    assert!(!resumed.join("aggregate.csv").exists());
+    // The interruption cut a row in half.
+    let runs = resumed.join("runs.csv");
+    let mut text = std::fs::read_to_string(&runs).unwrap();
+    text.push_str("4,1,500000,2,0.5,1");
+    std::fs::write(&runs, text).unwrap();
+    // Without --resume the directory is refused and left alone.
+    let refused = run_sweep(&spec, &opts(&resumed, 2)).unwrap_err();
+    assert!(refused.0.contains("--resume"), "{refused}");
+    let second = run_sweep(&spec, &RunOptions { resume: true, ..opts(&resumed, 1) }).unwrap();
+    assert_eq!((second.ran, second.done), (5, 9));
+    assert_same_outputs(&whole, &resumed);
+}
+
+#[test]
+fn three_merged_shards_equal_one_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("150000,500000", "1..=4");
+    let whole = tmp.path().join("whole");
+    run_sweep(&spec, &opts(&whole, 2)).unwrap();
+    let shard_dirs: Vec<PathBuf> = (0..3).map(|i| tmp.path().join(format!("shard-{i}"))).collect();
+    for (i, dir) in shard_dirs.iter().enumerate() {
+        let shard = Some(Shard::new(i, 3).unwrap());
+        run_sweep(&spec, &RunOptions { shard, ..opts(dir, 1) }).unwrap();
+        assert!(!dir.join("aggregate.csv").exists(), "a shard cannot aggregate on its own");
+    }
+    let merged = tmp.path().join("merged");
+    // Shards may be named in any order.
+    merge(&[shard_dirs[2].clone(), shard_dirs[0].clone(), shard_dirs[1].clone()], &merged).unwrap();
+    assert_same_outputs(&whole, &merged);
+
+    // Refusals: a missing shard, a duplicated one, a shard of another sweep, a used --out.
+    let e = merge(&shard_dirs[..2], &tmp.path().join("m1")).unwrap_err();
+    assert!(e.0.contains("missing shard(s) 2 of 3"), "{e}");
+    let e = merge(&[shard_dirs[0].clone(), shard_dirs[0].clone(), shard_dirs[1].clone()], &tmp.path().join("m2"))
+        .unwrap_err();
+    assert!(e.0.contains("given twice"), "{e}");
+    let other = tmp.path().join("other");
+    let other_spec = drift_spec("150000,500000", "1..=5");
+    run_sweep(&other_spec, &RunOptions { shard: Some(Shard::new(2, 3).unwrap()), ..opts(&other, 1) }).unwrap();
+    let e = merge(&[shard_dirs[0].clone(), shard_dirs[1].clone(), other], &tmp.path().join("m3")).unwrap_err();
+    assert!(e.0.contains("different sweeps"), "{e}");
+    let e = merge(&shard_dirs, &merged).unwrap_err();
+    assert!(e.0.contains("not empty"), "{e}");
+    for name in ["m1", "m2", "m3"] {
+        assert!(!tmp.path().join(name).exists(), "a refused merge leaves nothing behind");
+    }
+}
+
+#[test]
+fn an_unfinished_shard_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("150000", "1..=4");
+    let dirs: Vec<PathBuf> = (0..2).map(|i| tmp.path().join(format!("s{i}"))).collect();
+    run_sweep(&spec, &RunOptions { shard: Some(Shard::new(0, 2).unwrap()), ..opts(&dirs[0], 1) }).unwrap();
+    let partial = RunOptions { shard: Some(Shard::new(1, 2).unwrap()), max_runs: Some(1), ..opts(&dirs[1], 1) };
+    run_sweep(&spec, &partial).unwrap();
+    let e = merge(&dirs, &tmp.path().join("m")).unwrap_err();
+    assert!(e.0.contains("unfinished"), "{e}");
+}
+
+/// The safety envelope predicts the sweep: 1.10× and 1.15× are inside client-go's tolerance
+/// LD/(RD+RP) = 1.25 (never dual), 1.5× and 2× outside (dual in most runs).
+#[test]
+fn the_envelope_boundary_separates_safe_and_dual_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let spec = drift_spec("100000,150000,500000,1000000", "1..=10");
+    run_sweep(&spec, &opts(&out, 2)).unwrap();
+    let summaries = sim_cli::sweep::finish(&out).unwrap();
+    let dual: Vec<usize> = summaries.iter().map(|s| s.dual_runs).collect();
+    assert_eq!(&dual[..2], &[0, 0], "inside the envelope: {dual:?}");
+    // 1.5× leaves a 2 s margin (LD/r = 10 s < RP + RD = 12 s), which the candidate's polling
+    // lag eats in some runs; 2× leaves 4.5 s.
+    assert!(dual[2] > 5 && dual[3] >= 9, "outside: most runs dual, got {dual:?}");
+    let sweep = String::from_utf8(read(&out, "sweep.json")).unwrap();
+    assert!(sweep.contains("\"boundary\": {"), "the drift axis gets the envelope boundary: {sweep}");
+    let svg = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
+    assert!(svg.contains("envelope"), "the plot draws and labels the boundary");
+}
+
+#[test]
+fn two_axes_get_lines_per_value_and_a_heatmap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = SweepArgs {
+        scenario: Some(workspace().join("scenarios/clock-rate-skew-above.toml")),
+        grid: vec!["defaults.renew_deadline=8s,10s".into(), "nodes.widget-operator-1.clock.drift_ppm=0,1000000".into()],
+        seeds: Some("1..3".into()),
+        ..Default::default()
+    };
+    let spec = SweepSpec::from_args(&args).unwrap();
+    assert_eq!((spec.point_count(), spec.run_count()), (4, 8));
+    let out = tmp.path().join("o");
+    run_sweep(&spec, &opts(&out, 2)).unwrap();
+    let aggregate = String::from_utf8(read(&out, "aggregate.csv")).unwrap();
+    let points: Vec<&str> = aggregate.lines().skip(1).map(|l| l.splitn(4, ',').take(3).last().unwrap()).collect();
+    assert_eq!(points, ["0", "1000000", "0", "1000000"], "the last axis varies fastest");
+    let heatmap = String::from_utf8(read(&out, "dual_probability_heatmap.svg")).unwrap();
+    assert!(heatmap.contains("2/2") && heatmap.contains("0/2"), "cells say k/n");
+    let lines = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
+    assert!(
+        lines.contains("drift_ppm=0") && lines.contains("drift_ppm=1000000"),
+        "one line per value of the other axis"
+    );
+}
+
+fn leasesim(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_leasesim")).args(args).current_dir(workspace()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_message_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let o = out.to_str().unwrap();
+    let base = ["sweep", "--scenario", "clock-rate-skew-above", "--quiet", "--out", o];
+    let cases: [(&[&str], &str); 5] = [
+        (&["--grid", "defaults.renew_dedline=8s,10s", "--seeds", "1..3"], "did you mean \"renew_deadline\""),
+        (&["--grid", "defaults.renew_deadline=8s", "--seeds", "5..2"], "below the start"),
+        (&["--grid", "defaults.renew_deadline=8s", "--seeds", "3..3"], "empty"),
+        (&["--grid", "defaults.renew_deadline=8s", "--seeds", "1..3", "--shard", "3/3"], "below the count"),
+        (
+            &["--grid", "defaults.renew_deadline=8s,nonsense", "--seeds", "1..3"],
+            "grid point 1 (defaults.renew_deadline=nonsense)",
+        ),
+    ];
+    for (extra, expected) in cases {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let (code, text) = leasesim(&args);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains(expected), "{args:?}: expected {expected:?} in {text}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    // A directory holding another sweep is refused, even with --resume, and left as it was.
+    let ok: Vec<&str> =
+        base.iter().chain(&["--grid", "defaults.renew_deadline=8s", "--seeds", "1..3"]).copied().collect();
+    assert_eq!(leasesim(&ok).0, 0);
+    let before = read(&out, "runs.csv");
+    for resume in [false, true] {
+        let mut other: Vec<&str> =
+            base.iter().chain(&["--grid", "defaults.renew_deadline=9s", "--seeds", "1..3"]).copied().collect();
+        if resume {
+            other.push("--resume");
+        }
+        let (code, text) = leasesim(&other);
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("holds another sweep"), "{text}");
+    }
+    assert_eq!(read(&out, "runs.csv"), before);
+    // A sweep file with an empty range points at the line.
+    let file = tmp.path().join("bad.toml");
+    let text =
+        "scenario = \"x.toml\"\nseeds = \"1..3\"\n[grid]\n\"defaults.retry_period\" = { from = 5, to = 1, step = 1 }\n";
+    std::fs::write(&file, text).unwrap();
+    let (code, text) = leasesim(&["sweep", file.to_str().unwrap(), "--out", o]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("is empty") && text.contains("bad.toml:4:"), "{text}");
+}
+
+#[test]
+fn envelope_prints_the_bounds_and_judges_the_configuration() {
+    let config = ["envelope", "--lease-duration", "15s", "--renew-deadline", "10s", "--retry-period", "2s"];
+    let (code, text) = leasesim(&config);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("r* = LD / (RD + RP + latency) = 1.2500"), "{text}");
+    let with = |extra: &[&'static str]| leasesim(&config.iter().chain(extra).copied().collect::<Vec<_>>());
+    let (code, text) = with(&["--rate-ratio", "1.5"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("OUTSIDE"), "{text}");
+    let (code, text) = with(&["--pause", "4s"]);
+    assert_eq!(code, 1, "a 4 s pause while renewals fail outlasts LD − (RD + RP) = 3 s: {text}");
+}
+
+#[test]
+fn the_shipped_sweeps_are_valid() {
+    let dir = workspace().join("scenarios/sweeps");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 3);
+    for file in files {
+        let spec = SweepSpec::from_args(&SweepArgs { file: Some(file.clone()), ..Default::default() })
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        spec.validate().unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+}
+
+/// Every shipped sweep, in full (`cargo test -p sim-cli --test sweep -- --ignored`).
+#[test]
+#[ignore]
+fn the_shipped_sweeps_run_in_full() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["clock-rate-tolerance", "offset-skew-by-rule", "renew-deadline-vs-lease-duration"] {
+        let file = workspace().join(format!("scenarios/sweeps/{name}.toml"));
+        let spec = SweepSpec::from_args(&SweepArgs { file: Some(file), ..Default::default() }).unwrap();
+        let outcome = run_sweep(&spec, &opts(&tmp.path().join(name), 2)).unwrap();
+        assert!(outcome.complete());
+    }
+}
