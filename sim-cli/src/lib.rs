@@ -7,6 +7,7 @@ pub mod lab;
 pub mod lease_tools;
 pub mod output;
 pub mod report;
+pub mod reports;
 pub mod run;
 pub mod scenario_file;
 pub mod sweep;

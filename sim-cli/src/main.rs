@@ -64,6 +64,15 @@ enum Command {
     },
     /// Run a built-in three-node demo and print its metrics.
     Demo,
+    /// Regenerate the example reports (one per shipped scenario, plus index.html).
+    Reports {
+        /// Scenarios to run.
+        #[arg(long, default_value = "scenarios")]
+        dir: PathBuf,
+        /// Where to write (replaced atomically).
+        #[arg(long, default_value = "reports")]
+        out: PathBuf,
+    },
     /// Perform the seed lab's eight steps against the simulated API server and write its files.
     Lab {
         /// Directory to write (replaced atomically; nothing is written if a step fails).
@@ -187,6 +196,7 @@ fn main() -> ExitCode {
         Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
         Command::List { dir } => cmd_list(&dir),
         Command::Demo => cmd_demo(),
+        Command::Reports { dir, out } => cmd_reports(&dir, &out),
         Command::Lab { out, epoch } => return finish(lab(&out, epoch.as_deref())),
         Command::Expiry { files, now, expect } => return finish(expiry(&files, now.as_deref(), expect.as_ref())),
         Command::Audit { files, flag, tolerance, now } => {
@@ -467,4 +477,13 @@ fn cmd_envelope(input: sim_cli::envelope::EnvelopeInput) -> Result<ExitCode, Inp
     let envelope = sim_cli::envelope::evaluate(&input);
     print!("{}", sim_cli::envelope::report(&input, &envelope));
     Ok(if envelope.inside_failing { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn cmd_reports(dir: &Path, out: &Path) -> Result<ExitCode, InputError> {
+    let entries = sim_cli::reports::generate(dir, out).map_err(InputError)?;
+    for e in &entries {
+        println!("{:<40} {}", e.name, if e.passed { "expectations pass" } else { "an expectation FAILS" });
+    }
+    println!("wrote {}/index.html and {} reports", out.display(), entries.len());
+    Ok(if entries.iter().all(|e| e.passed) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -232,3 +232,35 @@ fn the_complete_example_in_docs_scenarios_md_runs_and_meets_its_expectations() {
     let o = leasesim(&["run", file.to_str().unwrap(), "--out", tmp.path().join("out").to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The committed reports/ are what the current code produces: a change of behaviour or of
+/// determinism shows up here as a diff. (Regenerate with `leasesim reports`.)
+#[test]
+fn committed_reports_match_a_fresh_regeneration_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = tmp.path().join("reports");
+    let o = leasesim(&["reports", "--out", fresh.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    fn files(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() { out.extend(files(&p)) } else { out.push(p) }
+        }
+        out.sort();
+        out
+    }
+    let committed = repo().join("reports");
+    let rel = |base: &Path, v: Vec<PathBuf>| {
+        v.into_iter().map(|p| p.strip_prefix(base).unwrap().to_path_buf()).collect::<Vec<_>>()
+    };
+    let want = rel(&committed, files(&committed));
+    assert_eq!(rel(&fresh, files(&fresh)), want, "the set of report files changed: run `leasesim reports`");
+    for f in want {
+        assert!(
+            std::fs::read(committed.join(&f)).unwrap() == std::fs::read(fresh.join(&f)).unwrap(),
+            "reports/{} is stale: run `cargo run --release --bin leasesim -- reports` and commit",
+            f.display()
+        );
+    }
+}

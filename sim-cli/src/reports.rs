@@ -1,0 +1,54 @@
+//! `leasesim reports`: regenerates `reports/` from every shipped scenario — per scenario a folder
+//! with `report.html`, `timeline.svg`, `transitions.svg` and `summary.json`, plus `index.html`.
+//! Only text formats are written (PNG rasterisation may differ between CPUs), so the committed
+//! folder can be compared byte for byte by a test.
+
+use crate::output::StagedDir;
+use crate::report::ImageFormat;
+use crate::run;
+use crate::scenario_file;
+use std::path::Path;
+
+/// One scenario's line in the index.
+pub struct ReportEntry {
+    pub name: String,
+    pub passed: bool,
+}
+
+/// Runs every `*.toml` in `scenarios_dir` (with its own seed) and writes the reports to `out`,
+/// replacing it atomically. `scenarios_dir` is used as given in replay commands, so run this from
+/// the repository root for committed reports.
+pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, String> {
+    let mut files: Vec<_> = std::fs::read_dir(scenarios_dir)
+        .map_err(|e| format!("{}: cannot list scenarios: {e}", scenarios_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let staged = StagedDir::new(out)?;
+    let mut index = Vec::new();
+    let mut entries = Vec::new();
+    for path in files {
+        let label = path.display().to_string();
+        let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
+        let loaded = scenario_file::load(&label, &source, &[]).map_err(|e| e.0)?;
+        let output = run::run(&loaded, None, true).map_err(|e| e.0)?;
+        let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        for (file, bytes) in run::report_files(&output, ImageFormat::Svg)? {
+            staged.write(&format!("{name}/{file}"), bytes)?;
+        }
+        let mut summary = serde_json::to_string_pretty(&run::summary_json(&output)).expect("json");
+        summary.push('\n');
+        staged.write(&format!("{name}/summary.json"), summary)?;
+        let first_line = output.description.split(". ").next().unwrap_or("").trim_end_matches('.').to_string();
+        index.push((name.clone(), first_line, format!("{name}/report.html"), output.all_passed()));
+        entries.push(ReportEntry { name, passed: output.all_passed() });
+    }
+    staged.write("index.html", crate::report::index_html(&index))?;
+    staged.write(
+        "README.md",
+        "Generated example reports: one folder per shipped scenario (report.html, timeline.svg, transitions.svg, summary.json) and index.html linking them. Regenerate from the repository root with `cargo run --release --bin leasesim -- reports`; a test checks these files are current.\n",
+    )?;
+    staged.commit()?;
+    Ok(entries)
+}
