@@ -46,6 +46,10 @@ enum Command {
         /// Run twice in this process and report the first event where the runs differ.
         #[arg(long)]
         check_determinism: bool,
+        /// Start from a real cluster's Leases (`kubectl get lease -A -o yaml > leases.yaml`):
+        /// they exist before the run and time 0 is their latest renewTime.
+        #[arg(long, value_name = "LEASES.yaml")]
+        from_cluster: Option<String>,
         /// Plot format: svg, png or both.
         #[arg(long, default_value = "svg", value_parser = sim_cli::report::ImageFormat::parse)]
         format: sim_cli::report::ImageFormat,
@@ -190,7 +194,11 @@ struct SweepCli {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, overrides, output, check_determinism, format } => {
+        Command::Run { scenario, seed, out, mut overrides, output, check_determinism, from_cluster, format } => {
+            // The flag is the file's `from_cluster` key, so the replay command carries it too.
+            if let Some(dump) = from_cluster {
+                overrides.push(format!("from_cluster={dump}"));
+            }
             cmd_run(&scenario, seed, out, &overrides, output, check_determinism, format)
         }
         Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),

@@ -72,6 +72,9 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
         scenario.seed = s;
     }
     let expectations = parse_expectations(loaded)?;
+    if let Some(dump) = scenario.from_cluster.clone() {
+        start_from_cluster(&mut scenario, &loaded.path, &dump)?;
+    }
     let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let world = World::new(spec).map_err(|m| InputError(format!("{}: {m}", loaded.path)))?;
@@ -370,4 +373,52 @@ pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Resu
     };
     files.push(("report.html".into(), report::report_html(&parts).into_bytes()));
     Ok(files)
+}
+
+/// Starts the scenario from a real cluster's Leases: each Lease of the dump is created before the
+/// run (holder, duration, times and transitions as dumped), and true time 0 is placed at the
+/// dump's latest renewTime, so the run shows what happens next to those Leases. A relative path
+/// is looked up from the working directory, then beside the scenario file.
+pub fn start_from_cluster(
+    scenario: &mut sim_core::scenario::Scenario,
+    scenario_path: &str,
+    dump: &str,
+) -> Result<(), InputError> {
+    let mut path = std::path::PathBuf::from(dump);
+    if !path.exists()
+        && let Some(dir) = std::path::Path::new(scenario_path).parent()
+    {
+        let beside = dir.join(dump);
+        if beside.exists() {
+            path = beside;
+        }
+    }
+    let leases =
+        crate::lease_tools::read_lease_files(&[&path]).map_err(|e| InputError(format!("--from-cluster: {e}")))?;
+    if leases.is_empty() {
+        return Err(InputError(format!("--from-cluster: {} holds no Lease", path.display())));
+    }
+    let latest = leases.iter().map(|l| l.renew_time).max().expect("non-empty");
+    scenario.epoch = Some(latest.to_rfc3339());
+    let default_ns = scenario.lease.namespace.clone().unwrap_or_else(|| "default".into());
+    for l in &leases {
+        let mut spec = serde_json::Map::new();
+        if let Some(h) = &l.holder {
+            spec.insert("holderIdentity".into(), json!(h));
+        }
+        spec.insert("leaseDurationSeconds".into(), json!(l.lease_duration_seconds));
+        if let Some(a) = l.acquire_time {
+            spec.insert("acquireTime".into(), json!(a.to_rfc3339()));
+        }
+        spec.insert("renewTime".into(), json!(l.renew_time.to_rfc3339()));
+        spec.insert("leaseTransitions".into(), json!(l.lease_transitions));
+        let namespace = if l.namespace.is_empty() { default_ns.clone() } else { l.namespace.clone() };
+        scenario.objects.push(json!({
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": l.name, "namespace": namespace},
+            "spec": spec,
+        }));
+    }
+    Ok(())
 }

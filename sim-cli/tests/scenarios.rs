@@ -264,3 +264,38 @@ fn committed_reports_match_a_fresh_regeneration_byte_for_byte() {
         );
     }
 }
+
+/// A real cluster's Leases as the starting point: the dumped holder (a pod that is gone) keeps
+/// the Lease until client-go candidates, who have never observed it, wait a full LeaseDuration;
+/// the takeover continues the dumped leaseTransitions.
+#[test]
+fn run_from_cluster_starts_from_the_dumped_leases() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = repo().join("sim-cli/tests/fixtures/cluster-leases.yaml");
+    let o = leasesim(&[
+        "run",
+        "renew",
+        "--from-cluster",
+        dump.to_str().unwrap(),
+        "--set",
+        "expect=[\"lease_transitions == 5\", \"failover_seconds.count == 0\"]",
+        "-o",
+        "json",
+        "--out",
+        tmp.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(summary["replay"].as_str().unwrap().contains("--set from_cluster="));
+    assert_eq!(summary["config"]["epoch"], "2026-03-01T09:00:00.250000Z");
+    // The first acquisition comes one LeaseDuration (15 s) after the candidates first saw the
+    // dumped record, not at once, although its renewTime is already 0 s old.
+    let trace = std::fs::read_to_string(tmp.path().join("trace.jsonl")).unwrap();
+    let first = trace.lines().find(|l| l.contains("\"kind\":\"started-leading\"")).expect("someone leads");
+    let v: serde_json::Value = serde_json::from_str(first).unwrap();
+    let t = v["t_ns"].as_u64().unwrap();
+    assert!((15_000_000_000..20_000_000_000).contains(&t), "first acquisition at {t} ns");
+    let bad = leasesim(&["run", "renew", "--from-cluster", "sim-cli/tests/fixtures/bad-renew-time.yaml"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("renewTime"));
+}

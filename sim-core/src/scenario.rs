@@ -367,6 +367,10 @@ pub struct Scenario {
     pub unsafe_mode: bool,
     /// RFC 3339 wall-clock time of true time 0 (default 2026-01-01T00:00:00Z).
     pub epoch: Option<String>,
+    /// A real cluster's Lease dump (`kubectl get lease -A -o yaml`) to start from: its Leases
+    /// are created before the run and the epoch becomes the dump's latest renewTime. Read by
+    /// `sim-cli` (this crate reads no files).
+    pub from_cluster: Option<String>,
     #[serde(default)]
     pub lease: LeaseDoc,
     #[serde(default)]
@@ -988,6 +992,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "seed",
             "unsafe",
             "epoch",
+            "from_cluster",
             "lease",
             "defaults",
             "nodes",
