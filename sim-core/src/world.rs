@@ -213,6 +213,7 @@ pub struct World {
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
     events_processed: u64,
+    requests_by_verb_status: std::collections::BTreeMap<(&'static str, u16), u64>,
 }
 
 impl World {
@@ -317,6 +318,7 @@ impl World {
             faults: Vec::new(),
             actions: Vec::new(),
             events_processed: 0,
+            requests_by_verb_status: Default::default(),
         })
     }
 
@@ -659,9 +661,8 @@ impl World {
         let result = self.server.handle(now, &request);
         let code = code_of(&result);
         self.metrics.api_requests += 1;
-        // Formatting the key allocates; it is per request, and cheap next to handling one.
-        let key = format!("{} {}", verb_name(request.verb), code);
-        *self.metrics.api_requests_by_verb_status.entry(key).or_insert(0) += 1;
+        // Counted by (verb, status) without formatting; the string keys are built once at the end.
+        *self.requests_by_verb_status.entry((verb_name(request.verb), code)).or_insert(0) += 1;
         let rv_after = self.server.resource_version();
         if self.trace.is_some() {
             let message = result.as_ref().err().map(|e| e.message.clone()).unwrap_or_default();
@@ -1329,6 +1330,9 @@ impl World {
             }
         }
         self.spans.sort_by_key(|s| (s.node, s.kind, s.from));
+        for ((verb, code), n) in &self.requests_by_verb_status {
+            self.metrics.api_requests_by_verb_status.insert(format!("{verb} {code}"), *n);
+        }
         self.metrics.dual_leader_windows = self.dual_windows.len() as u64;
         self.metrics.max_dual_leader_seconds = self.dual_windows.iter().map(|w| w.seconds()).fold(0.0, f64::max);
         self.metrics.lease_transitions = self
