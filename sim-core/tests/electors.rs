@@ -246,3 +246,65 @@ fn same_seed_gives_the_same_run_and_a_different_seed_a_different_one() {
     assert_ne!(a.trace, c.trace);
     assert_eq!(first_leader(&a), 0);
 }
+
+#[test]
+fn adding_a_node_does_not_change_the_draws_of_the_others() {
+    let spec = |n: usize| {
+        // The same setup objects (RBAC for three) either way: only the third process differs.
+        let mut s = WorldSpec::basic(11, 3, Algorithm::ClientGo, secs(120));
+        s.nodes.truncate(n);
+        s.trace = true;
+        for node in &mut s.nodes {
+            let lat = sim_core::net::Latency::Uniform { min: millis(1), max: millis(40) };
+            node.link.up.latency = lat.clone();
+            node.link.down.latency = lat;
+        }
+        s.faults.push(fault(secs(20), 0, FaultKind::Crash));
+        if n == 3 {
+            s.nodes[2].start_at = secs(100); // joins late: nothing before 100 s may change
+        }
+        s
+    };
+    let two = run(spec(2));
+    let three = run(spec(3));
+    let before = |r: &RunResult| r.trace.iter().filter(|e| e.t < secs(100)).cloned().collect::<Vec<_>>();
+    assert!(before(&two).len() > 50);
+    let (a, b) = (before(&two), before(&three));
+    let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(a == b, "runs diverge at event {first_difference:?} before the third node starts");
+}
+
+#[test]
+fn random_fault_processes_are_drawn_from_the_seed_and_hit_the_current_holder() {
+    use sim_core::model::{DurationDist, RandomFault, RandomFaultKind};
+    let spec = |seed| {
+        let mut s = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(1800));
+        s.random_faults.push(RandomFault {
+            key: "gc".into(),
+            mean_interval: secs(120),
+            from: 0,
+            until: secs(1800),
+            target: Target::Holder,
+            kind: RandomFaultKind::Pause { duration: DurationDist::Uniform { min: secs(5), max: secs(30) } },
+        });
+        s.random_faults.push(RandomFault {
+            key: "oom".into(),
+            mean_interval: secs(600),
+            from: 0,
+            until: secs(1800),
+            target: Target::Random,
+            kind: RandomFaultKind::CrashRestart { restart_after: DurationDist::Exponential { mean: secs(10) } },
+        });
+        s
+    };
+    let a = run(spec(3));
+    let b = run(spec(3));
+    let c = run(spec(4));
+    assert_eq!(a.faults, b.faults);
+    assert_ne!(a.faults, c.faults);
+    let pauses = a.faults.iter().filter(|f| f.kind == "pause").count();
+    assert!((5..=30).contains(&pauses), "{pauses} pauses in 30 min at one per 2 min");
+    // Pauses longer than the lease hit the acting leader: some give dual-leader windows.
+    assert!(a.metrics.dual_leader_windows >= 1);
+    assert!(a.metrics.failover_seconds.len() >= 1);
+}
