@@ -306,5 +306,5 @@ fn random_fault_processes_are_drawn_from_the_seed_and_hit_the_current_holder() {
     assert!((5..=30).contains(&pauses), "{pauses} pauses in 30 min at one per 2 min");
     // Pauses longer than the lease hit the acting leader: some give dual-leader windows.
     assert!(a.metrics.dual_leader_windows >= 1);
-    assert!(a.metrics.failover_seconds.len() >= 1);
+    assert!(!a.metrics.failover_seconds.is_empty());
 }
