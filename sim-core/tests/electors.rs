@@ -4,6 +4,7 @@ use sim_core::elector::{AfterLost, Algorithm};
 use sim_core::model::{FaultKind, FieldManager, ReconcileMode, Target, TimedFault, WorldSpec};
 use sim_core::net::Cut;
 use sim_core::time::{as_secs_f64, millis, secs};
+use sim_core::trace::TraceKind;
 use sim_core::world::{RunResult, World};
 
 fn run(spec: WorldSpec) -> RunResult {
@@ -307,4 +308,85 @@ fn random_fault_processes_are_drawn_from_the_seed_and_hit_the_current_holder() {
     // Pauses longer than the lease hit the acting leader: some give dual-leader windows.
     assert!(a.metrics.dual_leader_windows >= 1);
     assert!(!a.metrics.failover_seconds.is_empty());
+}
+
+/// The server applies a request when it arrives, whatever becomes of the answer: a renewal
+/// slowed past the client's timeout lands on the server while the leader sees a timeout.
+#[test]
+fn a_request_can_be_applied_while_the_client_sees_a_timeout() {
+    let mut spec = WorldSpec::basic(2, 1, Algorithm::ClientGo, secs(60));
+    spec.trace = true;
+    // Requests arriving in [20 s, 30 s) take 6 s more than the 5 s request timeout allows.
+    spec.server.slowdowns.push((secs(20), secs(30), secs(6)));
+    let r = run(spec);
+    let timed_out: Vec<u64> =
+        r.trace.iter().filter_map(|e| if let TraceKind::Timeout { id } = e.kind { Some(id) } else { None }).collect();
+    assert!(!timed_out.is_empty());
+    let applied_ok =
+        |id: u64| r.trace.iter().any(|e| matches!(e.kind, TraceKind::Applied { id: i, code: 200, .. } if i == id));
+    assert!(timed_out.iter().any(|&id| applied_ok(id)), "no timed-out request was applied");
+}
+
+fn first_wait_after_failed_acquire(r: &RunResult, node: usize) -> Vec<u64> {
+    // Gaps between a node's consecutive acquire attempts (its GETs while it does not lead).
+    let gets: Vec<u64> = r
+        .trace
+        .iter()
+        .filter(|e| e.node == Some(node) && matches!(&e.kind, TraceKind::Request { verb: "get", .. }))
+        .map(|e| e.t)
+        .collect();
+    gets.windows(2).map(|w| w[1] - w[0]).collect()
+}
+
+#[test]
+fn client_go_jitters_its_retries_and_the_python_client_does_not() {
+    let run_with = |algorithm| {
+        let mut spec = WorldSpec::basic(9, 2, algorithm, secs(60));
+        spec.trace = true;
+        for n in &mut spec.nodes {
+            n.link = Default::default();
+            n.link.up.latency = sim_core::net::Latency::Fixed(0);
+            n.link.down.latency = sim_core::net::Latency::Fixed(0);
+        }
+        run(spec)
+    };
+    let go = first_wait_after_failed_acquire(&run_with(Algorithm::ClientGo), 1);
+    assert!(go.iter().all(|&g| (secs(2)..secs(2) * 22 / 10).contains(&g)), "{go:?}");
+    assert!(go.windows(2).any(|w| w[0] != w[1]), "client-go waits are drawn fresh each time");
+    let py = first_wait_after_failed_acquire(&run_with(Algorithm::PythonClient), 1);
+    assert!(py.iter().all(|&g| g == secs(2)), "the Python client sleeps exactly RetryPeriod: {py:?}");
+}
+
+/// The Python client's API calls have no timeout: when the leader's responses stop coming back
+/// (the down direction is cut) its renewal hangs, it never checks its deadline, and it keeps
+/// leading — while a candidate takes the lease.
+#[test]
+fn a_python_leader_whose_call_hangs_keeps_leading() {
+    let mut spec = WorldSpec::basic(4, 2, Algorithm::PythonClient, secs(120));
+    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(90), cut: Cut::Down }));
+    let r = run(spec);
+    assert!(r.metrics.nodes["widget-operator-0"].acting_leader_seconds > 119.0);
+    assert!(r.metrics.dual_leader_seconds > 60.0, "{}", r.metrics.dual_leader_seconds);
+    // leaseTransitions is never written by the Python client.
+    assert_eq!(r.metrics.lease_transitions, 0);
+    assert!(r.metrics.leader_changes >= 1);
+}
+
+/// client-go before v0.27 used the follower's own LeaseDuration, not the record's: a leader
+/// configured with a 60 s lease is taken over by a legacy follower (15 s) about 15 s after it
+/// crashes, by a current follower only after about 60 s.
+#[test]
+fn client_go_legacy_uses_its_own_duration_and_current_client_go_the_records() {
+    let failover = |algorithm| {
+        let mut spec = WorldSpec::basic(6, 2, algorithm, secs(150));
+        spec.nodes[0].elector.lease_duration = secs(60);
+        spec.nodes[0].elector.renew_deadline = secs(40);
+        spec.nodes[1].start_at = secs(1);
+        spec.faults.push(fault(secs(30), 0, FaultKind::Crash));
+        run(spec).metrics.failover_seconds[0]
+    };
+    let legacy = failover(Algorithm::ClientGoLegacy);
+    let current = failover(Algorithm::ClientGo);
+    assert!((15.0 - 4.4..15.0 + 4.5).contains(&legacy), "legacy failover {legacy}");
+    assert!((60.0 - 4.4..60.0 + 4.5).contains(&current), "current failover {current}");
 }
