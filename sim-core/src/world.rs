@@ -738,38 +738,10 @@ impl World {
                 ),
             ),
             ReconcileMode::Apply { force } => {
-                let body = self.child_body(node, &spec, None);
-                let manager = self.manager_of(node, &spec);
-                (
-                    ReconcileStep::Write,
-                    self.request(
-                        node,
-                        Verb::Apply,
-                        Kind::ConfigMap,
-                        &spec.namespace,
-                        &spec.object,
-                        Body::Json(body),
-                        Some(manager),
-                        force,
-                    ),
-                )
+                (ReconcileStep::Write, self.child_write(node, &spec, Verb::Apply, None, force))
             }
             ReconcileMode::CreateIfAbsent => {
-                let body = self.child_body(node, &spec, None);
-                let manager = self.manager_of(node, &spec);
-                (
-                    ReconcileStep::Write,
-                    self.request(
-                        node,
-                        Verb::Create,
-                        Kind::ConfigMap,
-                        &spec.namespace,
-                        &spec.object,
-                        Body::Json(body),
-                        Some(manager),
-                        false,
-                    ),
-                )
+                (ReconcileStep::Write, self.child_write(node, &spec, Verb::Create, None, false))
             }
         };
         self.send_reconciler(now, node, step, request);
@@ -780,6 +752,20 @@ impl World {
             FieldManager::Identity => self.nodes[node].identity.clone(),
             FieldManager::Shared(name) => name.clone(),
         }
+    }
+
+    /// A write of the reconciler's child object under its field manager.
+    fn child_write(
+        &self,
+        node: usize,
+        spec: &ReconcilerSpec,
+        verb: Verb,
+        resource_version: Option<&str>,
+        force: bool,
+    ) -> Request {
+        let body = self.child_body(node, spec, resource_version);
+        let manager = self.manager_of(node, spec);
+        self.request(node, verb, Kind::ConfigMap, &spec.namespace, &spec.object, Body::Json(body), Some(manager), force)
     }
 
     fn child_body(&self, node: usize, spec: &ReconcilerSpec, resource_version: Option<&str>) -> serde_json::Value {
@@ -874,34 +860,11 @@ impl World {
                 self.send_reconciler(now, node, ReconcileStep::ChildGet, request);
             }
             (ReconcileStep::ChildGet, result) => {
-                let manager = Some(self.manager_of(node, &spec));
                 let request = match result {
                     Ok(Object::ConfigMap(cm)) => {
-                        let body = self.child_body(node, &spec, Some(&cm.metadata.resource_version));
-                        self.request(
-                            node,
-                            Verb::Update,
-                            Kind::ConfigMap,
-                            &spec.namespace,
-                            &spec.object,
-                            Body::Json(body),
-                            manager,
-                            false,
-                        )
+                        self.child_write(node, &spec, Verb::Update, Some(&cm.metadata.resource_version), false)
                     }
-                    Err(e) if e.code == 404 => {
-                        let body = self.child_body(node, &spec, None);
-                        self.request(
-                            node,
-                            Verb::Create,
-                            Kind::ConfigMap,
-                            &spec.namespace,
-                            &spec.object,
-                            Body::Json(body),
-                            manager,
-                            false,
-                        )
-                    }
+                    Err(e) if e.code == 404 => self.child_write(node, &spec, Verb::Create, None, false),
                     _ => {
                         self.arm_reconcile(now, node);
                         return;

@@ -6,7 +6,7 @@
 //! compared byte for byte.
 
 mod canvas;
-mod fonts;
+pub(crate) mod fonts;
 mod header;
 mod html;
 mod layout;

@@ -6,24 +6,12 @@ use super::PointSummary;
 use crate::scenario_file::parse_value;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::{FontStyle, register_font};
 use serde_json::Value;
 use std::path::Path;
-use std::sync::Once;
 
-/// DejaVu Sans (Bitstream Vera licence: `assets/fonts/DejaVu-LICENSE.txt`). Compiled in so
-/// plots look the same on every machine and need no system fonts.
-static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-static FONT: Once = Once::new();
-
-/// Registers the bundled font as "sans-serif" once per process.
+/// The bundled font, shared with the run plots (no system fonts needed).
 pub fn ensure_font() {
-    FONT.call_once(|| {
-        // The bytes are compiled in; failing to parse them is a build defect, not an input error.
-        if register_font("sans-serif", FontStyle::Normal, DEJAVU_SANS).is_err() {
-            panic!("the bundled DejaVu Sans font failed to load");
-        }
-    });
+    crate::report::fonts::ensure_registered();
 }
 
 const COLOURS: [RGBColor; 8] = [
