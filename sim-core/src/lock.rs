@@ -50,9 +50,38 @@ impl LeaseLock {
             acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
             renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
             lease_transitions: transitions,
-            strategy: previous.and_then(|p| p.strategy.clone()),
-            preferred_holder: previous.and_then(|p| p.preferred_holder.clone()),
+            // client-go's LeaderElectionRecordToLeaseSpec builds a fresh spec (its records carry
+            // no strategy here), so a PUT erases them; the Python client edits the fetched spec.
+            strategy: if self.writes_transitions { None } else { previous.and_then(|p| p.strategy.clone()) },
+            preferred_holder: if self.writes_transitions {
+                None
+            } else {
+                previous.and_then(|p| p.preferred_holder.clone())
+            },
         }
+    }
+
+    /// The Python client serialises datetimes with `isoformat()`, which drops the fraction when
+    /// the microseconds are zero (`2026-01-01T00:00:02+00:00`); the server's MicroTime parser
+    /// then refuses the body with a 400. Such a write is sent as the JSON the client would send,
+    /// so the server gives its real answer; every other write stays typed.
+    fn python_body(&self, lease: &Lease) -> Option<Body> {
+        if self.writes_transitions {
+            return None;
+        }
+        let whole_second = |t: Option<MicroTime>| t.is_some_and(|t| t.unix_micros().rem_euclid(1_000_000) == 0);
+        if !whole_second(lease.spec.acquire_time) && !whole_second(lease.spec.renew_time) {
+            return None;
+        }
+        let mut json = crate::api::to_json(&crate::api::Object::Lease(Arc::new(lease.clone())));
+        for key in ["acquireTime", "renewTime"] {
+            if let Some(v) = json["spec"].get_mut(key)
+                && let Some(text) = v.as_str()
+            {
+                *v = serde_json::json!(isoformat(text));
+            }
+        }
+        Some(Body::Json(json))
     }
 
     /// The request for `op`, or an immediate error (client-go refuses an Update before any Get
@@ -69,13 +98,13 @@ impl LeaseLock {
                     },
                     spec: self.spec_of(record, None),
                 };
-                (Verb::Create, Body::Lease(Arc::new(lease)))
+                (Verb::Create, self.python_body(&lease).unwrap_or_else(|| Body::Lease(Arc::new(lease))))
             }
             LockOp::Update(record) => {
                 let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
                 let mut lease = Lease::clone(cached);
                 lease.spec = self.spec_of(record, Some(&cached.spec));
-                (Verb::Update, Body::Lease(Arc::new(lease)))
+                (Verb::Update, self.python_body(&lease).unwrap_or_else(|| Body::Lease(Arc::new(lease))))
             }
             LockOp::MergePatch(record) => {
                 let spec = serde_json::to_value(self.spec_of(record, None)).expect("a LeaseSpec always serialises");
@@ -120,5 +149,24 @@ pub fn record_of(spec: &LeaseSpec) -> Record {
         acquire_time_micros: spec.acquire_time.map(|t| t.unix_micros()),
         renew_time_micros: spec.renew_time.map(|t| t.unix_micros()),
         leader_transitions: spec.lease_transitions.unwrap_or(0),
+    }
+}
+
+/// Python's `datetime.isoformat()` of a UTC time given as MicroTime text
+/// (`2026-01-01T00:00:02.000000Z` → `2026-01-01T00:00:02+00:00`; a non-zero fraction is kept).
+fn isoformat(micro_time: &str) -> String {
+    let body = micro_time.trim_end_matches('Z');
+    let body = body.strip_suffix(".000000").unwrap_or(body);
+    format!("{body}+00:00")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::isoformat;
+
+    #[test]
+    fn python_isoformat_drops_a_zero_fraction() {
+        assert_eq!(isoformat("2026-01-01T00:00:02.000000Z"), "2026-01-01T00:00:02+00:00");
+        assert_eq!(isoformat("2026-01-01T00:00:02.000100Z"), "2026-01-01T00:00:02.000100+00:00");
     }
 }

@@ -587,6 +587,16 @@ impl World {
                         self.reconcile(now, node);
                     }
                 }
+                Output::LeaderContextDone => {
+                    if self.nodes[node].acting {
+                        self.trace(now, Some(node), TraceKind::StoppedLeading);
+                    }
+                    self.set_acting(now, node, false);
+                    if let Some(r) = self.nodes[node].reconciler.as_mut() {
+                        r.active = false;
+                        r.generation += 1;
+                    }
+                }
                 Output::StoppedLeading => {
                     if self.nodes[node].acting {
                         self.trace(now, Some(node), TraceKind::StoppedLeading);

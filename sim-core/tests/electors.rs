@@ -363,9 +363,14 @@ fn client_go_jitters_its_retries_and_the_python_client_does_not() {
 #[test]
 fn a_python_leader_whose_call_hangs_keeps_leading() {
     let mut spec = WorldSpec::basic(4, 2, Algorithm::PythonClient, secs(120));
-    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(90), cut: Cut::Down }));
+    spec.faults.push(TimedFault {
+        at: secs(30),
+        target: Target::Holder,
+        kind: FaultKind::Partition { duration: secs(90), cut: Cut::Down },
+    });
     let r = run(spec);
-    assert!(r.metrics.nodes["widget-operator-0"].acting_leader_seconds > 119.0);
+    let longest = r.metrics.nodes.values().map(|n| n.acting_leader_seconds).fold(0.0, f64::max);
+    assert!(longest > 110.0, "the hung leader should lead to the end: {longest}");
     assert!(r.metrics.dual_leader_seconds > 60.0, "{}", r.metrics.dual_leader_seconds);
     // leaseTransitions is never written by the Python client.
     assert_eq!(r.metrics.lease_transitions, 0);
@@ -389,4 +394,64 @@ fn client_go_legacy_uses_its_own_duration_and_current_client_go_the_records() {
     let current = failover(Algorithm::ClientGo);
     assert!((15.0 - 4.4..15.0 + 4.5).contains(&legacy), "legacy failover {legacy}");
     assert!((60.0 - 4.4..60.0 + 4.5).contains(&current), "current failover {current}");
+}
+
+/// A graceful stop cancels the run context, the leader context's parent: the leader stops
+/// acting at once, even though release (a Get and an Update) takes a round trip or more.
+#[test]
+fn a_graceful_stop_ends_acting_at_once_and_releases_afterwards() {
+    let mut spec = WorldSpec::basic(3, 2, Algorithm::ClientGo, secs(60));
+    spec.trace = true;
+    for n in &mut spec.nodes {
+        n.elector.release_on_cancel = true;
+        n.link.up.latency = sim_core::net::Latency::Fixed(millis(300));
+        n.link.down.latency = sim_core::net::Latency::Fixed(millis(300));
+    }
+    spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
+    let r = run(spec);
+    let leader_span = r.spans.iter().find(|s| s.node == 0 && s.kind == sim_core::world::SpanKind::Leader).unwrap();
+    assert_eq!(leader_span.until, secs(30));
+    let released = r
+        .trace
+        .iter()
+        .any(|e| e.node == Some(0) && matches!(e.kind, TraceKind::Note { note: sim_core::elector::Note::Released }));
+    assert!(released);
+}
+
+/// The Python client takes a lease with an empty holder at once (its get_lock_object turns
+/// `""` into None), so a client-go leader's release hands over within one retry period.
+#[test]
+fn the_python_client_takes_a_released_lease_at_once() {
+    let mut spec = WorldSpec::basic(5, 2, Algorithm::ClientGo, secs(60));
+    spec.nodes[0].elector.release_on_cancel = true;
+    spec.nodes[1].elector = sim_core::elector::ElectorConfig {
+        algorithm: Algorithm::PythonClient,
+        request_timeout: None,
+        ..spec.nodes[1].elector.clone()
+    };
+    spec.nodes[1].start_at = millis(500);
+    spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
+    let r = run(spec);
+    let f = r.metrics.failover_seconds[0];
+    assert!(f <= 2.1, "python failover after a release took {f}s");
+}
+
+/// Python's isoformat() drops a zero fraction, and the server refuses such a MicroTime: a
+/// Python client writing at a whole second gets a 400 with the real decode message.
+#[test]
+fn a_python_write_at_a_whole_second_is_refused_by_the_microtime_parser() {
+    let mut spec = WorldSpec::basic(1, 1, Algorithm::PythonClient, secs(10));
+    spec.trace = true;
+    spec.nodes[0].link.up.latency = sim_core::net::Latency::Fixed(0);
+    spec.nodes[0].link.down.latency = sim_core::net::Latency::Fixed(0);
+    let r = run(spec);
+    let refused = r.trace.iter().any(|e| match &e.kind {
+        TraceKind::Applied { code: 400, message, .. } => {
+            message.contains("cannot be handled as a Lease")
+                && message.contains("cannot parse \"+00:00\" as \".000000\"")
+        }
+        _ => false,
+    });
+    assert!(refused, "no 400 for a whole-second write");
+    assert_eq!(r.metrics.nodes["widget-operator-0"].acquisitions, 0, "every attempt lands on a whole second");
 }

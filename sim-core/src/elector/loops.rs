@@ -43,6 +43,10 @@ struct Rules {
     unfenced: bool,
     /// A lease with an empty holder may be taken at once.
     empty_holder_is_free: bool,
+    /// client-go before v0.27: renew rounds use `PollImmediateUntil`, whose ticker starts after
+    /// the immediate attempt and drops ticks nobody is waiting for (no buffered tick); release
+    /// PUTs the cached object without a Get and without a timeout of its own.
+    legacy: bool,
 }
 
 impl Rules {
@@ -54,6 +58,7 @@ impl Rules {
                 fast_path: true,
                 unfenced: false,
                 empty_holder_is_free: true,
+                legacy: false,
             },
             Algorithm::ClientGoLegacy => Rules {
                 expiry: Expiry::ObservedTime,
@@ -61,6 +66,7 @@ impl Rules {
                 fast_path: false,
                 unfenced: false,
                 empty_holder_is_free: true,
+                legacy: true,
             },
             Algorithm::RenewTime => Rules {
                 expiry: Expiry::RenewTime,
@@ -68,6 +74,7 @@ impl Rules {
                 fast_path: false,
                 unfenced: false,
                 empty_holder_is_free: true,
+                legacy: false,
             },
             // kube-leader-election has no empty-holder shortcut: a released lease (duration 1)
             // becomes takeable one second after its renewTime.
@@ -77,6 +84,7 @@ impl Rules {
                 fast_path: false,
                 unfenced: true,
                 empty_holder_is_free: false,
+                legacy: false,
             },
             Algorithm::PythonClient => unreachable!("the Python client has its own machine"),
         }
@@ -108,6 +116,9 @@ struct Round {
     /// When the poll loop last took a tick (or the round start): a tick in `(last_tick, now]`
     /// is sitting in the ticker's one-slot buffer.
     last_tick: i64,
+    /// Legacy poller only: ticks are at `anchor + k·RP`, the anchor being the end of the round's
+    /// immediate attempt.
+    anchor: Option<i64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -253,11 +264,16 @@ impl LoopElector {
             // acquire() returns false; Run returns and still calls OnStoppedLeading.
             Phase::Acquiring(_) | Phase::WaitingRetry => {
                 self.abandon(out);
+                // The aborted try returns to acquire's loop body, which still reports.
+                self.maybe_report_transition(out);
                 self.finish(out);
             }
-            // The renew loop ends with the context's error; release if configured.
+            // The run context is the parent of the leader context, so the leader's work stops
+            // now; the renew loop ends with the context's error and releases if configured
+            // before OnStoppedLeading runs.
             Phase::Renewing { .. } | Phase::BetweenRounds => {
                 self.abandon(out);
+                out.push(Output::LeaderContextDone);
                 self.maybe_report_transition(out);
                 self.after_renew_loop(now, out);
             }
@@ -301,8 +317,12 @@ impl LoopElector {
     // ---- the renew loop -------------------------------------------------------------------------
 
     fn start_round(&mut self, now: Now, out: &mut Vec<Output>) {
-        let round =
-            Round { start: now.mono, deadline: now.mono + self.config.renew_deadline as i64, last_tick: now.mono };
+        let round = Round {
+            start: now.mono,
+            deadline: now.mono + self.config.renew_deadline as i64,
+            last_tick: now.mono,
+            anchor: None,
+        };
         self.phase = Phase::Renewing { round, attempt: None };
         self.begin_round_try(now, out);
     }
@@ -334,6 +354,22 @@ impl LoopElector {
             return;
         }
         let rp = self.config.retry_period as i64;
+        if self.rules.legacy {
+            // PollImmediateUntil: the ticker starts when the immediate attempt returns, and a tick
+            // that finds nobody waiting is dropped, so the next attempt is at the next tick after
+            // now, never at once.
+            let anchor = round.anchor.unwrap_or(now.mono);
+            let k = (now.mono - anchor) / rp + 1;
+            let next_tick = anchor + k * rp;
+            if now.mono >= round.deadline {
+                self.round_failed(now, out);
+                return;
+            }
+            self.arm(TimerKind::RoundTick, (next_tick - now.mono) as Nanos, out);
+            self.arm(TimerKind::RoundDeadline, (round.deadline - now.mono) as Nanos, out);
+            self.phase = Phase::Renewing { round: Round { anchor: Some(anchor), ..round }, attempt: None };
+            return;
+        }
         // The first tick after the one last taken: ticks are at start + k·RP.
         let k = (round.last_tick - round.start) / rp + 1;
         let next_tick = round.start + k * rp;
@@ -370,7 +406,28 @@ impl LoopElector {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.cancel(TimerKind::NextRound);
-        if self.config.release_on_cancel {
+        if self.config.release_on_cancel && self.rules.legacy {
+            // Before v0.34 release PUT the cached object (its possibly stale resourceVersion)
+            // with the observed transitions, without a Get, under context.TODO().
+            if !self.is_leader() {
+                self.finish(out);
+                return;
+            }
+            let released = Record {
+                holder_identity: String::new(),
+                lease_duration_seconds: 1,
+                acquire_time_micros: Some(micros_of(now.wall)),
+                renew_time_micros: Some(micros_of(now.wall)),
+                leader_transitions: self.observed.leader_transitions,
+            };
+            let op = self.write_op(released.clone());
+            match self.send(op, now, None, out) {
+                None => {
+                    self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline: i64::MAX, record: released }
+                }
+                Some(result) => self.continue_release(ReleaseStep::Update, i64::MAX, released, now, result, out),
+            }
+        } else if self.config.release_on_cancel {
             // release() uses a fresh background context bounded by RenewDeadline.
             let deadline = now.mono + self.config.renew_deadline as i64;
             match self.send(LockOp::Get, now, Some(deadline), out) {
@@ -485,12 +542,13 @@ impl LoopElector {
                 (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate.clone())),
                 (Step::Get, Err(_)) | (Step::Create, Err(_)) | (Step::Update, Err(_)) => return Progress::Done(false),
                 (Step::Get, Ok(record)) => {
+                    // `len(oldLeaderElectionRecord.HolderIdentity) > 0`: the record just read.
+                    let holder_set = !record.holder_identity.is_empty();
                     let raw = record.raw();
                     if self.observed_raw.as_ref() != Some(&raw) {
                         self.set_observed(record, now);
                         self.observed_raw = Some(raw);
                     }
-                    let holder_set = !self.observed.holder_identity.is_empty();
                     let held = (holder_set || !self.rules.empty_holder_is_free) && self.is_lease_valid(t.started);
                     if held && !self.is_leader() {
                         out.push(Output::Note(Note::HeldByAnother));

@@ -144,6 +144,9 @@ pub enum Output {
     /// it; the response, if any, is dropped.)
     Abandon,
     StartedLeading,
+    /// The leader context is cancelled: the leader's work (OnStartedLeading's goroutine) stops
+    /// now, before release and OnStoppedLeading (a graceful stop cancels the parent context).
+    LeaderContextDone,
     StoppedLeading,
     NewLeader(String),
     Note(Note),

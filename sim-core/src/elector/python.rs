@@ -3,7 +3,10 @@
 //! - every wait is exactly RetryPeriod (no jitter); the first try is immediate;
 //! - every try is a GET then, if allowed, a PUT with the GET's resourceVersion (no fast path);
 //! - expiry: `observed_time_ms + own lease_duration·1000 > now_ms`, where observed_time is the
-//!   wall clock (`time.time()`) when the record last differed; no empty-holder shortcut;
+//!   wall clock (`time.time()`) when the record (holder, duration, acquire, renew) last
+//!   differed; a record with an empty holder, no duration or no times is taken at once;
+//! - times are sent as `isoformat()`, which drops a zero fraction: a write at a whole second is
+//!   refused by the server (400), see `crate::lock`;
 //! - renew rounds: `deadline = now + renew_deadline`, checked only *between* attempts, after a
 //!   RetryPeriod sleep; after a successful round, sleep RetryPeriod;
 //! - API calls carry no timeout: a request whose response never comes hangs the loop, and the
@@ -132,7 +135,26 @@ impl PythonElector {
             }
             (Step::Get, Err(_)) => false,
             (Step::Get, Ok(record)) => {
-                if self.observed.as_ref() != Some(&record) {
+                // get_lock_object keeps only truthy fields; a record missing any of them is
+                // taken at once, without an expiry check.
+                if record.holder_identity.is_empty()
+                    || record.lease_duration_seconds == 0
+                    || record.acquire_time_micros.is_none()
+                    || record.renew_time_micros.is_none()
+                {
+                    self.candidate.leader_transitions = record.leader_transitions;
+                    self.step = Step::Update;
+                    self.send(LockOp::Update(self.candidate.clone()), out);
+                    return;
+                }
+                // `__dict__` of the record: holder, duration, acquire and renew (no transitions).
+                let same = |a: &Record, b: &Record| {
+                    a.holder_identity == b.holder_identity
+                        && a.lease_duration_seconds == b.lease_duration_seconds
+                        && a.acquire_time_micros == b.acquire_time_micros
+                        && a.renew_time_micros == b.renew_time_micros
+                };
+                if !self.observed.as_ref().is_some_and(|o| same(o, &record)) {
                     self.observed = Some(record.clone());
                     self.observed_time_ms = wall_ms(now);
                 }
@@ -169,9 +191,6 @@ impl PythonElector {
             Phase::Acquiring if ok => {
                 out.push(Output::Note(Note::AcquiredLease));
                 out.push(Output::StartedLeading);
-                if let Some(r) = &self.observed {
-                    out.push(Output::NewLeader(r.holder_identity.clone()));
-                }
                 // The renew loop starts with an immediate round.
                 let deadline_ms = wall_ms(_now) + (self.config.renew_deadline / 1_000_000) as i64;
                 self.phase = Phase::Renewing { deadline_ms };
