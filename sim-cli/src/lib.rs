@@ -10,4 +10,5 @@ pub mod report;
 pub mod reports;
 pub mod run;
 pub mod scenario_file;
+pub mod shipped;
 pub mod sweep;

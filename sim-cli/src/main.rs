@@ -20,6 +20,13 @@ struct Cli {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum TraceMode {
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
 enum OutputFormat {
     Table,
     Json,
@@ -28,32 +35,7 @@ enum OutputFormat {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scenario file (or a shipped scenario by name) and write its trace and summary.
-    Run {
-        /// A scenario file, or the name of a shipped scenario (`leasesim list`).
-        scenario: String,
-        /// Seed of the run (default: the file's `seed`).
-        #[arg(long, env = "LEASESIM_SEED")]
-        seed: Option<u64>,
-        /// Output directory (default: out/<scenario>-seed<N>).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Override a value of the file: `--set defaults.renew_deadline=20s`.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        overrides: Vec<String>,
-        /// What to print on stdout.
-        #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
-        output: OutputFormat,
-        /// Run twice in this process and report the first event where the runs differ.
-        #[arg(long)]
-        check_determinism: bool,
-        /// Start from a real cluster's Leases (`kubectl get lease -A -o yaml > leases.yaml`):
-        /// they exist before the run and time 0 is their latest renewTime.
-        #[arg(long, value_name = "LEASES.yaml")]
-        from_cluster: Option<String>,
-        /// Plot format: svg, png or both.
-        #[arg(long, default_value = "svg", value_parser = sim_cli::report::ImageFormat::parse)]
-        format: sim_cli::report::ImageFormat,
-    },
+    Run(RunCli),
     /// Check a scenario file without running it.
     Validate {
         scenario: String,
@@ -62,7 +44,7 @@ enum Command {
     },
     /// The shipped scenarios with their one-line descriptions.
     List {
-        /// Where to look (default: ./scenarios).
+        /// Where to look (default: ./scenarios, else the scenarios built into leasesim).
         #[arg(long, default_value = "scenarios")]
         dir: PathBuf,
     },
@@ -147,6 +129,38 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+struct RunCli {
+    /// A scenario file, or the name of a shipped scenario (`leasesim list`).
+    scenario: String,
+    /// Seed of the run (default: the file's `seed`).
+    #[arg(long, env = "LEASESIM_SEED")]
+    seed: Option<u64>,
+    /// Output directory (default: out/<scenario>-seed<N>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Override a value of the file: `--set defaults.renew_deadline=20s`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    overrides: Vec<String>,
+    /// What to print on stdout.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "table")]
+    output: OutputFormat,
+    /// Run twice in this process and report the first event where the runs differ.
+    #[arg(long)]
+    check_determinism: bool,
+    /// Start from a real cluster's Leases (`kubectl get lease -A -o yaml > leases.yaml`):
+    /// they exist before the run and time 0 is their latest renewTime.
+    #[arg(long, value_name = "LEASES.yaml")]
+    from_cluster: Option<String>,
+    /// Keep the event trace (trace.jsonl, markers in plots): `auto` turns it off for runs
+    /// expected to exceed about 3 million events, to keep memory bounded.
+    #[arg(long, value_enum, default_value = "auto")]
+    trace: TraceMode,
+    /// Plot format: svg, png or both.
+    #[arg(long, default_value = "svg", value_parser = sim_cli::report::ImageFormat::parse)]
+    format: sim_cli::report::ImageFormat,
+}
+
+#[derive(clap::Args)]
 struct SweepCli {
     /// A sweep file (TOML: scenario, [grid], seeds, metrics). Omit it and give --scenario instead.
     file: Option<PathBuf>,
@@ -192,14 +206,21 @@ struct SweepCli {
 }
 
 fn main() -> ExitCode {
+    // Die quietly on a closed pipe (`leasesim list | head`) as other Unix tools do, instead of
+    // panicking in println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { scenario, seed, out, mut overrides, output, check_determinism, from_cluster, format } => {
+        Command::Run(mut args) => {
             // The flag is the file's `from_cluster` key, so the replay command carries it too.
-            if let Some(dump) = from_cluster {
-                overrides.push(format!("from_cluster={dump}"));
+            if let Some(dump) = args.from_cluster.take() {
+                args.overrides.push(format!("from_cluster={dump}"));
             }
-            cmd_run(&scenario, seed, out, &overrides, output, check_determinism, format)
+            cmd_run(args)
         }
         Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
         Command::List { dir } => cmd_list(&dir),
@@ -233,49 +254,91 @@ fn finish(result: CommandResult) -> ExitCode {
     })
 }
 
-/// A file path as given, or a shipped scenario's name.
+/// A file path as given, or `scenarios/<name>.toml` for a shipped scenario's name (sweeps need
+/// the file itself: they hash its text).
 fn resolve_scenario(name: &str) -> PathBuf {
     let p = PathBuf::from(name);
-    if p.exists() || name.contains('/') || name.ends_with(".toml") {
-        return p;
-    }
     let shipped = Path::new("scenarios").join(format!("{name}.toml"));
-    if shipped.exists() { shipped } else { p }
+    if !p.exists() && !name.contains('/') && !name.ends_with(".toml") && shipped.exists() { shipped } else { p }
 }
 
+/// Loads a scenario file, or a shipped scenario by name: `scenarios/<name>.toml` when it is
+/// there (the repository), else the copy compiled into the binary.
 fn load(name: &str, overrides: &[String]) -> Result<scenario_file::LoadedScenario, InputError> {
-    let path = resolve_scenario(name);
-    let source = scenario_file::read_file(&path)?;
-    scenario_file::load(&path.display().to_string(), &source, overrides)
+    let path = PathBuf::from(name);
+    let looks_like_path = name.contains('/') || name.ends_with(".toml");
+    if path.is_file() || looks_like_path {
+        if path.is_dir() {
+            return Err(InputError(format!("{name}: is a directory, not a scenario file")));
+        }
+        let source = scenario_file::read_file(&path)?;
+        return scenario_file::load(&path.display().to_string(), &source, overrides);
+    }
+    let in_repo = Path::new("scenarios").join(format!("{name}.toml"));
+    if in_repo.is_file() {
+        let source = scenario_file::read_file(&in_repo)?;
+        return scenario_file::load(&in_repo.display().to_string(), &source, overrides);
+    }
+    match sim_cli::shipped::find(name) {
+        Some(source) => scenario_file::load(name, source, overrides),
+        None => {
+            let names = sim_cli::shipped::SHIPPED.iter().map(|(n, _)| *n);
+            let hint = sim_core::scenario::did_you_mean(name, names);
+            Err(InputError(format!(
+                "{name}: no such scenario file, and no shipped scenario has that name{hint}; `leasesim list` shows them"
+            )))
+        }
+    }
 }
 
-fn cmd_run(
-    name: &str,
-    seed: Option<u64>,
-    out: Option<PathBuf>,
-    overrides: &[String],
-    output: OutputFormat,
-    check_determinism: bool,
-    format: sim_cli::report::ImageFormat,
-) -> Result<ExitCode, InputError> {
+fn cmd_run(args: RunCli) -> Result<ExitCode, InputError> {
+    let RunCli { scenario: name, seed, out, overrides, output, check_determinism, from_cluster: _, trace, format } =
+        args;
+    let (name, overrides) = (name.as_str(), overrides.as_slice());
     let loaded = load(name, overrides)?;
-    let result = run::run(&loaded, seed, true)?;
+    let seed_used = seed.unwrap_or(loaded.scenario.seed);
+    let dir =
+        out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-seed{seed_used}", slug(&loaded.scenario.name))));
+    // Refuse a foreign output directory before spending time on the run.
+    sim_cli::output::check_replaceable(&dir, "summary.json").map_err(InputError)?;
+    let trace = match trace {
+        TraceMode::On => true,
+        TraceMode::Off => false,
+        TraceMode::Auto => {
+            let estimate = run::estimated_events(&loaded.scenario);
+            if estimate > run::AUTO_TRACE_LIMIT {
+                eprintln!(
+                    "note: about {estimate} events expected: the trace is off to keep memory bounded (--trace on keeps it); \
+                     metrics, summary and plots are complete, trace.jsonl holds only its header"
+                );
+            }
+            estimate <= run::AUTO_TRACE_LIMIT
+        }
+    };
+    let result = run::run(&loaded, seed, trace)?;
     if check_determinism {
-        let again = run::run(&loaded, seed, true)?;
+        let again = run::run(&loaded, seed, trace)?;
         if let Some(diff) = run::first_divergence(&result.result, &again.result) {
             eprintln!("determinism check FAILED: the two runs diverge at {diff}\nreplay: {}", result.replay);
             return Ok(ExitCode::from(1));
         }
-        eprintln!("determinism check passed: two runs gave identical traces ({} events)", result.result.trace.len());
+        eprintln!(
+            "determinism check passed: two runs gave identical traces ({} trace events, {} simulation events)",
+            result.result.trace.len(),
+            result.result.events_processed
+        );
     }
-    let dir = out
-        .unwrap_or_else(|| PathBuf::from("out").join(format!("{}-seed{}", slug(&result.scenario_name), result.seed)));
     write_run(&dir, &result, format).map_err(InputError)?;
     match output {
         OutputFormat::Table => {
             print!("{}", run::summary_table(&result));
+            let plots = match (format.wants_svg(), format.wants_png()) {
+                (true, true) => "timeline.svg/.png, transitions.svg/.png",
+                (false, true) => "timeline.png, transitions.png",
+                _ => "timeline.svg, transitions.svg",
+            };
             println!(
-                "outputs: {}/  report.html (open in a browser), timeline.svg, transitions.svg, summary.json, trace.jsonl, trace.perfetto.json (ui.perfetto.dev)",
+                "outputs: {}/  report.html (open in a browser), {plots}, summary.json, trace.jsonl, trace.perfetto.json (ui.perfetto.dev)",
                 dir.display()
             );
         }
@@ -294,13 +357,13 @@ fn slug(s: &str) -> String {
 
 /// Writes every output of a run into `dir`, atomically.
 pub fn write_run(dir: &Path, result: &RunOutput, format: sim_cli::report::ImageFormat) -> Result<(), String> {
-    let staged = StagedDir::new(dir)?;
+    let staged = StagedDir::new_replacing(dir, "summary.json")?;
     for (name, bytes) in run::report_files(result, format)? {
         staged.write(&name, bytes)?;
     }
     staged.write("summary.json", pretty(&run::summary_json(result)))?;
-    staged.write("trace.jsonl", run::trace_jsonl(result))?;
-    staged.write("trace.perfetto.json", run::perfetto_json(result).to_string())?;
+    staged.write_with("trace.jsonl", |w| run::write_trace_jsonl(result, w))?;
+    staged.write_with("trace.perfetto.json", |w| run::write_perfetto(result, w))?;
     staged.commit()?;
     Ok(())
 }
@@ -326,25 +389,39 @@ fn cmd_validate(name: &str, overrides: &[String]) -> Result<ExitCode, InputError
 }
 
 fn cmd_list(dir: &Path) -> Result<ExitCode, InputError> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|e| InputError(format!("{}: cannot list scenarios: {e}", dir.display())))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    for path in files {
-        let source = scenario_file::read_file(&path)?;
-        match scenario_file::load(&path.display().to_string(), &source, &[]) {
-            Ok(l) => println!(
-                "{:<34} {}",
-                path.file_stem().unwrap_or_default().to_string_lossy(),
-                l.scenario.description.lines().next().unwrap_or("")
-            ),
-            Err(e) => println!("{:<34} (invalid: {})", path.display(), e.0.lines().next().unwrap_or("")),
+    let mut entries: Vec<(String, String)> = Vec::new();
+    if dir.is_dir() {
+        let listing =
+            std::fs::read_dir(dir).map_err(|e| InputError(format!("{}: cannot list scenarios: {e}", dir.display())))?;
+        let mut files: Vec<PathBuf> = listing
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let source = scenario_file::read_file(&path)?;
+            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+            entries.push((name, source));
+        }
+    } else {
+        entries = sim_cli::shipped::SHIPPED.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+    }
+    for (name, source) in entries {
+        match scenario_file::load(&name, &source, &[]) {
+            Ok(l) => println!("{name:<40} {}", first_sentence(&l.scenario.description)),
+            Err(e) => println!("{name:<40} (invalid: {})", e.0.lines().next().unwrap_or("")),
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The description up to its first full stop, for one-line listings.
+fn first_sentence(text: &str) -> String {
+    let line = text.replace('\n', " ");
+    match line.find(". ") {
+        Some(i) => line[..=i].to_string(),
+        None => line,
+    }
 }
 
 fn cmd_demo() -> Result<ExitCode, InputError> {
@@ -378,11 +455,11 @@ fn now_from(flag: &str, text: Option<&str>) -> Result<i64, (u8, String)> {
 fn lab(out: &std::path::Path, epoch: Option<&str>) -> CommandResult {
     let epoch = epoch.map(|_| now_from("--epoch", epoch)).transpose()?;
     let artifacts = sim_cli::lab::run_lab(epoch).map_err(|e| (1, e))?;
-    let staged = sim_cli::output::StagedDir::new(out).map_err(|e| (1, e))?;
+    let staged = sim_cli::output::StagedDir::new_replacing(out, "lease-widget.yaml").map_err(bad_input)?;
     for (name, contents) in &artifacts.files {
-        staged.write(name, contents).map_err(|e| (1, e))?;
+        staged.write(name, contents).map_err(bad_input)?;
     }
-    let written = staged.commit().map_err(|e| (1, e))?;
+    let written = staged.commit().map_err(bad_input)?;
     println!("wrote {} files to {}", artifacts.files.len(), written.display());
     Ok(ExitCode::SUCCESS)
 }

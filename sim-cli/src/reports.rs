@@ -25,7 +25,7 @@ pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, St
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     files.sort();
-    let staged = StagedDir::new(out)?;
+    let staged = StagedDir::new_replacing(out, "index.html")?;
     let mut index = Vec::new();
     let mut entries = Vec::new();
     for path in files {

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use sim_core::scenario::metric_values;
 use sim_core::time::{as_secs_f64, format_duration};
 use sim_core::world::{RunResult, SpanKind, World};
+use std::io::Write;
 
 /// Everything one run produced, in memory, ready to be written.
 pub struct RunOutput {
@@ -17,6 +18,8 @@ pub struct RunOutput {
     pub scenario_name: String,
     pub description: String,
     pub effective: Value,
+    /// Whether the event trace was kept.
+    pub traced: bool,
     /// Key parameters for plot titles (`LD 15s · RD 10s · RP 2s · skew +2m0s`).
     pub subtitle: String,
 }
@@ -97,14 +100,14 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
         description: scenario.description.clone(),
         effective: serde_json::to_value(&scenario).unwrap_or(Value::Null),
         subtitle,
+        traced: trace,
     })
 }
 
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// `trace.jsonl`: a header line, then one event per line.
-pub fn trace_jsonl(out: &RunOutput) -> String {
-    let mut s = String::new();
+pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
     let header = json!({
         "kind": "header",
         "schema": SCHEMA_VERSION,
@@ -115,14 +118,13 @@ pub fn trace_jsonl(out: &RunOutput) -> String {
         "unsafe_mode": out.unsafe_mode,
         "nodes": out.result.node_names,
         "replay": out.replay,
+        "trace": if out.traced { "on" } else { "off: run with --trace on for events" },
     });
-    s.push_str(&header.to_string());
-    s.push('\n');
+    writeln!(w, "{header}")?;
     for e in &out.result.trace {
-        s.push_str(&e.to_json(&out.result.node_names).to_string());
-        s.push('\n');
+        writeln!(w, "{}", e.to_json(&out.result.node_names))?;
     }
-    s
+    Ok(())
 }
 
 /// `summary.json`.
@@ -166,17 +168,18 @@ pub fn summary_json(out: &RunOutput) -> Value {
 /// node for its role (candidate / acting leader / down), one per node each for pauses and
 /// partitions (they overlap the role spans, and slices on one track must nest), and a global
 /// track for the API server. Timestamps are microseconds of true time.
-pub fn perfetto_json(out: &RunOutput) -> Value {
+pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
     let r = &out.result;
-    let mut events: Vec<Value> = Vec::new();
+    let mut events = EventSink { w, first: true };
+    events.w.write_all(b"{\"traceEvents\":[")?;
     let us = |ns: u64| ns as f64 / 1000.0;
-    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": format!("leasesim {} seed={}{}", out.scenario_name, out.seed, if out.unsafe_mode { " UNSAFE" } else { "" })}}));
-    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "thread_name", "args": {"name": "API server"}}));
+    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": format!("leasesim {} seed={}{}", out.scenario_name, out.seed, if out.unsafe_mode { " UNSAFE" } else { "" })}}))?;
+    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "thread_name", "args": {"name": "API server"}}))?;
     let track = |node: usize, lane: usize| (node as u64 + 1) * 10 + lane as u64;
     for (i, name) in r.node_names.iter().enumerate() {
         for (lane, suffix) in [(0, ""), (1, " · paused"), (2, " · partitioned")] {
-            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_name", "args": {"name": format!("{name}{suffix}")}}));
-            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_sort_index", "args": {"sort_index": track(i, lane)}}));
+            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_name", "args": {"name": format!("{name}{suffix}")}}))?;
+            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_sort_index", "args": {"sort_index": track(i, lane)}}))?;
         }
     }
     let mut slices: Vec<(u64, u64, u64, &str)> = Vec::new(); // (tid, from, until, name)
@@ -217,10 +220,10 @@ pub fn perfetto_json(out: &RunOutput) -> Value {
     }
     slices.sort_by_key(|a| (a.1, a.0));
     for (tid, from, until, name) in slices {
-        events.push(json!({"ph": "X", "pid": 1, "tid": tid, "ts": us(from), "dur": us(until - from), "name": name, "cat": "state"}));
+        events.push(json!({"ph": "X", "pid": 1, "tid": tid, "ts": us(from), "dur": us(until - from), "name": name, "cat": "state"}))?;
     }
     for w in &r.dual_windows {
-        events.push(json!({"ph": "X", "pid": 1, "tid": 0, "ts": us(w.from), "dur": us(w.until - w.from), "name": format!("DUAL LEADERS {:.3}s", w.seconds()), "cat": "split-brain", "args": {"leaders": w.leaders}}));
+        events.push(json!({"ph": "X", "pid": 1, "tid": 0, "ts": us(w.from), "dur": us(w.until - w.from), "name": format!("DUAL LEADERS {:.3}s", w.seconds()), "cat": "split-brain", "args": {"leaders": w.leaders}}))?;
     }
     for e in &r.trace {
         use sim_core::trace::TraceKind as K;
@@ -245,22 +248,37 @@ pub fn perfetto_json(out: &RunOutput) -> Value {
         };
         events.push(
             json!({"ph": "i", "pid": 1, "tid": tid, "ts": us(e.t), "s": scope, "name": name, "cat": e.kind.name()}),
-        );
+        )?;
     }
     for (t, v) in &r.transitions_series {
         events.push(
             json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "leaseTransitions", "args": {"value": v}}),
-        );
+        )?;
     }
     for (t, v) in &r.acting_series {
-        events
-            .push(json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "acting leaders", "args": {"value": v}}));
+        events.push(
+            json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "acting leaders", "args": {"value": v}}),
+        )?;
     }
-    json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "metadata": {"tool": "leasesim", "version": env!("CARGO_PKG_VERSION"), "scenario": out.scenario_name, "seed": out.seed, "unsafe_mode": out.unsafe_mode, "replay": out.replay},
-    })
+    let metadata = json!({"tool": "leasesim", "version": env!("CARGO_PKG_VERSION"), "scenario": out.scenario_name, "seed": out.seed, "unsafe_mode": out.unsafe_mode, "replay": out.replay});
+    write!(events.w, "],\"displayTimeUnit\":\"ms\",\"metadata\":{metadata}}}")?;
+    Ok(())
+}
+
+/// Writes trace events one by one, so a long trace is never held as one JSON tree.
+struct EventSink<'a> {
+    w: &'a mut dyn Write,
+    first: bool,
+}
+
+impl EventSink<'_> {
+    fn push(&mut self, event: Value) -> std::io::Result<()> {
+        if !self.first {
+            self.w.write_all(b",")?;
+        }
+        self.first = false;
+        serde_json::to_writer(&mut *self.w, &event).map_err(std::io::Error::other)
+    }
 }
 
 /// The table printed after a run.
@@ -421,4 +439,25 @@ pub fn start_from_cluster(
         }));
     }
     Ok(())
+}
+
+/// Above this many expected events `--trace auto` runs without a trace (a stored trace event
+/// with its share of the written files costs about 200 bytes; 3 M events is about 600 MB).
+pub const AUTO_TRACE_LIMIT: u64 = 3_000_000;
+
+/// A rough count of the events a scenario will produce: a client-go node makes about two per
+/// RetryPeriod (a timer and a request's round trip), a reconciler about two per period.
+pub fn estimated_events(s: &sim_core::scenario::Scenario) -> u64 {
+    let seconds = s.duration.0 as f64 / 1e9;
+    let mut per_second = 0.0;
+    for n in &s.nodes {
+        let rp = n.retry_period.or(s.defaults.retry_period).map(|d| d.0).unwrap_or(2_000_000_000).max(1) as f64 / 1e9;
+        per_second += 4.0 / rp;
+        let rec = n.reconciler.as_ref().or(s.defaults.reconciler.as_ref());
+        if let Some(r) = rec {
+            let period = r.period.map(|d| d.0).unwrap_or(1_000_000_000).max(1) as f64 / 1e9;
+            per_second += 4.0 / period;
+        }
+    }
+    (seconds * per_second) as u64
 }

@@ -299,3 +299,66 @@ fn run_from_cluster_starts_from_the_dumped_leases() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("renewTime"));
 }
+
+#[test]
+fn an_existing_folder_that_is_not_leasesim_output_is_never_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = tmp.path().join("mine");
+    std::fs::create_dir(&notes).unwrap();
+    std::fs::write(notes.join("notes.txt"), "keep me").unwrap();
+    let o = leasesim(&["run", "renew", "--out", notes.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to replace it"));
+    assert_eq!(std::fs::read_to_string(notes.join("notes.txt")).unwrap(), "keep me");
+    let file = tmp.path().join("README.md");
+    std::fs::write(&file, "x").unwrap();
+    let o = leasesim(&["lab", "--out", file.to_str().unwrap(), "--epoch", "2026-01-01T00:00:00Z"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "x");
+    // Its own earlier output is replaced.
+    let own = tmp.path().join("own");
+    assert!(leasesim(&["run", "renew", "--out", own.to_str().unwrap()]).status.success());
+    assert!(leasesim(&["run", "renew", "--out", own.to_str().unwrap()]).status.success());
+}
+
+#[test]
+fn shipped_scenarios_run_by_name_from_any_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_in = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_leasesim")).current_dir(tmp.path()).args(args).output().unwrap()
+    };
+    let o = run_in(&["run", "takeover", "--out", "o"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = run_in(&["list"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("split-brain"));
+    let o = run_in(&["run", "split-brian"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did you mean \"split-brain\""));
+}
+
+#[test]
+fn the_built_in_scenarios_are_the_files_in_scenarios() {
+    let embedded: Vec<(String, String)> =
+        sim_cli::shipped::SHIPPED.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let mut on_disk: Vec<(String, String)> = shipped()
+        .iter()
+        .map(|p| (p.file_stem().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    on_disk.sort();
+    let names = |v: &[(String, String)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&embedded), names(&on_disk), "update sim-cli/src/shipped.rs to match scenarios/");
+    assert!(embedded == on_disk, "sim-cli/src/shipped.rs embeds a stale copy");
+}
+
+#[test]
+fn a_timeline_fault_aimed_at_a_random_node_picks_one_from_the_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("rt.toml");
+    std::fs::write(
+        &file,
+        format!("{GOOD_HEAD}[[nodes]]\nidentity = \"a\"\n[[nodes]]\nidentity = \"b\"\n[[faults]]\nat = \"20s\"\ntarget = \"random\"\nkind = \"crash\"\n[[faults]]\nat = \"30s\"\ntarget = \"non-holder\"\nkind = \"pause\"\nduration = \"5s\"\n"),
+    )
+    .unwrap();
+    let o = leasesim(&["run", file.to_str().unwrap(), "-o", "json", "--out", tmp.path().join("o").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

@@ -104,6 +104,9 @@ struct Node {
     elector_request: Option<(u64, Verb)>,
     reconciler: Option<Reconciler>,
     stop_requested: bool,
+    /// Processes started so far (what traces call the incarnation; `incarnation` above also
+    /// moves on a kill, to make the dead process's events stale).
+    starts: u32,
     acting: bool,
     metrics: NodeMetrics,
 }
@@ -188,6 +191,8 @@ pub struct World {
     availability: ServerAvailability,
     nodes: Vec<Node>,
     fault_rngs: Vec<ComponentRng>,
+    /// Draws the random targets of timeline faults (`target = "random"`).
+    timeline_rng: ComponentRng,
     next_request_id: u64,
     scratch: Vec<Output>,
     trace: Option<Vec<TraceEvent>>,
@@ -250,6 +255,7 @@ impl World {
                     token: None,
                 }),
                 stop_requested: false,
+                starts: 0,
                 acting: false,
                 metrics: NodeMetrics::default(),
             });
@@ -286,8 +292,24 @@ impl World {
             fault_rngs.push(rng);
         }
         let node_count = nodes.len();
+        // Server windows written in the spec's [server] table appear on timelines like faults.
+        let mut faults = Vec::new();
+        for &(from, until) in &spec.server.outages {
+            faults.push(FaultRecord {
+                at: from,
+                node: None,
+                kind: "server-outage".into(),
+                detail: crate::time::format_duration(until - from),
+            });
+        }
+        for &(from, until, extra) in &spec.server.slowdowns {
+            let detail =
+                format!("+{} for {}", crate::time::format_duration(extra), crate::time::format_duration(until - from));
+            faults.push(FaultRecord { at: from, node: None, kind: "server-slow".into(), detail });
+        }
         let trace = if spec.trace { Some(Vec::new()) } else { None };
         let availability = spec.server.clone();
+        let timeline_rng = ComponentRng::new(spec.seed, "fault/timeline");
         Ok(World {
             spec,
             queue,
@@ -295,6 +317,7 @@ impl World {
             availability,
             nodes,
             fault_rngs,
+            timeline_rng,
             next_request_id: 0,
             scratch: Vec::new(),
             trace,
@@ -315,7 +338,7 @@ impl World {
             last_lease_transitions: None,
             pending_failover: None,
             child_last_writer: None,
-            faults: Vec::new(),
+            faults,
             actions: Vec::new(),
             events_processed: 0,
             requests_by_verb_status: Default::default(),
@@ -482,9 +505,10 @@ impl World {
         n.deferred.clear();
         n.elector_request = None;
         n.lock = Self::new_lock(&n.user, spec);
-        let rng = ComponentRng::new(self.spec.seed, &format!("node/{}/elector/{}", n.identity, n.incarnation));
+        n.starts += 1;
+        let incarnation = n.starts;
+        let rng = ComponentRng::new(self.spec.seed, &format!("node/{}/elector/{incarnation}", n.identity));
         n.elector = Some(Elector::new(spec.elector.clone(), rng));
-        let incarnation = n.incarnation;
         self.open_span(now, node, SpanKind::Running);
         self.trace(now, Some(node), TraceKind::ProcessStart { incarnation });
         let clock_now = self.now_of(node, now);
@@ -608,12 +632,31 @@ impl World {
                     }
                 }
                 Output::NewLeader(holder) => self.trace(now, Some(node), TraceKind::NewLeader { holder }),
-                Output::Note(note) => self.trace(now, Some(node), TraceKind::Note { note }),
+                Output::Note(note) => {
+                    if note == crate::elector::Note::RenewedLease {
+                        self.leader_recovered(now, node);
+                    }
+                    self.trace(now, Some(node), TraceKind::Note { note })
+                }
                 Output::Exited => self.process_exited(now, node),
             }
         }
         out.clear();
         self.scratch = out;
+    }
+
+    /// A faulted leader that renews again, unpaused and reachable, before anyone else took over
+    /// kept its leadership: that fault caused no failover.
+    fn leader_recovered(&mut self, now: Nanos, node: usize) {
+        let n = &self.nodes[node];
+        let reachable = !n.link.is_cut(Direction::Up, now) && !n.link.is_cut(Direction::Down, now);
+        if self.pending_failover.is_some_and(|(_, faulted)| faulted == node)
+            && n.acting
+            && n.paused_until.is_none()
+            && reachable
+        {
+            self.pending_failover = None;
+        }
     }
 
     fn process_exited(&mut self, now: Nanos, node: usize) {
@@ -949,6 +992,8 @@ impl World {
         self.nodes.iter().position(|n| n.identity == holder)
     }
 
+    /// `process`: the random fault process whose stream draws a random target; `None` for the
+    /// timeline, whose random targets draw from one `fault/timeline` stream.
     fn resolve_target(&mut self, target: &Target, process: Option<usize>) -> Option<usize> {
         match target {
             Target::Node(i) => Some(*i),
@@ -961,7 +1006,10 @@ impl World {
                 if candidates.is_empty() {
                     return None;
                 }
-                let rng = &mut self.fault_rngs[process.expect("random targets only in random fault processes")];
+                let rng = match process {
+                    Some(p) => &mut self.fault_rngs[p],
+                    None => &mut self.timeline_rng,
+                };
                 Some(candidates[rng.uniform_u64(0, candidates.len() as u64 - 1) as usize])
             }
         }
@@ -989,15 +1037,20 @@ impl World {
     }
 
     fn apply_fault(&mut self, now: Nanos, node: Option<usize>, kind: &FaultKind) {
+        // Labels for people: random durations are shown to the millisecond.
+        let show = |ns: Nanos| {
+            crate::time::format_duration(ns.div_ceil(crate::time::NANOS_PER_MILLI) * crate::time::NANOS_PER_MILLI)
+        };
         let detail = match kind {
             FaultKind::Pause { duration }
             | FaultKind::Partition { duration, .. }
-            | FaultKind::ServerOutage { duration } => crate::time::format_duration(*duration),
-            FaultKind::Restart { delay } => format!("after {}", crate::time::format_duration(*delay)),
-            FaultKind::ClockStep { delta_ns } => format!("{delta_ns:+}ns"),
-            FaultKind::ServerSlow { duration, extra } => {
-                format!("+{} for {}", crate::time::format_duration(*extra), crate::time::format_duration(*duration))
+            | FaultKind::ServerOutage { duration } => show(*duration),
+            FaultKind::Restart { delay } => format!("after {}", show(*delay)),
+            FaultKind::ClockStep { delta_ns } => {
+                let sign = if *delta_ns < 0 { "-" } else { "+" };
+                format!("{sign}{}", show(delta_ns.unsigned_abs()))
             }
+            FaultKind::ServerSlow { duration, extra } => format!("+{} for {}", show(*extra), show(*duration)),
             FaultKind::Crash | FaultKind::Stop => String::new(),
         };
         let server_fault = matches!(kind, FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. });
@@ -1171,7 +1224,8 @@ impl World {
             Ok(object) => ActionOutcome {
                 name: action.name.clone(),
                 at: now,
-                code: 200,
+                // POST answers 201 Created; everything else 200.
+                code: if request.verb == Verb::Create { 201 } else { 200 },
                 reason: String::new(),
                 message: String::new(),
                 kubectl_stderr: String::new(),
@@ -1303,6 +1357,7 @@ impl World {
             }
         }
         self.spans.sort_by_key(|s| (s.node, s.kind, s.from));
+        self.faults.sort_by_key(|f| f.at);
         for ((verb, code), n) in &self.requests_by_verb_status {
             self.metrics.api_requests_by_verb_status.insert(format!("{verb} {code}"), *n);
         }
