@@ -376,14 +376,15 @@ fn pretty(v: &serde_json::Value) -> String {
 
 fn cmd_validate(name: &str, overrides: &[String]) -> Result<ExitCode, InputError> {
     let loaded = load(name, overrides)?;
-    run::parse_expectations(&loaded)?;
     loaded.scenario.to_world_spec(false).map_err(|e| scenario_file::scenario_error(&loaded, &e))?;
+    run::parse_expectations(&loaded)?;
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     println!(
-        "{}: ok ({} nodes, {} faults, {} expectations)",
+        "{}: ok ({}, {}, {})",
         loaded.path,
-        loaded.scenario.nodes.len(),
-        loaded.scenario.faults.len(),
-        loaded.scenario.expect.len()
+        plural(loaded.scenario.nodes.len(), "node", "nodes"),
+        plural(loaded.scenario.faults.len(), "fault", "faults"),
+        plural(loaded.scenario.expect.len(), "expectation", "expectations")
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -558,6 +559,15 @@ fn cmd_merge(dirs: &[PathBuf], out: &Path) -> Result<ExitCode, InputError> {
 fn cmd_envelope(input: sim_cli::envelope::EnvelopeInput) -> Result<ExitCode, InputError> {
     if input.rate_ratio <= 0.0 || !input.rate_ratio.is_finite() {
         return Err(InputError(format!("--rate-ratio {}: must be above zero", input.rate_ratio)));
+    }
+    for (flag, v) in [
+        ("--lease-duration", input.lease_duration),
+        ("--renew-deadline", input.renew_deadline),
+        ("--retry-period", input.retry_period),
+    ] {
+        if v <= 0.0 {
+            return Err(InputError(format!("{flag}: must be greater than zero, such as 15s")));
+        }
     }
     let envelope = sim_cli::envelope::evaluate(&input);
     print!("{}", sim_cli::envelope::report(&input, &envelope));

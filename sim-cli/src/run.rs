@@ -74,11 +74,12 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
     if let Some(s) = seed {
         scenario.seed = s;
     }
-    let expectations = parse_expectations(loaded)?;
     if let Some(dump) = scenario.from_cluster.clone() {
         start_from_cluster(&mut scenario, &loaded.path, &dump)?;
     }
+    // The nodes first: expectations name metrics of nodes that must exist.
     let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    let expectations = parse_expectations(loaded)?;
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let world = World::new(spec).map_err(|m| InputError(format!("{}: {m}", loaded.path)))?;
     let result = world.run();

@@ -86,13 +86,28 @@ pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScen
         let value = toml::Value::Table(table);
         value
             .try_into::<Scenario>()
-            .map_err(|e| InputError(format!("{path} (with --set overrides): {}", e.message())))?
+            .map_err(|e| InputError(format!("{path} with --set {}: {}", overrides.join(" --set "), e.message())))?
     };
     Ok(LoadedScenario { path: path.to_string(), source: source.to_string(), scenario, overrides: overrides.to_vec() })
 }
 
 fn toml_error(path: &str, source: &str, e: &toml::de::Error) -> String {
     let mut message = e.message().trim_end().to_string();
+    // A top-level key written after a [table] lands in that table: say so.
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or("");
+        let top = known_keys("");
+        if top.contains(&field) && !message.contains(&format!("`{field}`, expected one of `name`")) {
+            return located(
+                path,
+                source,
+                e.span(),
+                &format!(
+                    "`{field}` is a top-level key, but here it belongs to the table above it: move it before the first [table] header"
+                ),
+            );
+        }
+    }
     // serde's "unknown field `x`, expected one of ..." gets a did-you-mean.
     if let Some(rest) = message.strip_prefix("unknown field `")
         && let Some((field, _)) = rest.split_once('`')
@@ -108,6 +123,15 @@ fn toml_error(path: &str, source: &str, e: &toml::de::Error) -> String {
 
 /// Renders a semantic error at the key it names.
 pub fn scenario_error(loaded: &LoadedScenario, e: &ScenarioError) -> InputError {
+    // A key set with --set is reported against the override, not the file's old value.
+    let shown = sim_core::scenario::display_path(&e.path);
+    if let Some(o) = loaded.overrides.iter().find(|o| {
+        let key = o.split('=').next().unwrap_or("");
+        !key.is_empty()
+            && (shown == key || shown.starts_with(&format!("{key}.")) || shown.starts_with(&format!("{key}[")))
+    }) {
+        return InputError(format!("{}: {shown}: {} (set by --set {o})", loaded.path, e.message));
+    }
     let span = span_of_path(&loaded.source, &e.path);
     let message = format!("{}: {}", display_path(&e.path), e.message);
     InputError(located(&loaded.path, &loaded.source, span, &message))

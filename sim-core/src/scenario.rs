@@ -710,12 +710,25 @@ impl Scenario {
         if elector.retry_period == 0 {
             return Err(perr("retry_period", "must be greater than zero".into()));
         }
+        if identity.is_empty() {
+            return Err(perr("identity", "must not be empty (client-go: \"Lock identity is empty\")".into()));
+        }
         if !self.unsafe_mode {
             elector.validate().map_err(|m| {
-                perr(
-                    "renew_deadline",
-                    format!("{m} (client-go refuses this configuration; set `unsafe = true` at the top of the file to run it anyway, for teaching)"),
-                )
+                // Point at the key the message is about; only the ordering rules can be waived.
+                let key = if m.starts_with("retryPeriod") {
+                    "retry_period"
+                } else if m.starts_with("leaseDuration must be greater than zero") {
+                    "lease_duration"
+                } else {
+                    "renew_deadline"
+                };
+                let advice = if m.contains("greater than renewDeadline") || m.contains("JitterFactor") {
+                    " (client-go refuses this configuration; set `unsafe = true` at the top of the file to run it anyway, for teaching)"
+                } else {
+                    ""
+                };
+                perr(key, format!("{m}{advice}"))
             })?;
         }
         // Clock: defaults overridden key by key.
@@ -728,6 +741,29 @@ impl Scenario {
                 (None, Some(dist)) => (dist.sample(&mut rng) * 1e9).round() as i64,
                 (None, None) => 0,
             };
+        for dist in [
+            nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref()),
+            nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match *dist {
+                NumberDist::Normal([_, std]) if !(std >= 0.0 && std.is_finite()) => {
+                    return Err(perr(
+                        "clock",
+                        format!("normal distribution standard deviation {std} must be a finite number >= 0"),
+                    ));
+                }
+                NumberDist::Uniform([a, b]) if !(a <= b && a.is_finite() && b.is_finite()) => {
+                    return Err(perr(
+                        "clock",
+                        format!("uniform distribution [{a}, {b}] needs finite bounds with the first <= the second"),
+                    ));
+                }
+                _ => {}
+            }
+        }
         let drift_ppm = match (nc.drift_ppm.or(dc.drift_ppm), nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()))
         {
             (Some(v), _) => v,

@@ -105,7 +105,7 @@ p.description { font-size: 1.1em; max-width: 70em; margin: .3em 0 1em; }
 .verdict.fail, .result.fail { background: var(--fail); }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 8px 40px; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; }
+th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
 th { background: var(--soft); font-weight: bold; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.nodes td.num, table.nodes th:not(:first-child) { text-align: right; }

@@ -109,10 +109,12 @@ pub fn subtitle_from_spec(spec: &WorldSpec) -> String {
     // The offset furthest from true time, with its sign: the one that matters for clock rules.
     if let Some(offset) = nodes.iter().map(|n| n.clock.offset_ns).filter(|&o| o != 0).max_by_key(|o| o.unsigned_abs()) {
         let sign = if offset < 0 { "-" } else { "+" };
-        parts.push(format!("skew {sign}{}", format_duration(offset.unsigned_abs())));
+        // To the millisecond: offsets drawn from a distribution have nanosecond noise.
+        let ms = offset.unsigned_abs().div_ceil(1_000_000) * 1_000_000;
+        parts.push(format!("skew {sign}{}", format_duration(ms)));
     }
     if let Some(drift) = nodes.iter().map(|n| n.clock.drift_ppb).filter(|&d| d != 0).max_by_key(|d| d.unsigned_abs()) {
-        parts.push(format!("drift {:+} ppm", drift as f64 / 1000.0));
+        parts.push(format!("drift {:+.1} ppm", drift as f64 / 1000.0));
     }
     if nodes.iter().any(|n| !n.clock.steps.is_empty()) {
         parts.push("clock steps".to_string());
