@@ -122,10 +122,13 @@ pub fn parse(text: &str, metric_names: &[String]) -> Result<Expectation, String>
 }
 
 /// The metric names an expectation may use for a run with these node identities.
-pub fn metric_names(identities: &[String]) -> Vec<String> {
+pub fn metric_names(identities: &[String], leases: &[String]) -> Vec<String> {
     let mut m = sim_core::metrics::Metrics::default();
     for id in identities {
         m.nodes.insert(id.clone(), Default::default());
+    }
+    for lease in leases {
+        m.leases.insert(lease.clone(), Default::default());
     }
     sim_core::scenario::metric_values(&m).into_keys().collect()
 }

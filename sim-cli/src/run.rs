@@ -56,7 +56,7 @@ fn shell_quote(s: &str) -> String {
 
 /// Parses the expectations up front so a typo is an input error, not a failed run.
 pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expectation)>, InputError> {
-    let names = expect::metric_names(&loaded.scenario.identities());
+    let names = expect::metric_names(&loaded.scenario.identities(), &lease_keys(&loaded.scenario));
     let mut out = Vec::new();
     for (i, text) in loaded.scenario.expect.iter().enumerate() {
         let e = expect::parse(text, &names).map_err(|m| {
@@ -66,6 +66,25 @@ pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expect
         out.push((text.clone(), e));
     }
     Ok(out)
+}
+
+/// The `namespace/name` of every Lease the scenario's nodes elect on.
+pub fn lease_keys(s: &sim_core::scenario::Scenario) -> Vec<String> {
+    let namespace = s.lease.namespace.clone().unwrap_or_else(|| "default".into());
+    let default_name = s.lease.name.clone().unwrap_or_else(|| "leasesim".into());
+    let mut keys: Vec<String> = s
+        .nodes
+        .iter()
+        .map(|n| {
+            format!(
+                "{namespace}/{}",
+                n.lease_name.clone().or(s.defaults.lease_name.clone()).unwrap_or(default_name.clone())
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
 }
 
 /// Validates and runs. `seed` overrides the file's seed.

@@ -54,6 +54,21 @@ pub struct Metrics {
     /// nobody took over before the end, are not counted.
     pub failover_seconds: Vec<f64>,
     pub nodes: BTreeMap<String, NodeMetrics>,
+    /// The leadership figures of each Lease (`namespace/name`). The whole-run figures above are
+    /// their sums (their maximum for `max_dual_leader_seconds`); a dual-leader window needs two
+    /// acting leaders of the *same* Lease.
+    pub leases: BTreeMap<String, LeaseMetrics>,
+}
+
+/// One Lease's leadership figures; definitions as the fields of [`Metrics`] of the same names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LeaseMetrics {
+    pub dual_leader_seconds: f64,
+    pub dual_leader_windows: u64,
+    pub max_dual_leader_seconds: f64,
+    pub leaderless_seconds: f64,
+    pub lease_transitions: i64,
+    pub leader_changes: u64,
 }
 
 /// A maximal interval with two or more acting leaders.
@@ -62,6 +77,8 @@ pub struct DualWindow {
     pub from: Nanos,
     pub until: Nanos,
     pub leaders: Vec<String>,
+    /// The Lease (`namespace/name`) the leaders share.
+    pub lease: String,
 }
 
 impl DualWindow {

@@ -265,6 +265,9 @@ pub struct NodeDoc {
     /// Who the process authenticates as (default: the service account named after it).
     pub user: Option<String>,
     pub lease_field_manager: Option<String>,
+    /// The Lease this node elects on (default: `[lease] name`): nodes on different Leases run
+    /// independent elections side by side in one run.
+    pub lease_name: Option<String>,
     pub clock: Option<ClockDoc>,
     pub network: Option<NetworkDoc>,
     pub reconciler: Option<ReconcilerDoc>,
@@ -678,7 +681,7 @@ impl Scenario {
         })?;
         let mut elector = ElectorConfig::new(identity, algorithm);
         elector.lease_namespace = namespace.into();
-        elector.lease_name = lease_name.into();
+        elector.lease_name = pick!(lease_name).unwrap_or_else(|| lease_name.into());
         if let Some(v) = pick!(lease_duration) {
             elector.lease_duration = v.0;
         }
@@ -1056,6 +1059,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "value",
             "user",
             "lease_field_manager",
+            "lease_name",
             "clock",
             "network",
             "reconciler",

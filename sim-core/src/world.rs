@@ -9,7 +9,7 @@ use crate::clock::{ClockStep, NodeClock};
 use crate::elector::{AfterLost, Elector, LockError, LockOp, Now, Output, TimerKind};
 use crate::engine::EventQueue;
 use crate::lock::LeaseLock;
-use crate::metrics::{DualWindow, Metrics, NodeMetrics};
+use crate::metrics::{DualWindow, LeaseMetrics, Metrics, NodeMetrics};
 use crate::model::{
     ActionOp, FaultKind, FieldManager, RandomFaultKind, ReconcileMode, ReconcilerSpec, Target, WorldSpec,
 };
@@ -111,6 +111,49 @@ struct Node {
     metrics: NodeMetrics,
 }
 
+/// One Lease the nodes elect on, and its leadership bookkeeping.
+struct LeaseTrack {
+    namespace: String,
+    name: String,
+    /// Nodes acting as its leader now.
+    acting: usize,
+    first_leader_seen: bool,
+    dual_start: Option<Nanos>,
+    dual_ns: Nanos,
+    leaderless_ns: Nanos,
+    windows: u64,
+    max_window: Nanos,
+    last_holder: String,
+    /// The last non-empty holder, to count changes through a released (empty) holder too.
+    previous_holder: Option<String>,
+    last_transitions: Option<i32>,
+    leader_changes: u64,
+    /// A fault hit its acting leader at this time; the failover is measured to the next
+    /// acquisition by another node.
+    pending_failover: Option<(Nanos, usize)>,
+}
+
+impl LeaseTrack {
+    fn new(namespace: &str, name: &str) -> LeaseTrack {
+        LeaseTrack {
+            namespace: namespace.into(),
+            name: name.into(),
+            acting: 0,
+            first_leader_seen: false,
+            dual_start: None,
+            dual_ns: 0,
+            leaderless_ns: 0,
+            windows: 0,
+            max_window: 0,
+            last_holder: String::new(),
+            previous_holder: None,
+            last_transitions: None,
+            leader_changes: 0,
+            pending_failover: None,
+        }
+    }
+}
+
 /// A span of one node's life, for timelines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SpanKind {
@@ -169,6 +212,8 @@ pub struct ActionOutcome {
 pub struct RunResult {
     pub metrics: Metrics,
     pub node_names: Vec<String>,
+    /// Each node's Lease (`namespace/name`), in node order.
+    pub node_leases: Vec<String>,
     pub spans: Vec<Span>,
     pub dual_windows: Vec<DualWindow>,
     /// `(true time, leaseTransitions)` each time the server's value changed.
@@ -196,24 +241,18 @@ pub struct World {
     next_request_id: u64,
     scratch: Vec<Output>,
     trace: Option<Vec<TraceEvent>>,
-    lease_namespace: String,
-    lease_name: String,
+    /// The Leases the nodes elect on (usually one; a scenario may run elections side by side).
+    leases: Vec<LeaseTrack>,
+    /// Index into `leases` of each node's Lease.
+    node_lease: Vec<usize>,
     // --- metrics state ---
     metrics: Metrics,
-    acting_count: usize,
     last_acting_change: Nanos,
-    first_leader_seen: bool,
-    dual_start: Option<Nanos>,
     dual_windows: Vec<DualWindow>,
     open_spans: Vec<Option<(SpanKind, Nanos)>>,
     spans: Vec<Span>,
     transitions_series: Vec<(Nanos, i32)>,
     acting_series: Vec<(Nanos, usize)>,
-    last_lease_holder: String,
-    /// The last non-empty holder, to count changes through a released (empty) holder too.
-    previous_holder: Option<String>,
-    last_lease_transitions: Option<i32>,
-    pending_failover: Option<(Nanos, usize)>,
     child_last_writer: Option<usize>,
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
@@ -260,11 +299,23 @@ impl World {
                 metrics: NodeMetrics::default(),
             });
         }
-        let (lease_namespace, lease_name) = spec
-            .nodes
-            .first()
-            .map(|n| (n.elector.lease_namespace.clone(), n.elector.lease_name.clone()))
-            .unwrap_or_default();
+        let mut leases: Vec<LeaseTrack> = Vec::new();
+        let mut node_lease = Vec::with_capacity(spec.nodes.len());
+        for n in &spec.nodes {
+            let key = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
+            let index = match leases.iter().position(|l| (l.namespace.as_str(), l.name.as_str()) == key) {
+                Some(i) => i,
+                None => {
+                    leases.push(LeaseTrack::new(key.0, key.1));
+                    leases.len() - 1
+                }
+            };
+            node_lease.push(index);
+        }
+        if leases.is_empty() {
+            // No electors (a scenario of scripted actions): nothing is tracked.
+            leases.push(LeaseTrack::new("", ""));
+        }
         let mut queue = EventQueue::with_capacity(64 + 8 * nodes.len());
         for (i, node) in spec.nodes.iter().enumerate() {
             queue.schedule(node.start_at, Event::Start { node: i });
@@ -321,22 +372,15 @@ impl World {
             next_request_id: 0,
             scratch: Vec::new(),
             trace,
-            lease_namespace,
-            lease_name,
+            leases,
+            node_lease,
             metrics: Metrics::default(),
-            acting_count: 0,
             last_acting_change: 0,
-            first_leader_seen: false,
-            dual_start: None,
             dual_windows: Vec::new(),
             open_spans: vec![None; node_count * 4],
             spans: Vec::new(),
             transitions_series: Vec::new(),
             acting_series: vec![(0, 0)],
-            last_lease_holder: String::new(),
-            previous_holder: None,
-            last_lease_transitions: None,
-            pending_failover: None,
             child_last_writer: None,
             faults,
             actions: Vec::new(),
@@ -650,12 +694,13 @@ impl World {
     fn leader_recovered(&mut self, now: Nanos, node: usize) {
         let n = &self.nodes[node];
         let reachable = !n.link.is_cut(Direction::Up, now) && !n.link.is_cut(Direction::Down, now);
-        if self.pending_failover.is_some_and(|(_, faulted)| faulted == node)
+        let lease = self.node_lease[node];
+        if self.leases[lease].pending_failover.is_some_and(|(_, faulted)| faulted == node)
             && n.acting
             && n.paused_until.is_none()
             && reachable
         {
-            self.pending_failover = None;
+            self.leases[lease].pending_failover = None;
         }
     }
 
@@ -722,7 +767,7 @@ impl World {
             self.trace(now, None, TraceKind::Applied { id, code, rv_before, rv_after, message });
         }
         if rv_after != rv_before && request.kind == Kind::Lease {
-            self.observe_lease(now);
+            self.observe_lease(now, &request.namespace, &request.name);
         }
         if origin == Origin::Reconciler {
             self.account_reconciler_write(now, node, id, &request, &result, child_before);
@@ -734,30 +779,36 @@ impl World {
         }
     }
 
-    /// Tracks the Lease on the server after a write to it.
-    fn observe_lease(&mut self, now: Nanos) {
-        let (holder, transitions) = match self.server.peek_lease(&self.lease_namespace, &self.lease_name) {
+    /// Tracks a Lease on the server after a write to it (`namespace/name` of the request).
+    fn observe_lease(&mut self, now: Nanos, namespace: &str, name: &str) {
+        let Some(index) = self.leases.iter().position(|l| l.namespace == namespace && l.name == name) else {
+            return; // a Lease no node elects on
+        };
+        let (holder, transitions) = match self.server.peek_lease(namespace, name) {
             Some(l) => (l.spec.holder_identity.clone().unwrap_or_default(), l.spec.lease_transitions.unwrap_or(0)),
             None => (String::new(), 0),
         };
-        if Some(transitions) != self.last_lease_transitions {
-            self.transitions_series.push((now, transitions));
-            self.last_lease_transitions = Some(transitions);
+        let rv = self.server.resource_version();
+        let track = &mut self.leases[index];
+        let mut changed = false;
+        if Some(transitions) != track.last_transitions {
+            if index == 0 {
+                self.transitions_series.push((now, transitions));
+            }
+            track.last_transitions = Some(transitions);
+            changed = true;
         }
-        if holder != self.last_lease_holder {
+        if holder != track.last_holder {
             if !holder.is_empty() {
-                if self.previous_holder.as_ref().is_some_and(|p| *p != holder) {
-                    self.metrics.leader_changes += 1;
+                if track.previous_holder.as_ref().is_some_and(|p| *p != holder) {
+                    track.leader_changes += 1;
                 }
-                self.previous_holder = Some(holder.clone());
+                track.previous_holder = Some(holder.clone());
             }
-            if self.trace.is_some() {
-                let rv = self.server.resource_version();
-                self.trace(now, None, TraceKind::LeaseChanged { holder: holder.clone(), transitions, rv });
-            }
-            self.last_lease_holder = holder;
-        } else if self.trace.is_some() && self.transitions_series.last().map(|x| x.0) == Some(now) {
-            let rv = self.server.resource_version();
+            track.last_holder = holder.clone();
+            changed = true;
+        }
+        if changed && self.trace.is_some() {
             self.trace(now, None, TraceKind::LeaseChanged { holder, transitions, rv });
         }
     }
@@ -783,8 +834,8 @@ impl World {
                     node,
                     Verb::Get,
                     Kind::Lease,
-                    &self.lease_namespace.clone(),
-                    &self.lease_name.clone(),
+                    &self.leases[self.node_lease[node]].namespace.clone(),
+                    &self.leases[self.node_lease[node]].name.clone(),
                     Body::None,
                     None,
                     false,
@@ -957,7 +1008,7 @@ impl World {
                 self.child_last_writer = Some(node);
                 let holder = self
                     .server
-                    .peek_lease(&self.lease_namespace, &self.lease_name)
+                    .peek_lease(&self.leases[self.node_lease[node]].namespace, &self.leases[self.node_lease[node]].name)
                     .and_then(|l| l.spec.holder_identity.clone())
                     .unwrap_or_default();
                 if !holder.is_empty() && holder != self.nodes[node].identity {
@@ -988,7 +1039,9 @@ impl World {
     // ---- faults -----------------------------------------------------------------------------
 
     fn holder_node(&self) -> Option<usize> {
-        let holder = self.server.peek_lease(&self.lease_namespace, &self.lease_name)?.spec.holder_identity.clone()?;
+        // With Leases side by side, "the holder" is the holder of the first node's Lease.
+        let holder =
+            self.server.peek_lease(&self.leases[0].namespace, &self.leases[0].name)?.spec.holder_identity.clone()?;
         self.nodes.iter().position(|n| n.identity == holder)
     }
 
@@ -1068,9 +1121,10 @@ impl World {
                     | FaultKind::Stop
                     | FaultKind::Partition { .. }
             )
-            && self.pending_failover.is_none()
+            && self.leases[self.node_lease[n]].pending_failover.is_none()
         {
-            self.pending_failover = Some((now, n));
+            let lease = self.node_lease[n];
+            self.leases[lease].pending_failover = Some((now, n));
         }
         match *kind {
             FaultKind::Crash => {
@@ -1218,7 +1272,7 @@ impl World {
         let rv_before = self.server.resource_version();
         let result = self.server.handle(now, &request);
         if self.server.resource_version() != rv_before && request.kind == Kind::Lease {
-            self.observe_lease(now);
+            self.observe_lease(now, &request.namespace, &request.name);
         }
         let outcome = match &result {
             Ok(object) => ActionOutcome {
@@ -1263,47 +1317,60 @@ impl World {
         }
         self.advance_acting_clock(now);
         self.nodes[node].acting = acting;
+        let lease = self.node_lease[node];
         if acting {
-            self.acting_count += 1;
-            self.first_leader_seen = true;
+            self.leases[lease].acting += 1;
+            self.leases[lease].first_leader_seen = true;
             self.nodes[node].metrics.acquisitions += 1;
             self.open_span(now, node, SpanKind::Leader);
-            if let Some((fault_at, old)) = self.pending_failover {
-                if old != node {
-                    self.metrics.failover_seconds.push(as_secs_f64(now - fault_at));
-                }
-                self.pending_failover = None;
+            if let Some((fault_at, old)) = self.leases[lease].pending_failover.take()
+                && old != node
+            {
+                self.metrics.failover_seconds.push(as_secs_f64(now - fault_at));
             }
         } else {
-            self.acting_count -= 1;
+            self.leases[lease].acting -= 1;
             self.close_span(now, node, SpanKind::Leader);
         }
-        self.acting_series.push((now, self.acting_count));
-        if self.acting_count >= 2 && self.dual_start.is_none() {
-            self.dual_start = Some(now);
+        // The series shows the most acting leaders of any one Lease (2 means a split brain).
+        let most = self.leases.iter().map(|l| l.acting).max().unwrap_or(0);
+        if self.acting_series.last().map(|&(_, v)| v) != Some(most) {
+            self.acting_series.push((now, most));
+        }
+        let count = self.leases[lease].acting;
+        if count >= 2 && self.leases[lease].dual_start.is_none() {
+            self.leases[lease].dual_start = Some(now);
             if self.trace.is_some() {
-                let leaders = self.nodes.iter().filter(|n| n.acting).map(|n| n.identity.clone()).collect();
+                let leaders = (0..self.nodes.len())
+                    .filter(|&i| self.nodes[i].acting && self.node_lease[i] == lease)
+                    .map(|i| self.nodes[i].identity.clone())
+                    .collect();
                 self.trace(now, None, TraceKind::DualLeaderStart { leaders });
             }
-        } else if self.acting_count < 2
-            && let Some(from) = self.dual_start.take()
+        } else if count < 2
+            && let Some(from) = self.leases[lease].dual_start.take()
         {
-            self.close_dual_window(from, now);
+            self.close_dual_window(lease, from, now);
         }
     }
 
-    fn close_dual_window(&mut self, from: Nanos, until: Nanos) {
+    fn close_dual_window(&mut self, lease: usize, from: Nanos, until: Nanos) {
         let leaders = self
             .spans
             .iter()
             .filter(|s| s.kind == SpanKind::Leader && s.from < until && s.until > from)
             .map(|s| s.node)
             .chain(self.nodes.iter().enumerate().filter(|(_, n)| n.acting).map(|(i, _)| i))
+            .filter(|&i| self.node_lease[i] == lease)
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .map(|i| self.nodes[i].identity.clone())
             .collect();
-        let window = DualWindow { from, until, leaders };
+        let track = &mut self.leases[lease];
+        track.windows += 1;
+        track.max_window = track.max_window.max(until - from);
+        let lease_name = format!("{}/{}", track.namespace, track.name);
+        let window = DualWindow { from, until, leaders, lease: lease_name };
         self.trace(until, None, TraceKind::DualLeaderEnd { seconds: window.seconds() });
         self.dual_windows.push(window);
     }
@@ -1311,11 +1378,13 @@ impl World {
     fn advance_acting_clock(&mut self, now: Nanos) {
         let dt = now - self.last_acting_change;
         if dt > 0 {
-            if self.acting_count >= 2 {
-                self.metrics.dual_leader_seconds += as_secs_f64(dt);
-            }
-            if self.acting_count == 0 && self.first_leader_seen {
-                self.metrics.leaderless_seconds += as_secs_f64(dt);
+            for l in &mut self.leases {
+                if l.acting >= 2 {
+                    l.dual_ns += dt;
+                }
+                if l.acting == 0 && l.first_leader_seen {
+                    l.leaderless_ns += dt;
+                }
             }
             for n in self.nodes.iter_mut().filter(|n| n.acting) {
                 n.metrics.acting_leader_seconds += as_secs_f64(dt);
@@ -1348,9 +1417,12 @@ impl World {
 
     fn finish(mut self, end: Nanos) -> RunResult {
         self.advance_acting_clock(end);
-        if let Some(from) = self.dual_start.take() {
-            self.close_dual_window(from, end);
+        for lease in 0..self.leases.len() {
+            if let Some(from) = self.leases[lease].dual_start.take() {
+                self.close_dual_window(lease, from, end);
+            }
         }
+        self.dual_windows.sort_by_key(|w| (w.from, w.until));
         for node in 0..self.nodes.len() {
             for kind in [SpanKind::Running, SpanKind::Leader, SpanKind::Paused, SpanKind::Partitioned] {
                 self.close_span(end, node, kind);
@@ -1361,13 +1433,29 @@ impl World {
         for ((verb, code), n) in &self.requests_by_verb_status {
             self.metrics.api_requests_by_verb_status.insert(format!("{verb} {code}"), *n);
         }
-        self.metrics.dual_leader_windows = self.dual_windows.len() as u64;
-        self.metrics.max_dual_leader_seconds = self.dual_windows.iter().map(|w| w.seconds()).fold(0.0, f64::max);
-        self.metrics.lease_transitions = self
-            .server
-            .peek_lease(&self.lease_namespace, &self.lease_name)
-            .and_then(|l| l.spec.lease_transitions)
-            .unwrap_or(0) as i64;
+        // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
+        let mut per_lease = std::collections::BTreeMap::new();
+        for l in self.leases.iter().filter(|l| !l.name.is_empty()) {
+            let transitions =
+                self.server.peek_lease(&l.namespace, &l.name).and_then(|x| x.spec.lease_transitions).unwrap_or(0)
+                    as i64;
+            let m = LeaseMetrics {
+                dual_leader_seconds: as_secs_f64(l.dual_ns),
+                dual_leader_windows: l.windows,
+                max_dual_leader_seconds: as_secs_f64(l.max_window),
+                leaderless_seconds: as_secs_f64(l.leaderless_ns),
+                lease_transitions: transitions,
+                leader_changes: l.leader_changes,
+            };
+            self.metrics.dual_leader_seconds += m.dual_leader_seconds;
+            self.metrics.dual_leader_windows += m.dual_leader_windows;
+            self.metrics.max_dual_leader_seconds = self.metrics.max_dual_leader_seconds.max(m.max_dual_leader_seconds);
+            self.metrics.leaderless_seconds += m.leaderless_seconds;
+            self.metrics.lease_transitions += m.lease_transitions;
+            self.metrics.leader_changes += m.leader_changes;
+            per_lease.insert(format!("{}/{}", l.namespace, l.name), m);
+        }
+        self.metrics.leases = per_lease;
         for n in &self.nodes {
             self.metrics.nodes.insert(n.identity.clone(), n.metrics.clone());
         }
@@ -1385,6 +1473,11 @@ impl World {
         RunResult {
             metrics: self.metrics,
             node_names: self.nodes.iter().map(|n| n.identity.clone()).collect(),
+            node_leases: self
+                .node_lease
+                .iter()
+                .map(|&l| format!("{}/{}", self.leases[l].namespace, self.leases[l].name))
+                .collect(),
             spans: self.spans,
             dual_windows: self.dual_windows,
             transitions_series: self.transitions_series,

@@ -367,11 +367,26 @@ impl TimelineLayout {
     }
 
     fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        let one_lease = r.node_leases.windows(2).all(|p| p[0] == p[1]);
         for w in &r.dual_windows {
             let (x0, x1) = self.x_span(w.from, w.until);
-            c.fill(x0, self.lease_top, x1, self.rows_bottom, DUAL.mix(0.16))?;
-            c.line(vec![(x0, self.lease_top), (x0, self.rows_bottom)], DUAL.mix(0.7), 1)?;
-            c.line(vec![(x1, self.lease_top), (x1, self.rows_bottom)], DUAL.mix(0.7), 1)?;
+            if one_lease {
+                c.fill(x0, self.lease_top, x1, self.rows_bottom, DUAL.mix(0.16))?;
+                c.line(vec![(x0, self.lease_top), (x0, self.rows_bottom)], DUAL.mix(0.7), 1)?;
+                c.line(vec![(x1, self.lease_top), (x1, self.rows_bottom)], DUAL.mix(0.7), 1)?;
+                continue;
+            }
+            // Elections side by side: shade only the rows of the Lease with two leaders.
+            for (n, &(top, _)) in self.rows.iter().enumerate() {
+                if r.node_leases.get(n) != Some(&w.lease) {
+                    continue;
+                }
+                let bottom = self.rows.get(n + 1).map(|&(next, _)| next - ROW_GAP / 2).unwrap_or(self.rows_bottom);
+                let top = top - ROW_GAP / 2;
+                c.fill(x0, top, x1, bottom, DUAL.mix(0.16))?;
+                c.line(vec![(x0, top), (x0, bottom)], DUAL.mix(0.7), 1)?;
+                c.line(vec![(x1, top), (x1, bottom)], DUAL.mix(0.7), 1)?;
+            }
         }
         Ok(())
     }
