@@ -10,10 +10,6 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("gc-pause", include_str!("../../scenarios/gc-pause.toml")),
     ("renew", include_str!("../../scenarios/renew.toml")),
     ("renew-deadline-vs-lease-duration", include_str!("../../scenarios/renew-deadline-vs-lease-duration.toml")),
-    (
-        "renew-deadline-vs-lease-duration-unsafe",
-        include_str!("../../scenarios/renew-deadline-vs-lease-duration-unsafe.toml"),
-    ),
     ("seed-lab", include_str!("../../scenarios/seed-lab.toml")),
     ("split-brain", include_str!("../../scenarios/split-brain.toml")),
     ("takeover", include_str!("../../scenarios/takeover.toml")),
