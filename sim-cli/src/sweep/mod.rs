@@ -624,6 +624,31 @@ fn io(path: &Path, what: &str, e: std::io::Error) -> InputError {
 }
 
 /// What an output directory holds, judged before anything is written to it.
+/// The file a running sweep holds an exclusive lock on, inside its `--out`.
+const LOCK_FILE: &str = ".leasesim-sweep.lock";
+
+/// Takes an advisory lock on `out` for the life of the returned file: a second sweep (or a
+/// `--resume` started while the first still runs) is refused instead of interleaving rows. The
+/// kernel drops the lock when the process dies, so a killed sweep never blocks its `--resume`.
+fn lock_out_dir(out: &Path) -> Result<std::fs::File, InputError> {
+    let path = out.join(LOCK_FILE);
+    let file =
+        OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, "open", e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor we own; no memory is shared with the call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            return Err(err(format!(
+                "--out {}: another leasesim sweep is writing this directory; wait for it or choose another --out",
+                out.display()
+            )));
+        }
+    }
+    Ok(file)
+}
+
 fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: bool) -> Result<bool, InputError> {
     if !out.exists() {
         return Ok(false);
@@ -633,7 +658,11 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
     }
     let existing = std::fs::read_to_string(out.join("sweep.json")).ok();
     let Some(existing) = existing else {
-        let empty = std::fs::read_dir(out).map_err(|e| io(out, "list", e))?.next().is_none();
+        // Only our own lock file (left by a sweep killed before it wrote sweep.json) is allowed.
+        let empty = std::fs::read_dir(out)
+            .map_err(|e| io(out, "list", e))?
+            .filter_map(|e| e.ok())
+            .all(|e| e.file_name() == LOCK_FILE);
         if empty {
             return Ok(false);
         }
@@ -746,6 +775,8 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
     let columns = discover_columns(spec)?;
     let header_line = header(spec, &columns);
     let sweep_json = pretty(&spec.sweep_json());
+    std::fs::create_dir_all(&opts.out).map_err(|e| io(&opts.out, "create", e))?;
+    let _lock = lock_out_dir(&opts.out)?;
     let resuming = check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume)?;
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let runs = ShardRuns::new(shard, spec.run_count());
@@ -1043,6 +1074,17 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputErr
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_second_sweep_cannot_write_a_directory_that_one_is_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = super::lock_out_dir(dir.path()).unwrap();
+        let second = super::lock_out_dir(dir.path()).unwrap_err();
+        assert!(second.0.contains("another leasesim sweep is writing"), "{}", second.0);
+        drop(first);
+        assert!(super::lock_out_dir(dir.path()).is_ok(), "the lock goes with the process that held it");
+    }
+
     use super::*;
 
     #[test]
