@@ -15,10 +15,9 @@ pub struct LeaseLock {
     /// The last Lease received (client-go keeps every response; the Python client keeps only
     /// what Get and Create return).
     cached: Option<Arc<Lease>>,
-    /// Whether the writer sets `leaseTransitions` (the Python client never does).
-    writes_transitions: bool,
-    /// Whether an Update's response replaces the cache.
-    caches_update_responses: bool,
+    /// The Python client's LeaseLock: it edits the fetched spec in place (never writing
+    /// `leaseTransitions`), does not cache Update responses, and sends times via `isoformat()`.
+    python_style: bool,
 }
 
 impl LeaseLock {
@@ -29,8 +28,7 @@ impl LeaseLock {
             name: name.into(),
             field_manager: field_manager.into(),
             cached: None,
-            writes_transitions: !python_style,
-            caches_update_responses: !python_style,
+            python_style,
         }
     }
 
@@ -39,7 +37,7 @@ impl LeaseLock {
     }
 
     fn spec_of(&self, record: &Record, previous: Option<&LeaseSpec>) -> LeaseSpec {
-        let transitions = if self.writes_transitions {
+        let transitions = if !self.python_style {
             Some(record.leader_transitions)
         } else {
             previous.and_then(|p| p.lease_transitions)
@@ -52,12 +50,8 @@ impl LeaseLock {
             lease_transitions: transitions,
             // client-go's LeaderElectionRecordToLeaseSpec builds a fresh spec (its records carry
             // no strategy here), so a PUT erases them; the Python client edits the fetched spec.
-            strategy: if self.writes_transitions { None } else { previous.and_then(|p| p.strategy.clone()) },
-            preferred_holder: if self.writes_transitions {
-                None
-            } else {
-                previous.and_then(|p| p.preferred_holder.clone())
-            },
+            strategy: if !self.python_style { None } else { previous.and_then(|p| p.strategy.clone()) },
+            preferred_holder: if !self.python_style { None } else { previous.and_then(|p| p.preferred_holder.clone()) },
         }
     }
 
@@ -66,7 +60,7 @@ impl LeaseLock {
     /// then refuses the body with a 400. Such a write is sent as the JSON the client would send,
     /// so the server gives its real answer; every other write stays typed.
     fn python_body(&self, lease: &Lease) -> Option<Body> {
-        if self.writes_transitions {
+        if !self.python_style {
             return None;
         }
         let whole_second = |t: Option<MicroTime>| t.is_some_and(|t| t.unix_micros().rem_euclid(1_000_000) == 0);
@@ -128,7 +122,7 @@ impl LeaseLock {
         match result {
             Ok(Object::Lease(lease)) => {
                 let record = record_of(&lease.spec);
-                if op_verb != Verb::Update || self.caches_update_responses {
+                if op_verb != Verb::Update || !self.python_style {
                     self.cached = Some(lease);
                 }
                 Ok(record)

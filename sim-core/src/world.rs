@@ -569,7 +569,7 @@ impl World {
         if self.nodes[node].state != ProcState::Running {
             return;
         }
-        self.set_acting(now, node, false);
+        self.stop_acting(now, node);
         let n = &mut self.nodes[node];
         n.state = state;
         n.incarnation += 1; // every pending timer and response of the old process is now stale
@@ -578,12 +578,20 @@ impl World {
         n.deferred.clear();
         n.paused_until = None;
         if let Some(r) = n.reconciler.as_mut() {
-            r.active = false;
             r.in_flight = None;
-            r.generation += 1;
         }
         self.close_span(now, node, SpanKind::Paused);
         self.close_span(now, node, SpanKind::Running);
+    }
+
+    /// The node stops acting as leader: metrics close its span, its reconciler stops (a tick or
+    /// response still in flight finds a newer generation and does nothing).
+    fn stop_acting(&mut self, now: Nanos, node: usize) {
+        self.set_acting(now, node, false);
+        if let Some(r) = self.nodes[node].reconciler.as_mut() {
+            r.active = false;
+            r.generation += 1;
+        }
     }
 
     fn feed_elector_result(&mut self, now: Nanos, node: usize, result: crate::elector::LockResult) {
@@ -655,25 +663,12 @@ impl World {
                         self.reconcile(now, node);
                     }
                 }
-                Output::LeaderContextDone => {
+                // Whichever comes first ends the leader's work; the other finds it ended.
+                Output::LeaderContextDone | Output::StoppedLeading => {
                     if self.nodes[node].acting {
                         self.trace(now, Some(node), TraceKind::StoppedLeading);
                     }
-                    self.set_acting(now, node, false);
-                    if let Some(r) = self.nodes[node].reconciler.as_mut() {
-                        r.active = false;
-                        r.generation += 1;
-                    }
-                }
-                Output::StoppedLeading => {
-                    if self.nodes[node].acting {
-                        self.trace(now, Some(node), TraceKind::StoppedLeading);
-                    }
-                    self.set_acting(now, node, false);
-                    if let Some(r) = self.nodes[node].reconciler.as_mut() {
-                        r.active = false;
-                        r.generation += 1;
-                    }
+                    self.stop_acting(now, node);
                 }
                 Output::NewLeader(holder) => self.trace(now, Some(node), TraceKind::NewLeader { holder }),
                 Output::Note(note) => {

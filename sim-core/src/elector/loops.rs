@@ -413,13 +413,7 @@ impl LoopElector {
                 self.finish(out);
                 return;
             }
-            let released = Record {
-                holder_identity: String::new(),
-                lease_duration_seconds: 1,
-                acquire_time_micros: Some(micros_of(now.wall)),
-                renew_time_micros: Some(micros_of(now.wall)),
-                leader_transitions: self.observed.leader_transitions,
-            };
+            let released = released_record(now, self.observed.leader_transitions);
             let op = self.write_op(released.clone());
             match self.send(op, now, None, out) {
                 None => {
@@ -455,13 +449,7 @@ impl LoopElector {
                     self.finish(out);
                     return;
                 }
-                let released = Record {
-                    holder_identity: String::new(),
-                    lease_duration_seconds: 1,
-                    acquire_time_micros: Some(micros_of(now.wall)),
-                    renew_time_micros: Some(micros_of(now.wall)),
-                    leader_transitions: current.leader_transitions,
-                };
+                let released = released_record(now, current.leader_transitions);
                 let op = self.write_op(released.clone());
                 match self.send(op, now, Some(deadline), out) {
                     None => self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline, record: released },
@@ -641,5 +629,17 @@ impl LoopElector {
 
     fn cancel(&mut self, kind: TimerKind) {
         self.generations[kind.index()] += 1;
+    }
+}
+
+/// What release() writes: no holder, `leaseDurationSeconds: 1` (so clients older than 1.14, which
+/// do not take an empty holder at once, wait only a second), both times now, transitions kept.
+fn released_record(now: Now, leader_transitions: i32) -> Record {
+    Record {
+        holder_identity: String::new(),
+        lease_duration_seconds: 1,
+        acquire_time_micros: Some(micros_of(now.wall)),
+        renew_time_micros: Some(micros_of(now.wall)),
+        leader_transitions,
     }
 }
