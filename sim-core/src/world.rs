@@ -108,6 +108,9 @@ struct Node {
     /// moves on a kill, to make the dead process's events stale).
     starts: u32,
     acting: bool,
+    /// When the current acting span began, and the acting time of the spans already closed.
+    acting_since: Nanos,
+    acting_ns: Nanos,
     metrics: NodeMetrics,
 }
 
@@ -119,6 +122,8 @@ struct LeaseTrack {
     acting: usize,
     first_leader_seen: bool,
     dual_start: Option<Nanos>,
+    /// When `acting` last changed: the dual and leaderless clocks are brought up to date then.
+    last_change: Nanos,
     dual_ns: Nanos,
     leaderless_ns: Nanos,
     windows: u64,
@@ -141,6 +146,7 @@ impl LeaseTrack {
             acting: 0,
             first_leader_seen: false,
             dual_start: None,
+            last_change: 0,
             dual_ns: 0,
             leaderless_ns: 0,
             windows: 0,
@@ -247,7 +253,6 @@ pub struct World {
     node_lease: Vec<usize>,
     // --- metrics state ---
     metrics: Metrics,
-    last_acting_change: Nanos,
     dual_windows: Vec<DualWindow>,
     open_spans: Vec<Option<(SpanKind, Nanos)>>,
     spans: Vec<Span>,
@@ -296,6 +301,8 @@ impl World {
                 stop_requested: false,
                 starts: 0,
                 acting: false,
+                acting_since: 0,
+                acting_ns: 0,
                 metrics: NodeMetrics::default(),
             });
         }
@@ -375,7 +382,6 @@ impl World {
             leases,
             node_lease,
             metrics: Metrics::default(),
-            last_acting_change: 0,
             dual_windows: Vec::new(),
             open_spans: vec![None; node_count * 4],
             spans: Vec::new(),
@@ -1310,10 +1316,11 @@ impl World {
         if self.nodes[node].acting == acting {
             return;
         }
-        self.advance_acting_clock(now);
-        self.nodes[node].acting = acting;
         let lease = self.node_lease[node];
+        self.advance_lease_clock(lease, now);
+        self.nodes[node].acting = acting;
         if acting {
+            self.nodes[node].acting_since = now;
             self.leases[lease].acting += 1;
             self.leases[lease].first_leader_seen = true;
             self.nodes[node].metrics.acquisitions += 1;
@@ -1325,6 +1332,7 @@ impl World {
             }
         } else {
             self.leases[lease].acting -= 1;
+            self.nodes[node].acting_ns += now - self.nodes[node].acting_since;
             self.close_span(now, node, SpanKind::Leader);
         }
         // The series shows the most acting leaders of any one Lease (2 means a split brain).
@@ -1370,22 +1378,18 @@ impl World {
         self.dual_windows.push(window);
     }
 
-    fn advance_acting_clock(&mut self, now: Nanos) {
-        let dt = now - self.last_acting_change;
-        if dt > 0 {
-            for l in &mut self.leases {
-                if l.acting >= 2 {
-                    l.dual_ns += dt;
-                }
-                if l.acting == 0 && l.first_leader_seen {
-                    l.leaderless_ns += dt;
-                }
-            }
-            for n in self.nodes.iter_mut().filter(|n| n.acting) {
-                n.metrics.acting_leader_seconds += as_secs_f64(dt);
-            }
+    /// Brings the Lease's dual-leader and leaderless clocks up to `now` (before its acting count
+    /// changes, and at the end). Integer nanoseconds, per Lease: no other Lease is touched.
+    fn advance_lease_clock(&mut self, lease: usize, now: Nanos) {
+        let l = &mut self.leases[lease];
+        let dt = now - l.last_change;
+        if l.acting >= 2 {
+            l.dual_ns += dt;
         }
-        self.last_acting_change = now;
+        if l.acting == 0 && l.first_leader_seen {
+            l.leaderless_ns += dt;
+        }
+        l.last_change = now;
     }
 
     fn open_span(&mut self, now: Nanos, node: usize, kind: SpanKind) {
@@ -1411,7 +1415,15 @@ impl World {
     }
 
     fn finish(mut self, end: Nanos) -> RunResult {
-        self.advance_acting_clock(end);
+        for lease in 0..self.leases.len() {
+            self.advance_lease_clock(lease, end);
+        }
+        for n in &mut self.nodes {
+            if n.acting {
+                n.acting_ns += end - n.acting_since;
+            }
+            n.metrics.acting_leader_seconds = as_secs_f64(n.acting_ns);
+        }
         for lease in 0..self.leases.len() {
             if let Some(from) = self.leases[lease].dual_start.take() {
                 self.close_dual_window(lease, from, end);
