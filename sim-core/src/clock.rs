@@ -52,6 +52,11 @@ pub struct NodeClock {
 }
 
 const PPB: i128 = 1_000_000_000;
+const PPB_U64: u64 = 1_000_000_000;
+/// Largest drift (parts per billion, either way) the integer arithmetic of [`NodeClock`] covers
+/// exactly: a rate of 1 ± 9 (so r·d stays within an i64). Scenario validation keeps drifts far
+/// inside it.
+pub const MAX_DRIFT_PPB: i64 = 9_000_000_000;
 
 impl NodeClock {
     pub fn new(mut spec: ClockSpec, epoch: UnixNanos) -> Result<Self, String> {
@@ -59,6 +64,13 @@ impl NodeClock {
             return Err(format!(
                 "clock drift of {} ppm would stop or reverse the clock: expected more than -1000000 ppm",
                 spec.drift_ppb / 1000
+            ));
+        }
+        if spec.drift_ppb > MAX_DRIFT_PPB {
+            return Err(format!(
+                "clock drift of {} ppm is beyond what the simulator's clocks represent: expected at most {} ppm",
+                spec.drift_ppb / 1000,
+                MAX_DRIFT_PPB / 1000
             ));
         }
         if let Some(w) = &spec.wander {
@@ -112,9 +124,24 @@ impl NodeClock {
 
     /// Monotonic reading at true time `t` (nanoseconds since this process's clock origin, which
     /// is the start of the run). Non-decreasing in `t`.
+    #[inline]
     pub fn monotonic(&self, t: Nanos) -> i64 {
-        let linear = t as i128 + (t as i128 * self.spec.drift_ppb as i128).div_euclid(PPB);
-        linear as i64 + self.wander_at(t)
+        let d = self.spec.drift_ppb;
+        if d == 0 && self.linear_only {
+            return t as i64; // a perfect oscillator: the identity
+        }
+        // t + floor(t·d / 1e9) without 128-bit division: with t = q·1e9 + r, the q·1e9·d part
+        // divides exactly, and |r·d| < 1e9 · |d| fits an i64 for the drifts `new` accepts.
+        let (q, r) = ((t / PPB_U64) as i64, (t % PPB_U64) as i64);
+        let linear = match q.checked_mul(d).and_then(|qd| (t as i64).checked_add(qd)).filter(|_| t <= i64::MAX as u64) {
+            Some(tqd) => tqd + (r * d).div_euclid(PPB as i64),
+            // Far beyond any run (a search probing centuries ahead): exact in 128 bits, saturated.
+            None => {
+                let wide = t as i128 + (t as i128 * d as i128).div_euclid(PPB);
+                wide.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+            }
+        };
+        linear.saturating_add(self.wander_at(t))
     }
 
     /// Sum of the steps taken at or before true time `t`.
@@ -140,26 +167,47 @@ impl NodeClock {
             return from;
         }
         if self.linear_only {
-            // Invert t + floor(t·ppb/1e9) >= target: start from the real-valued solution and
-            // correct by single steps (the floor moves the answer by at most one or two ns).
-            let rate = PPB + self.spec.drift_ppb as i128;
-            let mut t = ((target as i128 * PPB) / rate).max(from as i128) as u64;
-            while self.monotonic(t) < target {
-                t += 1;
+            if self.spec.drift_ppb == 0 {
+                return target as Nanos; // monotonic(from) < target, so target > from
             }
-            while t > from && self.monotonic(t - 1) >= target {
-                t -= 1;
-            }
-            return t;
+            // Invert t + floor(t·ppb/1e9) >= target: start from the real-valued solution (in
+            // floating point: within a few ns of the answer for any run length the validation
+            // allows) and correct it, checking each step exactly in integers.
+            let rate = 1.0 + self.spec.drift_ppb as f64 / 1e9;
+            let guess = target as f64 / rate;
+            let guess = if guess >= u64::MAX as f64 { u64::MAX } else { guess.max(0.0) as u64 };
+            return self.earliest_reaching(from, guess.max(from), target);
         }
-        // With wander: exponential then binary search on the non-decreasing reading.
-        let mut lo = from; // monotonic(lo) < target
+        // With wander: search from `from` itself.
+        self.earliest_reaching(from, from, target)
+    }
+
+    /// The earliest `t >= from` with `monotonic(t) >= target`, given `monotonic(from) < target`
+    /// and a guess: gallop from the guess until the answer is bracketed, then bisect. The
+    /// reading is non-decreasing, so the bracket `monotonic(lo) < target <= monotonic(hi)` pins it.
+    fn earliest_reaching(&self, from: Nanos, guess: Nanos, target: i64) -> Nanos {
+        let (mut lo, mut hi);
         let mut step: u64 = 1;
-        let mut hi = from.saturating_add(step);
-        while self.monotonic(hi) < target {
-            lo = hi;
-            step = step.saturating_mul(2);
-            hi = hi.saturating_add(step);
+        if self.monotonic(guess) >= target {
+            hi = guess;
+            loop {
+                lo = hi.saturating_sub(step).max(from);
+                if lo == from || self.monotonic(lo) < target {
+                    break;
+                }
+                hi = lo;
+                step = step.saturating_mul(2);
+            }
+        } else {
+            lo = guess;
+            loop {
+                hi = lo.saturating_add(step);
+                if self.monotonic(hi) >= target {
+                    break;
+                }
+                lo = hi;
+                step = step.saturating_mul(2);
+            }
         }
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
@@ -265,6 +313,29 @@ mod tests {
                     assert!(c.monotonic(t) >= target, "drift {drift} start {start} d {d}");
                     assert!(t == start || c.monotonic(t - 1) < target, "not the earliest: drift {drift}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn monotonic_readings_without_128_bit_division_are_the_exact_floor() {
+        let exact = |t: u64, d: i64| t as i128 + (t as i128 * d as i128).div_euclid(PPB);
+        let drifts = [-999_999_999, -300_000_000, -1_000, -1, 0, 1, 7, 999_999_999, 2_000_000_000, MAX_DRIFT_PPB];
+        let times = [
+            0,
+            1,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            3_600_000_000_123,
+            86_400_000_000_000_007,
+            i64::MAX as u64 / 3,
+        ];
+        for d in drifts {
+            let c = clock(0, d);
+            for t in times {
+                let want = exact(t, d).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+                assert_eq!(c.monotonic(t), want, "t {t} drift {d}");
             }
         }
     }

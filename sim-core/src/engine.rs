@@ -80,6 +80,23 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { key, event });
     }
 
+    /// Takes the next sequence number now for an event that may be scheduled later with
+    /// [`Self::schedule_reserved`]: it then orders among events at the same time exactly as if
+    /// it had been scheduled at this moment. (A timeout that only fires when its request goes
+    /// unanswered is pushed only once that is known; if it never is, nothing was pushed.)
+    pub fn reserve_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
+    }
+
+    /// Schedules `event` at `at` under a sequence number taken earlier by [`Self::reserve_seq`].
+    pub fn schedule_reserved(&mut self, at: Nanos, seq: u64, event: E) {
+        assert!(at >= self.now, "event scheduled in the past: at={at} now={}", self.now);
+        debug_assert!(seq < self.next_seq, "a sequence number not yet reserved");
+        self.heap.push(Entry { key: ((at as u128) << 64) | seq as u128, event });
+    }
+
     /// Time of the next event without removing it.
     pub fn peek_time(&self) -> Option<Nanos> {
         self.heap.peek().map(|e| (e.key >> 64) as Nanos)
@@ -110,6 +127,16 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(5, "first"), (10, "a"), (10, "b"), (20, "c"), (20, "d")]);
         assert_eq!(q.now(), 20);
+    }
+
+    #[test]
+    fn a_reserved_sequence_number_orders_as_if_scheduled_when_reserved() {
+        let mut q = EventQueue::new();
+        let early = q.reserve_seq();
+        q.schedule(10, "scheduled after the reservation");
+        q.schedule_reserved(10, early, "reserved first");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, ["reserved first", "scheduled after the reservation"]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod model;
 pub mod net;
 pub mod rng;
 pub mod scenario;
+pub mod sym;
 pub mod time;
 pub mod trace;
 pub mod world;

@@ -1,73 +1,127 @@
 //! `LeaseLock`: turns an elector's lock operations into API requests and responses back into
 //! records, keeping the cached Lease whose resourceVersion the next Update carries
 //! (client-go `resourcelock/leaselock.go`).
+//!
+//! Requests go by the API server's typed path ([`LeaseOp`]): the cache is a [`LeaseView`] (the
+//! resourceVersion, the spec with interned strings, the labels), which is all of the cached
+//! object that a write of it can depend on — the server takes uid, creationTimestamp and
+//! managedFields from the stored object, not from the body.
 
-use crate::api::{ApiError, Body, Kind, Lease, LeaseSpec, MicroTime, Object, ObjectMeta, Request, User, Verb};
+use crate::api::{ApiServer, Body, Kind, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb};
 use crate::elector::{LockError, LockOp, LockResult, Record};
-use std::sync::Arc;
+use crate::sym::Sym;
 
 #[derive(Debug)]
 pub struct LeaseLock {
-    user: Arc<User>,
-    namespace: Arc<str>,
-    name: Arc<str>,
-    field_manager: Arc<str>,
+    lease: LeaseRef,
+    user: UserId,
+    field_manager: std::sync::Arc<str>,
     /// The last Lease received (client-go keeps every response; the Python client keeps only
     /// what Get and Create return).
-    cached: Option<Arc<Lease>>,
+    cached: Option<LeaseView>,
     /// The Python client's LeaseLock: it edits the fetched spec in place (never writing
     /// `leaseTransitions`), does not cache Update responses, and sends times via `isoformat()`.
     python_style: bool,
 }
 
-impl LeaseLock {
-    pub fn new(user: Arc<User>, namespace: &str, name: &str, field_manager: &str, python_style: bool) -> Self {
-        LeaseLock {
-            user,
-            namespace: namespace.into(),
-            name: name.into(),
-            field_manager: field_manager.into(),
-            cached: None,
-            python_style,
+/// A lock operation as a request: the typed path, or (for the Python client's JSON with a
+/// whole-second time) the request the generic path takes.
+#[derive(Clone, Debug)]
+pub enum LockRequest {
+    Typed(LeaseOp),
+    Generic(Box<Request>),
+}
+
+impl LockRequest {
+    pub fn verb(&self) -> Verb {
+        match self {
+            LockRequest::Typed(op) => op.verb(),
+            LockRequest::Generic(r) => r.verb,
         }
     }
+}
 
-    pub fn cached(&self) -> Option<&Arc<Lease>> {
+impl LeaseLock {
+    pub fn new(lease: LeaseRef, user: UserId, field_manager: &str, python_style: bool) -> Self {
+        LeaseLock { lease, user, field_manager: field_manager.into(), cached: None, python_style }
+    }
+
+    pub fn lease(&self) -> LeaseRef {
+        self.lease
+    }
+
+    pub fn user(&self) -> UserId {
+        self.user
+    }
+
+    pub fn field_manager(&self) -> &str {
+        &self.field_manager
+    }
+
+    pub fn cached(&self) -> Option<&LeaseView> {
         self.cached.as_ref()
     }
 
-    fn spec_of(&self, record: &Record, previous: Option<&LeaseSpec>) -> LeaseSpec {
+    fn spec_of(&self, record: &Record, previous: Option<&LeaseSpecC>) -> LeaseSpecC {
         let transitions = if !self.python_style {
             Some(record.leader_transitions)
         } else {
             previous.and_then(|p| p.lease_transitions)
         };
-        LeaseSpec {
-            holder_identity: Some(record.holder_identity.clone()),
+        LeaseSpecC {
+            holder_identity: Some(record.holder_identity),
             lease_duration_seconds: Some(record.lease_duration_seconds),
             acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
             renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
             lease_transitions: transitions,
             // client-go's LeaderElectionRecordToLeaseSpec builds a fresh spec (its records carry
             // no strategy here), so a PUT erases them; the Python client edits the fetched spec.
-            strategy: if !self.python_style { None } else { previous.and_then(|p| p.strategy.clone()) },
-            preferred_holder: if !self.python_style { None } else { previous.and_then(|p| p.preferred_holder.clone()) },
+            strategy: if !self.python_style { None } else { previous.and_then(|p| p.strategy) },
+            preferred_holder: if !self.python_style { None } else { previous.and_then(|p| p.preferred_holder) },
         }
+    }
+
+    /// The request for `op`, or an immediate error (client-go refuses an Update before any Get
+    /// or Create: `lease not initialized, call get or create first`).
+    pub fn request(&self, op: &LockOp, server: &ApiServer) -> Result<LockRequest, LockError> {
+        let typed = match op {
+            LockOp::Get => LeaseOp::Get,
+            LockOp::Create(record) => LeaseOp::Create { spec: self.spec_of(record, None), labels: None },
+            LockOp::Update(record) => {
+                let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
+                LeaseOp::Update {
+                    resource_version: cached.resource_version,
+                    spec: self.spec_of(record, Some(&cached.spec)),
+                    labels: cached.labels.clone(),
+                }
+            }
+            LockOp::MergePatch(record) => LeaseOp::MergePatch { spec: self.spec_of(record, None) },
+        };
+        Ok(match self.python_body(&typed, server) {
+            Some(request) => LockRequest::Generic(Box::new(request)),
+            None => LockRequest::Typed(typed),
+        })
     }
 
     /// The Python client serialises datetimes with `isoformat()`, which drops the fraction when
     /// the microseconds are zero (`2026-01-01T00:00:02+00:00`); the server's MicroTime parser
     /// then refuses the body with a 400. Such a write is sent as the JSON the client would send,
     /// so the server gives its real answer; every other write stays typed.
-    fn python_body(&self, lease: &Lease) -> Option<Body> {
+    fn python_body(&self, op: &LeaseOp, server: &ApiServer) -> Option<Request> {
         if !self.python_style {
             return None;
         }
+        let spec = match op {
+            LeaseOp::Create { spec, .. } | LeaseOp::Update { spec, .. } => spec,
+            _ => return None,
+        };
         let whole_second = |t: Option<MicroTime>| t.is_some_and(|t| t.unix_micros().rem_euclid(1_000_000) == 0);
-        if !whole_second(lease.spec.acquire_time) && !whole_second(lease.spec.renew_time) {
+        if !whole_second(spec.acquire_time) && !whole_second(spec.renew_time) {
             return None;
         }
-        let mut json = crate::api::to_json(&crate::api::Object::Lease(Arc::new(lease.clone())));
+        let mut request = server.generic_lease_request(self.lease, self.user, &self.field_manager, op);
+        let Body::Lease(lease) = &request.body else { return None };
+        let mut json = crate::api::object_json(Kind::Lease, lease.as_ref());
         for key in ["acquireTime", "renewTime"] {
             if let Some(v) = json["spec"].get_mut(key)
                 && let Some(text) = v.as_str()
@@ -75,70 +129,32 @@ impl LeaseLock {
                 *v = serde_json::json!(isoformat(text));
             }
         }
-        Some(Body::Json(json))
+        request.body = Body::Json(json);
+        Some(request)
     }
 
-    /// The request for `op`, or an immediate error (client-go refuses an Update before any Get
-    /// or Create: `lease not initialized, call get or create first`).
-    pub fn request(&self, op: &LockOp) -> Result<Request, LockError> {
-        let (verb, body) = match op {
-            LockOp::Get => (Verb::Get, Body::None),
-            LockOp::Create(record) => {
-                let lease = Lease {
-                    metadata: ObjectMeta {
-                        name: self.name.to_string(),
-                        namespace: self.namespace.to_string(),
-                        ..Default::default()
-                    },
-                    spec: self.spec_of(record, None),
-                };
-                (Verb::Create, self.python_body(&lease).unwrap_or_else(|| Body::Lease(Arc::new(lease))))
-            }
-            LockOp::Update(record) => {
-                let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
-                let mut lease = Lease::clone(cached);
-                lease.spec = self.spec_of(record, Some(&cached.spec));
-                (Verb::Update, self.python_body(&lease).unwrap_or_else(|| Body::Lease(Arc::new(lease))))
-            }
-            LockOp::MergePatch(record) => {
-                let spec = serde_json::to_value(self.spec_of(record, None)).expect("a LeaseSpec always serialises");
-                (Verb::Patch, Body::Json(serde_json::json!({ "spec": spec })))
-            }
-        };
-        Ok(Request {
-            user: self.user.clone(),
-            verb,
-            kind: Kind::Lease,
-            namespace: self.namespace.clone(),
-            name: self.name.clone(),
-            body,
-            field_manager: Some(self.field_manager.clone()),
-            force: false,
-        })
-    }
-
-    /// Interprets the server's answer to `op`.
-    pub fn response(&mut self, op_verb: Verb, result: Result<Object, ApiError>) -> LockResult {
+    /// Interprets the server's answer to a request of `verb`: the Lease, or the status code of
+    /// the error (500 when the answer was not a Lease).
+    pub fn response(&mut self, verb: Verb, result: Result<LeaseView, u16>) -> LockResult {
         match result {
-            Ok(Object::Lease(lease)) => {
-                let record = record_of(&lease.spec);
-                if op_verb != Verb::Update || !self.python_style {
-                    self.cached = Some(lease);
+            Ok(view) => {
+                let record = record_of(&view.spec);
+                if verb != Verb::Update || !self.python_style {
+                    self.cached = Some(view);
                 }
                 Ok(record)
             }
-            Ok(_) => Err(LockError::Status(500)),
-            Err(e) if e.code == 404 => Err(LockError::NotFound),
-            Err(e) if e.code == 409 => Err(LockError::Conflict),
-            Err(e) => Err(LockError::Status(e.code)),
+            Err(404) => Err(LockError::NotFound),
+            Err(409) => Err(LockError::Conflict),
+            Err(code) => Err(LockError::Status(code)),
         }
     }
 }
 
 /// client-go's `LeaseSpecToLeaderElectionRecord`: absent fields read as zero values.
-pub fn record_of(spec: &LeaseSpec) -> Record {
+pub fn record_of(spec: &LeaseSpecC) -> Record {
     Record {
-        holder_identity: spec.holder_identity.clone().unwrap_or_default(),
+        holder_identity: spec.holder_identity.unwrap_or(Sym::EMPTY),
         lease_duration_seconds: spec.lease_duration_seconds.unwrap_or(0),
         acquire_time_micros: spec.acquire_time.map(|t| t.unix_micros()),
         renew_time_micros: spec.renew_time.map(|t| t.unix_micros()),

@@ -7,6 +7,7 @@
 use crate::elector::{Note, TimerKind};
 use crate::time::{Nanos, UnixNanos};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum TraceKind {
@@ -41,7 +42,7 @@ pub enum TraceKind {
         origin: &'static str,
         verb: &'static str,
         resource: &'static str,
-        name: String,
+        name: Arc<str>,
     },
     /// The network lost it (`why`: loss or partition) in direction `dir`.
     Lost {
@@ -77,11 +78,11 @@ pub enum TraceKind {
     StartedLeading,
     StoppedLeading,
     NewLeader {
-        holder: String,
+        holder: Arc<str>,
     },
     /// The Lease on the server changed holder or transitions.
     LeaseChanged {
-        holder: String,
+        holder: Arc<str>,
         transitions: i32,
         rv: u64,
     },
@@ -93,10 +94,10 @@ pub enum TraceKind {
     },
     SplitBrainWrite {
         id: u64,
-        lease_holder: String,
+        lease_holder: Arc<str>,
     },
     FencedRejection {
-        lease_holder: String,
+        lease_holder: Arc<str>,
     },
     DualLeaderStart {
         leaders: Vec<String>,
@@ -179,7 +180,7 @@ impl TraceEvent {
             TraceKind::ServerOutage { until } => json!({ "until_ns": until }),
             TraceKind::ServerSlow { until, extra_ns } => json!({ "until_ns": until, "extra_ns": extra_ns }),
             TraceKind::Request { id, origin, verb, resource, name } => {
-                json!({ "id": id, "origin": origin, "verb": verb, "resource": resource, "name": name })
+                json!({ "id": id, "origin": origin, "verb": verb, "resource": resource, "name": &**name })
             }
             TraceKind::Lost { id, dir, why } => json!({ "id": id, "dir": dir, "why": why }),
             TraceKind::ServerDown { id } | TraceKind::Timeout { id } => json!({ "id": id }),
@@ -189,15 +190,15 @@ impl TraceEvent {
             TraceKind::Response { id, code } => json!({ "id": id, "code": code }),
             TraceKind::Timer { kind } => json!({ "timer": kind.name() }),
             TraceKind::Note { note } => json!({ "note": note.name() }),
-            TraceKind::NewLeader { holder } => json!({ "holder": holder }),
+            TraceKind::NewLeader { holder } => json!({ "holder": &**holder }),
             TraceKind::LeaseChanged { holder, transitions, rv } => {
-                json!({ "holder": holder, "transitions": transitions, "rv": rv })
+                json!({ "holder": &**holder, "transitions": transitions, "rv": rv })
             }
             TraceKind::ReconcileWrite { id, code, outcome, message } => {
                 json!({ "id": id, "code": code, "outcome": outcome, "message": message })
             }
-            TraceKind::SplitBrainWrite { id, lease_holder } => json!({ "id": id, "lease_holder": lease_holder }),
-            TraceKind::FencedRejection { lease_holder } => json!({ "lease_holder": lease_holder }),
+            TraceKind::SplitBrainWrite { id, lease_holder } => json!({ "id": id, "lease_holder": &**lease_holder }),
+            TraceKind::FencedRejection { lease_holder } => json!({ "lease_holder": &**lease_holder }),
             TraceKind::DualLeaderStart { leaders } => json!({ "leaders": leaders }),
             TraceKind::DualLeaderEnd { seconds } => json!({ "seconds": seconds }),
             TraceKind::Action { name, code, message } => json!({ "name": name, "code": code, "message": message }),

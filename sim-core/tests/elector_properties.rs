@@ -67,7 +67,7 @@ proptest! {
         }
         let r = World::new(spec).unwrap().run();
         prop_assert_eq!(r.metrics.dual_leader_seconds, 0.0, "LD {} RD {} RP {} windows {:?}", ld, rd, rp, r.dual_windows);
-        let mut last: Option<(String, i32)> = None;
+        let mut last: Option<(std::sync::Arc<str>, i32)> = None;
         for e in &r.trace {
             if let TraceKind::LeaseChanged { holder, transitions, .. } = &e.kind {
                 if let Some((h, t)) = &last {

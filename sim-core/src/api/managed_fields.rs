@@ -62,6 +62,8 @@ pub struct ManagerState {
     pub fields: BTreeSet<String>,
     /// The FieldsV1 trie of `fields`, rebuilt only when `fields` changes.
     fields_v1: Value,
+    /// Which of [`LEASE_SPEC_PATHS`] `fields` holds (bit i: path i), rebuilt with the trie.
+    lease_mask: u8,
 }
 
 impl ManagerState {
@@ -74,6 +76,7 @@ impl ManagerState {
             time_secs,
             fields: BTreeSet::new(),
             fields_v1: Value::Null,
+            lease_mask: 0,
         }
     }
 
@@ -116,6 +119,11 @@ impl ManagerState {
 
     fn refresh_trie(&mut self) {
         self.fields_v1 = fields_v1_trie(&self.fields);
+        self.lease_mask = LEASE_SPEC_PATHS
+            .iter()
+            .enumerate()
+            .filter(|(_, path)| self.fields.contains(**path))
+            .fold(0, |mask, (i, _)| mask | (1 << i));
     }
 
     pub fn to_entry(&self) -> ManagedFieldsEntry {
@@ -128,6 +136,73 @@ impl ManagerState {
             fields_v1: self.fields_v1.clone(),
             subresource: self.subresource.clone(),
         }
+    }
+}
+
+/// The tracked paths of a Lease spec, in `LeaseSpec` order; the typed path diffs them as bits.
+pub const LEASE_SPEC_PATHS: [&str; 7] = [
+    "spec\u{1f}holderIdentity",
+    "spec\u{1f}leaseDurationSeconds",
+    "spec\u{1f}acquireTime",
+    "spec\u{1f}renewTime",
+    "spec\u{1f}leaseTransitions",
+    "spec\u{1f}strategy",
+    "spec\u{1f}preferredHolder",
+];
+
+/// [`record_update`] for the commonest write of all, a renewal: when the writer already owns
+/// every changed spec field (`changed`, bits of [`LEASE_SPEC_PATHS`]), nothing is removed and
+/// nobody else owns any of them, ownership does not move and only the writer's time does.
+/// Returns false (changing nothing) when that is not the case.
+pub fn fast_renewal(
+    managers: &mut [ManagerState],
+    manager: &str,
+    api_version: &str,
+    changed: u8,
+    now_secs: i64,
+) -> bool {
+    let mut writer = None;
+    for (i, state) in managers.iter().enumerate() {
+        if state.is(manager, Operation::Update, api_version) {
+            writer = Some(i);
+        } else if state.lease_mask & changed != 0 {
+            return false;
+        }
+    }
+    match writer {
+        Some(i) if managers[i].lease_mask & changed == changed => {
+            managers[i].time_secs = now_secs;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// [`sync_managed_fields`] after a [`fast_renewal`]: the entries already match the managers
+/// except for the writer's time, so that entry's time is set and it moves to its sorted place.
+pub fn sync_renewal_time(entries: &mut [ManagedFieldsEntry], manager: &str, api_version: &str, now_secs: i64) {
+    let Some(i) = entries.iter().position(|e| {
+        e.manager == manager && e.operation == "Update" && e.api_version == api_version && e.subresource.is_empty()
+    }) else {
+        return;
+    };
+    entries[i].time = Some(Time::from_unix_secs(now_secs));
+    let order = |a: &ManagedFieldsEntry, b: &ManagedFieldsEntry| {
+        (a.operation == "Update")
+            .cmp(&(b.operation == "Update"))
+            .then_with(|| a.time.map_or(0, Time::unix_secs).cmp(&b.time.map_or(0, Time::unix_secs)))
+            .then_with(|| a.manager.cmp(&b.manager))
+            .then_with(|| a.api_version.cmp(&b.api_version))
+            .then_with(|| a.subresource.cmp(&b.subresource))
+    };
+    let mut j = i;
+    while j + 1 < entries.len() && order(&entries[j + 1], &entries[j]).is_lt() {
+        entries.swap(j, j + 1);
+        j += 1;
+    }
+    while j > 0 && order(&entries[j], &entries[j - 1]).is_lt() {
+        entries.swap(j, j - 1);
+        j -= 1;
     }
 }
 

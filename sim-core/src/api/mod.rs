@@ -18,6 +18,7 @@ mod merge_patch;
 mod microtime;
 mod rbac;
 mod server;
+mod typed;
 mod types;
 mod validation;
 
@@ -33,6 +34,7 @@ pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use rbac::{Attributes, rule_allows};
 pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
+pub use typed::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use types::{
     ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role, RoleBinding,
     RoleRef, ServiceAccount, Subject, User, Verb,

@@ -18,9 +18,12 @@ use super::managed_fields::{
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
 use super::rbac::{self, Attributes};
+use super::typed::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
 use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb};
 use super::validation::{validate_name, validate_object};
+use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
+use std::collections::HashMap;
 
 /// A request body, as a client sent it.
 #[derive(Clone, Debug, Default)]
@@ -201,9 +204,14 @@ fn field_diff(live: Option<&Stored>, new: &Stored) -> FieldDiff {
     }
 }
 
-struct Record {
-    object: Stored,
-    managers: Vec<ManagerState>,
+pub(crate) struct Record {
+    pub(crate) object: Stored,
+    pub(crate) managers: Vec<ManagerState>,
+    /// The object's resourceVersion as a number (the string in its metadata is its decimal).
+    pub(crate) rv: u64,
+    /// For a Lease: its spec with the strings interned, and its labels shared, for the typed
+    /// path (`super::typed`). Rebuilt at every commit, so it never disagrees with `object`.
+    pub(crate) lease: Option<LeaseMirror>,
 }
 
 /// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
@@ -237,10 +245,23 @@ pub struct ApiServer {
     /// The etcd revision: one counter for all objects (apiserver.md §4).
     revision: u64,
     uid_counter: u64,
-    /// kind → namespace ("" for cluster-scoped) → name → record.
-    store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, Record>>>,
+    /// kind → namespace ("" for cluster-scoped) → name → slot in `records`. The maps give the
+    /// order of lists; the slots let the typed path reach a Lease without a string compare.
+    store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, usize>>>,
+    pub(crate) records: Vec<Option<Record>>,
+    free_slots: Vec<usize>,
     audit_on: bool,
     audit: Vec<AuditRecord>,
+    /// Interned strings (holders, identities) and callers, for the typed path.
+    pub(crate) symbols: Symbols,
+    pub(crate) users: Vec<Arc<User>>,
+    user_ids: HashMap<User, UserId>,
+    /// Leases the typed path addresses by number, and the slot each one occupies now.
+    pub(crate) lease_refs: Vec<LeaseRefEntry>,
+    lease_ref_index: BTreeMap<(String, String), LeaseRef>,
+    /// RBAC decisions of the typed path by (caller, verb, Lease); cleared whenever a Role or
+    /// RoleBinding changes, so a cached answer is always the one `is_authorized` would give.
+    authz_cache: HashMap<(UserId, &'static str, LeaseRef), bool>,
 }
 
 impl ApiServer {
@@ -252,9 +273,19 @@ impl ApiServer {
             revision: 0,
             uid_counter: 0,
             store: BTreeMap::new(),
+            records: Vec::new(),
+            free_slots: Vec::new(),
             audit_on: false,
             audit: Vec::new(),
+            symbols: Symbols::new(),
+            users: Vec::new(),
+            user_ids: HashMap::new(),
+            lease_refs: Vec::new(),
+            lease_ref_index: BTreeMap::new(),
+            authz_cache: HashMap::new(),
         };
+        let empty = server.symbols.intern("");
+        debug_assert_eq!(empty, Sym::EMPTY);
         for ns in ["default", "kube-system"] {
             server.ensure_namespace(0, ns);
         }
@@ -263,6 +294,51 @@ impl ApiServer {
 
     pub fn set_audit(&mut self, on: bool) {
         self.audit_on = on;
+    }
+
+    pub(crate) fn audit_on(&self) -> bool {
+        self.audit_on
+    }
+
+    /// The interned strings of this server (holders, identities).
+    pub fn symbols(&self) -> &Symbols {
+        &self.symbols
+    }
+
+    pub fn intern(&mut self, text: &str) -> Sym {
+        self.symbols.intern(text)
+    }
+
+    /// A number for a caller of the typed path (interned: the same user gets the same number).
+    pub fn user_id(&mut self, user: &User) -> UserId {
+        if let Some(&id) = self.user_ids.get(user) {
+            return id;
+        }
+        let id = UserId(self.users.len() as u32);
+        self.users.push(Arc::new(user.clone()));
+        self.user_ids.insert(user.clone(), id);
+        id
+    }
+
+    pub fn user(&self, id: UserId) -> &Arc<User> {
+        &self.users[id.0 as usize]
+    }
+
+    /// A number for the Lease `ns/name` (whether or not it exists yet), for the typed path.
+    pub fn lease_ref(&mut self, ns: &str, name: &str) -> LeaseRef {
+        if let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string())) {
+            return r;
+        }
+        let r = LeaseRef(self.lease_refs.len() as u32);
+        let slot = self.slot_of(Kind::Lease, ns, name);
+        self.lease_refs.push(LeaseRefEntry { namespace: ns.into(), name: name.into(), slot });
+        self.lease_ref_index.insert((ns.to_string(), name.to_string()), r);
+        r
+    }
+
+    /// The number of `ns/name` if [`Self::lease_ref`] gave it one.
+    pub fn find_lease_ref(&self, ns: &str, name: &str) -> Option<LeaseRef> {
+        self.lease_ref_index.get(&(ns.to_string(), name.to_string())).copied()
     }
 
     pub fn audit(&self) -> &[AuditRecord] {
@@ -416,8 +492,8 @@ impl ApiServer {
             .flat_map(|by_ns| by_ns.iter())
             .filter(|(record_ns, _)| ns.is_empty() || record_ns.as_str() == ns)
             .flat_map(|(_, by_name)| by_name.values())
-            .map(|record| {
-                let mut item = record.object.to_json();
+            .map(|&slot| {
+                let mut item = self.record_at(slot).object.to_json();
                 if let Value::Object(map) = &mut item {
                     map.remove("kind");
                     map.remove("apiVersion");
@@ -641,7 +717,15 @@ impl ApiServer {
         let removed =
             self.store.get_mut(&kind).and_then(|by_ns| by_ns.get_mut(ns)).and_then(|by_name| by_name.remove(name));
         match removed {
-            Some(_) => {
+            Some(slot) => {
+                self.records[slot] = None;
+                self.free_slots.push(slot);
+                if kind == Kind::Lease
+                    && let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string()))
+                {
+                    self.lease_refs[r.0 as usize].slot = None;
+                }
+                self.rbac_changed(kind);
                 self.revision += 1;
                 Ok(Outcome::Deleted { revision: self.revision })
             }
@@ -674,16 +758,32 @@ impl ApiServer {
         meta.creation_timestamp = created_at;
         sync_managed_fields(&mut meta.managed_fields, &managers);
         let response = object.to_object();
-        if let Some(record) = self.record_mut(kind, ns, name) {
-            *record = Record { object, managers };
+        let lease = match &object {
+            Stored::Lease(l) => Some(LeaseMirror::of(l, &mut self.symbols)),
+            _ => None,
+        };
+        let record = Record { object, managers, rv: self.revision, lease };
+        self.rbac_changed(kind);
+        if let Some(slot) = self.slot_of(kind, ns, name) {
+            self.records[slot] = Some(record);
             return response;
         }
-        self.store
-            .entry(kind)
-            .or_default()
-            .entry(ns.to_string())
-            .or_default()
-            .insert(name.to_string(), Record { object, managers });
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.records[slot] = Some(record);
+                slot
+            }
+            None => {
+                self.records.push(Some(record));
+                self.records.len() - 1
+            }
+        };
+        self.store.entry(kind).or_default().entry(ns.to_string()).or_default().insert(name.to_string(), slot);
+        if kind == Kind::Lease
+            && let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string()))
+        {
+            self.lease_refs[r.0 as usize].slot = Some(slot);
+        }
         response
     }
 
@@ -697,12 +797,40 @@ impl ApiServer {
         }
     }
 
+    fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
+        self.store.get(&kind)?.get(ns)?.get(name).copied()
+    }
+
     fn record(&self, kind: Kind, ns: &str, name: &str) -> Option<&Record> {
-        self.store.get(&kind)?.get(ns)?.get(name)
+        self.slot_of(kind, ns, name).and_then(|slot| self.records[slot].as_ref())
     }
 
     fn record_mut(&mut self, kind: Kind, ns: &str, name: &str) -> Option<&mut Record> {
-        self.store.get_mut(&kind)?.get_mut(ns)?.get_mut(name)
+        let slot = self.slot_of(kind, ns, name)?;
+        self.records[slot].as_mut()
+    }
+
+    pub(crate) fn record_at(&self, slot: usize) -> &Record {
+        self.records[slot].as_ref().expect("a live slot")
+    }
+
+    /// Called after any change of a Role or RoleBinding: cached decisions may be wrong now.
+    fn rbac_changed(&mut self, kind: Kind) {
+        if matches!(kind, Kind::Role | Kind::RoleBinding) {
+            self.authz_cache.clear();
+        }
+    }
+
+    /// The typed path's RBAC decision, cached until a Role or RoleBinding changes.
+    pub(crate) fn is_authorized_cached(&mut self, user: UserId, verb: &'static str, lease: LeaseRef) -> bool {
+        if let Some(&allowed) = self.authz_cache.get(&(user, verb, lease)) {
+            return allowed;
+        }
+        let entry = &self.lease_refs[lease.0 as usize];
+        let allowed =
+            self.is_authorized(&self.users[user.0 as usize], verb, Kind::Lease, &entry.namespace, &entry.name);
+        self.authz_cache.insert((user, verb, lease), allowed);
+        allowed
     }
 
     fn is_authorized(&self, user: &User, verb: &str, kind: Kind, ns: &str, name: &str) -> bool {
@@ -716,7 +844,7 @@ impl ApiServer {
             .and_then(|by_ns| by_ns.get(ns))
             .into_iter()
             .flat_map(|by_name| by_name.values())
-            .filter_map(|r| match &r.object {
+            .filter_map(|&slot| match &self.record_at(slot).object {
                 Stored::RoleBinding(b) => Some(b.as_ref()),
                 _ => None,
             });
@@ -727,12 +855,16 @@ impl ApiServer {
         rbac::is_allowed(user, &attributes, bindings, role_named)
     }
 
+    pub(crate) fn revision_bump(&mut self) {
+        self.revision += 1;
+    }
+
     fn wall_nanos(&self, now: Nanos) -> i64 {
         self.epoch_unix_nanos + now as i64
     }
 
     /// managedFields and creationTimestamp are whole seconds of the server's wall clock.
-    fn wall_secs(&self, now: Nanos) -> i64 {
+    pub(crate) fn wall_secs(&self, now: Nanos) -> i64 {
         self.wall_nanos(now).div_euclid(1_000_000_000)
     }
 

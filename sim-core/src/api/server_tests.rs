@@ -767,3 +767,100 @@ fn kubectl_get_yaml_of_a_served_lease_hides_managed_fields() {
         "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  creationTimestamp: \"2026-01-01T00:00:00Z\"\n  name: lock\n  namespace: default\n  resourceVersion: \"3\"\n  uid: 00000000-0000-4000-8000-000000000003\nspec:\n  acquireTime: \"2026-01-01T00:00:00.000000Z\"\n  holderIdentity: a\n  leaseDurationSeconds: 15\n  leaseTransitions: 0\n  renewTime: \"2026-01-01T00:00:00.000000Z\"\n"
     );
 }
+
+/// The typed Lease path (what electors use) answers exactly as the generic path does for the
+/// same request: results, error texts, resourceVersions, managedFields and the stored object,
+/// over renewals, takeovers, stale resourceVersions, no-op writes, forbidden callers, invalid
+/// specs, a second writer taking fields, label changes and an Update of a deleted Lease.
+#[test]
+fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
+    let mut typed = server();
+    let mut generic = server();
+    let sa = User::service_account(NS, "elector");
+    for s in [&mut typed, &mut generic] {
+        for (kind, body) in [
+            (
+                "Role",
+                json!({"rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "update", "create"]}]}),
+            ),
+            (
+                "RoleBinding",
+                json!({"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}, "subjects": [{"kind": "ServiceAccount", "name": "elector", "namespace": NS}]}),
+            ),
+        ] {
+            let mut object = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {"name": "r", "namespace": NS}});
+            object.as_object_mut().unwrap().extend(body.as_object().unwrap().clone());
+            s.seed_object(0, object).unwrap();
+        }
+    }
+    let lease_ref = typed.lease_ref(NS, "lock");
+    let elector = typed.user_id(&sa);
+    let stranger = typed.user_id(&User::named("stranger"));
+    let admin_id = typed.user_id(&User::admin());
+    let spec = |s: &mut ApiServer, holder: &str, renew: i64, transitions: i32| LeaseSpecC {
+        holder_identity: Some(s.intern(holder)),
+        lease_duration_seconds: Some(15),
+        acquire_time: Some(MicroTime::from_unix_micros(1_000_000)),
+        renew_time: Some(MicroTime::from_unix_micros(renew)),
+        lease_transitions: Some(transitions),
+        ..Default::default()
+    };
+    let mut rv = 0u64;
+    let mut step =
+        |now: Nanos, user: UserId, manager: &str, op: LeaseOp, typed: &mut ApiServer, generic: &mut ApiServer| {
+            let request = typed.generic_lease_request(lease_ref, user, manager, &op);
+            let a = typed.lease_request(now, lease_ref, user, manager, &op);
+            let b = generic.handle(now, &request).map(|o| match o {
+                Object::Lease(l) => typed.view_of(&l),
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(a, b, "{op:?}");
+            assert_eq!(typed.peek_json(Kind::Lease, NS, "lock"), generic.peek_json(Kind::Lease, NS, "lock"), "{op:?}");
+            assert_eq!(typed.resource_version(), generic.resource_version());
+            a
+        };
+    let create = LeaseOp::Create { spec: spec(&mut typed, "a", 1_000_000, 0), labels: None };
+    rv = step(1, elector, "a", create, &mut typed, &mut generic).unwrap().resource_version;
+    // Renewals by the holder: only its managedFields time moves.
+    for k in 2..6 {
+        let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", k * 1_000_000, 0), labels: None };
+        rv = step(secs(k as u64), elector, "a", op, &mut typed, &mut generic).unwrap().resource_version;
+    }
+    // A no-op write, a stale resourceVersion, a forbidden caller, an invalid spec.
+    let same = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", 5_000_000, 0), labels: None };
+    assert_eq!(step(secs(6), elector, "a", same, &mut typed, &mut generic).unwrap().resource_version, rv);
+    let stale = LeaseOp::Update { resource_version: rv - 1, spec: spec(&mut typed, "a", 7_000_000, 0), labels: None };
+    assert_eq!(step(secs(7), elector, "a", stale, &mut typed, &mut generic).unwrap_err().code, 409);
+    let forbidden = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", 7_000_000, 0), labels: None };
+    assert_eq!(step(secs(7), stranger, "a", forbidden, &mut typed, &mut generic).unwrap_err().code, 403);
+    assert_eq!(step(secs(7), stranger, "a", LeaseOp::Get, &mut typed, &mut generic).unwrap_err().code, 403);
+    let mut bad = spec(&mut typed, "a", 7_000_000, 0);
+    bad.lease_duration_seconds = Some(0);
+    let invalid = LeaseOp::Update { resource_version: rv, spec: bad, labels: None };
+    assert_eq!(step(secs(7), elector, "a", invalid, &mut typed, &mut generic).unwrap_err().code, 422);
+    // A takeover by another manager: the holder field changes hands.
+    let takeover = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 8_000_000, 1), labels: None };
+    rv = step(secs(8), elector, "b", takeover, &mut typed, &mut generic).unwrap().resource_version;
+    // A strategy (validated the long way), then labels sent that differ from the stored ones.
+    let mut coordinated = spec(&mut typed, "b", 9_000_000, 1);
+    coordinated.strategy = Some(typed.intern("OldestEmulationVersion"));
+    let op = LeaseOp::Update { resource_version: rv, spec: coordinated, labels: None };
+    rv = step(secs(9), admin_id, "b", op, &mut typed, &mut generic).unwrap().resource_version;
+    let labels = Some(Arc::new(Labels::from([("app".to_string(), "x".to_string())])));
+    let op =
+        LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 10_000_000, 1), labels: labels.clone() };
+    rv = step(secs(10), elector, "b", op, &mut typed, &mut generic).unwrap().resource_version;
+    let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 11_000_000, 1), labels };
+    rv = step(secs(11), elector, "b", op, &mut typed, &mut generic).unwrap().resource_version;
+    assert_eq!(step(secs(11), elector, "b", LeaseOp::Get, &mut typed, &mut generic).unwrap().resource_version, rv);
+    // The Lease is deleted; an Update then creates it again (Leases allow create-on-update).
+    for s in [&mut typed, &mut generic] {
+        s.handle(secs(12), &admin(Verb::Delete, Kind::Lease, "lock", Body::None)).unwrap();
+    }
+    assert_eq!(step(secs(12), elector, "b", LeaseOp::Get, &mut typed, &mut generic).unwrap_err().code, 404);
+    let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 13_000_000, 1), labels: None };
+    step(secs(13), elector, "b", op, &mut typed, &mut generic).unwrap();
+    let op = LeaseOp::MergePatch { spec: spec(&mut typed, "c", 14_000_000, 2) };
+    assert_eq!(step(secs(14), elector, "c", op.clone(), &mut typed, &mut generic).unwrap_err().code, 403);
+    step(secs(14), admin_id, "c", op, &mut typed, &mut generic).unwrap();
+}

@@ -18,8 +18,9 @@
 //! `renewTime`-based crates (see [`Rules`]).
 
 use super::record::{RawRecord, Record, micros_of};
-use super::{Algorithm, ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use super::{Algorithm, ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
 use crate::rng::ComponentRng;
+use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// How a lease's expiry is judged.
@@ -100,7 +101,7 @@ enum Step {
 }
 
 /// One call of `tryAcquireOrRenew` in progress.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Try {
     /// `now` as captured at the top of `tryAcquireOrRenew`.
     started: Now,
@@ -127,7 +128,7 @@ enum ReleaseStep {
     Update,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Phase {
     Idle,
     Acquiring(Try),
@@ -146,31 +147,34 @@ enum Progress {
 #[derive(Debug)]
 pub struct LoopElector {
     config: ElectorConfig,
+    /// The interned `config.identity`.
+    me: Sym,
     rules: Rules,
     rng: ComponentRng,
     observed: Record,
     observed_raw: Option<RawRecord>,
     /// Local monotonic time at which `observed` was last set; `None` is Go's zero time.
     observed_time: Option<i64>,
-    reported_leader: String,
+    reported_leader: Sym,
     phase: Phase,
-    generations: [u64; TimerKind::COUNT],
+    generations: [Generation; TimerKind::COUNT],
     awaiting: bool,
     /// The run context has been cancelled.
     stopping: bool,
 }
 
 impl LoopElector {
-    pub fn new(config: ElectorConfig, rng: ComponentRng) -> Self {
+    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
         let rules = Rules::of(config.algorithm);
         LoopElector {
             config,
+            me,
             rules,
             rng,
             observed: Record::default(),
             observed_raw: None,
             observed_time: None,
-            reported_leader: String::new(),
+            reported_leader: Sym::EMPTY,
             phase: Phase::Idle,
             generations: [0; TimerKind::COUNT],
             awaiting: false,
@@ -183,7 +187,7 @@ impl LoopElector {
     }
 
     pub fn is_leader(&self) -> bool {
-        self.observed.holder_identity == self.config.identity
+        self.observed.holder_identity == self.me
     }
 
     pub fn awaiting_result(&self) -> bool {
@@ -200,7 +204,7 @@ impl LoopElector {
         self.begin_acquire_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
         if self.generations[kind.index()] != generation || self.stopping {
             return; // superseded or cancelled
         }
@@ -414,7 +418,7 @@ impl LoopElector {
                 return;
             }
             let released = released_record(now, self.observed.leader_transitions);
-            let op = self.write_op(released.clone());
+            let op = self.write_op(released);
             match self.send(op, now, None, out) {
                 None => {
                     self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline: i64::MAX, record: released }
@@ -450,7 +454,7 @@ impl LoopElector {
                     return;
                 }
                 let released = released_record(now, current.leader_transitions);
-                let op = self.write_op(released.clone());
+                let op = self.write_op(released);
                 match self.send(op, now, Some(deadline), out) {
                     None => self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline, record: released },
                     Some(result) => self.continue_release(ReleaseStep::Update, deadline, released, now, result, out),
@@ -482,7 +486,7 @@ impl LoopElector {
 
     fn new_try(&self, now: Now) -> Try {
         let candidate = Record {
-            holder_identity: self.config.identity.clone(),
+            holder_identity: self.me,
             lease_duration_seconds: self.config.lease_duration_seconds(),
             acquire_time_micros: Some(micros_of(now.wall)),
             renew_time_micros: Some(micros_of(now.wall)),
@@ -496,7 +500,7 @@ impl LoopElector {
             t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
             t.candidate.leader_transitions = self.observed.leader_transitions;
             t.step = Step::FastUpdate;
-            let op = self.write_op(t.candidate.clone());
+            let op = self.write_op(t.candidate);
             return match self.send(op, now, deadline, out) {
                 None => Progress::Pending,
                 Some(result) => self.continue_try(t, now, result, deadline, out),
@@ -520,18 +524,18 @@ impl LoopElector {
         loop {
             let next: (Step, LockOp) = match (t.step, result) {
                 (Step::FastUpdate, Ok(_)) | (Step::Create, Ok(_)) | (Step::Update, Ok(_)) => {
-                    self.set_observed(t.candidate.clone(), now);
+                    self.set_observed(t.candidate, now);
                     return Progress::Done(true);
                 }
                 (Step::FastUpdate, Err(_)) => {
                     out.push(Output::Note(Note::FastPathFailed));
                     (Step::Get, LockOp::Get)
                 }
-                (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate.clone())),
+                (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate)),
                 (Step::Get, Err(_)) | (Step::Create, Err(_)) | (Step::Update, Err(_)) => return Progress::Done(false),
                 (Step::Get, Ok(record)) => {
                     // `len(oldLeaderElectionRecord.HolderIdentity) > 0`: the record just read.
-                    let holder_set = !record.holder_identity.is_empty();
+                    let holder_set = !record.holder_is_empty();
                     let raw = record.raw();
                     if self.observed_raw.as_ref() != Some(&raw) {
                         self.set_observed(record, now);
@@ -548,7 +552,7 @@ impl LoopElector {
                     } else {
                         t.candidate.leader_transitions = self.observed.leader_transitions.saturating_add(1);
                     }
-                    (Step::Update, self.write_op(t.candidate.clone()))
+                    (Step::Update, self.write_op(t.candidate))
                 }
             };
             t.step = next.0;
@@ -590,8 +594,8 @@ impl LoopElector {
 
     fn maybe_report_transition(&mut self, out: &mut Vec<Output>) {
         if self.observed.holder_identity != self.reported_leader {
-            self.reported_leader = self.observed.holder_identity.clone();
-            out.push(Output::NewLeader(self.reported_leader.clone()));
+            self.reported_leader = self.observed.holder_identity;
+            out.push(Output::NewLeader(self.reported_leader));
         }
     }
 
@@ -623,12 +627,12 @@ impl LoopElector {
     }
 
     fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Vec<Output>) {
-        self.generations[kind.index()] += 1;
+        self.generations[kind.index()] = self.generations[kind.index()].wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generations[kind.index()] });
     }
 
     fn cancel(&mut self, kind: TimerKind) {
-        self.generations[kind.index()] += 1;
+        self.generations[kind.index()] = self.generations[kind.index()].wrapping_add(1);
     }
 }
 
@@ -636,7 +640,7 @@ impl LoopElector {
 /// do not take an empty holder at once, wait only a second), both times now, transitions kept.
 fn released_record(now: Now, leader_transitions: i32) -> Record {
     Record {
-        holder_identity: String::new(),
+        holder_identity: Sym::EMPTY,
         lease_duration_seconds: 1,
         acquire_time_micros: Some(micros_of(now.wall)),
         renew_time_micros: Some(micros_of(now.wall)),

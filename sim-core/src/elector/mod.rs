@@ -20,6 +20,7 @@ pub use config::{AfterLost, Algorithm, ElectorConfig, JITTER_FACTOR, default_req
 pub use record::Record;
 
 use crate::rng::ComponentRng;
+use crate::sym::Sym;
 use crate::time::{Nanos, UnixNanos};
 
 /// Both readings of a node's clock at one instant.
@@ -29,9 +30,9 @@ pub struct Now {
     pub wall: UnixNanos,
 }
 
-/// What an elector asks its lock to do. The lock (in `crate::node`) turns it into an API
+/// What an elector asks its lock to do. The lock (`crate::lock`) turns it into an API
 /// request carrying the cached Lease, as client-go's `LeaseLock` does.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LockOp {
     Get,
     Create(Record),
@@ -67,6 +68,10 @@ pub enum LockError {
 }
 
 pub type LockResult = Result<Record, LockError>;
+
+/// The generation an armed timer carries back: a re-armed or cancelled timer's older
+/// generation no longer matches. (32 bits: a run's event budget stays far below 2^32.)
+pub type Generation = u32;
 
 /// The timers an elector arms. At most one of each kind is live; re-arming replaces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,7 +132,7 @@ impl Note {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Output {
     /// Send one lock operation. `timeout` is local monotonic time from now; `None` waits forever.
     Send {
@@ -138,7 +143,7 @@ pub enum Output {
     Timer {
         kind: TimerKind,
         after: Nanos,
-        generation: u64,
+        generation: Generation,
     },
     /// Forget the request in flight: its context was cancelled. (The server may still apply
     /// it; the response, if any, is dropped.)
@@ -148,7 +153,7 @@ pub enum Output {
     /// now, before release and OnStoppedLeading (a graceful stop cancels the parent context).
     LeaderContextDone,
     StoppedLeading,
-    NewLeader(String),
+    NewLeader(Sym),
     Note(Note),
     /// `Run` returned: the elector will do nothing more.
     Exited,
@@ -162,10 +167,11 @@ pub enum Elector {
 }
 
 impl Elector {
-    pub fn new(config: ElectorConfig, rng: ComponentRng) -> Self {
+    /// `me` is the interned `config.identity`.
+    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
         match config.algorithm {
-            Algorithm::PythonClient => Elector::Python(Box::new(python::PythonElector::new(config))),
-            _ => Elector::Loop(Box::new(loops::LoopElector::new(config, rng))),
+            Algorithm::PythonClient => Elector::Python(Box::new(python::PythonElector::new(config, me))),
+            _ => Elector::Loop(Box::new(loops::LoopElector::new(config, me, rng))),
         }
     }
 
@@ -176,7 +182,7 @@ impl Elector {
         }
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
         match self {
             Elector::Loop(e) => e.on_timer(now, kind, generation, out),
             Elector::Python(e) => e.on_timer(now, kind, generation, out),

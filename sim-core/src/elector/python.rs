@@ -14,7 +14,8 @@
 //! - no release; leaseTransitions is never written; after a failed round `run()` returns.
 
 use super::record::{Record, micros_of};
-use super::{ElectorConfig, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use super::{ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use crate::sym::Sym;
 use crate::time::NANOS_PER_SEC;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,13 +45,15 @@ enum Phase {
 #[derive(Debug)]
 pub struct PythonElector {
     config: ElectorConfig,
+    /// The interned `config.identity`.
+    me: Sym,
     observed: Option<Record>,
     observed_time_ms: i64,
     phase: Phase,
     step: Step,
     started: Now,
     candidate: Record,
-    generation: u64,
+    generation: Generation,
     awaiting: bool,
 }
 
@@ -60,9 +63,10 @@ fn wall_ms(now: Now) -> i64 {
 }
 
 impl PythonElector {
-    pub fn new(config: ElectorConfig) -> Self {
+    pub fn new(config: ElectorConfig, me: Sym) -> Self {
         PythonElector {
             config,
+            me,
             observed: None,
             observed_time_ms: 0,
             phase: Phase::Idle,
@@ -79,7 +83,7 @@ impl PythonElector {
     }
 
     pub fn is_leader(&self) -> bool {
-        self.observed.as_ref().is_some_and(|r| r.holder_identity == self.config.identity)
+        self.observed.as_ref().is_some_and(|r| r.holder_identity == self.me)
     }
 
     pub fn awaiting_result(&self) -> bool {
@@ -95,7 +99,7 @@ impl PythonElector {
         self.begin_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: u64, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
         if generation != self.generation {
             return;
         }
@@ -130,21 +134,21 @@ impl PythonElector {
         let done = match (self.step, result) {
             (Step::Get, Err(LockError::NotFound)) => {
                 self.step = Step::Create;
-                self.send(LockOp::Create(self.candidate.clone()), out);
+                self.send(LockOp::Create(self.candidate), out);
                 return;
             }
             (Step::Get, Err(_)) => false,
             (Step::Get, Ok(record)) => {
                 // get_lock_object keeps only truthy fields; a record missing any of them is
                 // taken at once, without an expiry check.
-                if record.holder_identity.is_empty()
+                if record.holder_is_empty()
                     || record.lease_duration_seconds == 0
                     || record.acquire_time_micros.is_none()
                     || record.renew_time_micros.is_none()
                 {
                     self.candidate.leader_transitions = record.leader_transitions;
                     self.step = Step::Update;
-                    self.send(LockOp::Update(self.candidate.clone()), out);
+                    self.send(LockOp::Update(self.candidate), out);
                     return;
                 }
                 // `__dict__` of the record: holder, duration, acquire and renew (no transitions).
@@ -155,28 +159,28 @@ impl PythonElector {
                         && a.renew_time_micros == b.renew_time_micros
                 };
                 if !self.observed.as_ref().is_some_and(|o| same(o, &record)) {
-                    self.observed = Some(record.clone());
+                    self.observed = Some(record);
                     self.observed_time_ms = wall_ms(now);
                 }
                 let lease_ms = (self.config.lease_duration / 1_000_000) as i64;
-                let held_by_other = record.holder_identity != self.config.identity
-                    && self.observed_time_ms + lease_ms > wall_ms(self.started);
+                let held_by_other =
+                    record.holder_identity != self.me && self.observed_time_ms + lease_ms > wall_ms(self.started);
                 if held_by_other {
                     out.push(Output::Note(Note::HeldByAnother));
                     false
                 } else {
-                    if record.holder_identity == self.config.identity {
+                    if record.holder_identity == self.me {
                         self.candidate.acquire_time_micros = record.acquire_time_micros;
                     }
                     // leaseTransitions is never written: the PUT carries the fetched value.
                     self.candidate.leader_transitions = record.leader_transitions;
                     self.step = Step::Update;
-                    self.send(LockOp::Update(self.candidate.clone()), out);
+                    self.send(LockOp::Update(self.candidate), out);
                     return;
                 }
             }
             (Step::Create, Ok(_)) | (Step::Update, Ok(_)) => {
-                self.observed = Some(self.candidate.clone());
+                self.observed = Some(self.candidate);
                 self.observed_time_ms = wall_ms(now);
                 true
             }
@@ -228,7 +232,7 @@ impl PythonElector {
     fn begin_try(&mut self, now: Now, out: &mut Vec<Output>) {
         self.started = now;
         self.candidate = Record {
-            holder_identity: self.config.identity.clone(),
+            holder_identity: self.me,
             lease_duration_seconds: (self.config.lease_duration / NANOS_PER_SEC) as i32,
             acquire_time_micros: Some(micros_of(now.wall)),
             renew_time_micros: Some(micros_of(now.wall)),
@@ -244,12 +248,12 @@ impl PythonElector {
     }
 
     fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Vec<Output>) {
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generation });
     }
 
     fn finish(&mut self, out: &mut Vec<Output>) {
-        self.generation += 1;
+        self.generation = self.generation.wrapping_add(1);
         self.phase = Phase::Done;
         out.push(Output::StoppedLeading);
         out.push(Output::Exited);

@@ -1,13 +1,15 @@
 //! The leader-election record, as client-go's `resourcelock.LeaderElectionRecord` holds it, and
 //! the "raw record" comparison that decides when a follower refreshes its observedTime.
 
+use crate::sym::Sym;
 use crate::time::UnixNanos;
 
 /// What the elector reads from and writes to the Lease spec. Times are Unix microseconds
-/// (MicroTime precision) because that is all the Lease can hold.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// (MicroTime precision) because that is all the Lease can hold; the holder is interned
+/// ([`Sym::EMPTY`] for none), so a record is a small copyable value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
-    pub holder_identity: String,
+    pub holder_identity: Sym,
     pub lease_duration_seconds: i32,
     pub acquire_time_micros: Option<i64>,
     pub renew_time_micros: Option<i64>,
@@ -17,19 +19,36 @@ pub struct Record {
 /// client-go compares `json.Marshal(record)` byte for byte, and the record's times are
 /// `metav1.Time`, which marshals with **second** precision. Two records that differ only below
 /// the second are the same raw record: a follower does not notice such a renewal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RawRecord {
-    holder_identity: String,
+    holder_identity: Sym,
     lease_duration_seconds: i32,
     acquire_time_secs: Option<i64>,
     renew_time_secs: Option<i64>,
     leader_transitions: i32,
 }
 
+impl Default for Record {
+    fn default() -> Self {
+        Record {
+            holder_identity: Sym::EMPTY,
+            lease_duration_seconds: 0,
+            acquire_time_micros: None,
+            renew_time_micros: None,
+            leader_transitions: 0,
+        }
+    }
+}
+
 impl Record {
+    /// No holder (an empty or absent `holderIdentity`).
+    pub fn holder_is_empty(&self) -> bool {
+        self.holder_identity == Sym::EMPTY
+    }
+
     pub fn raw(&self) -> RawRecord {
         RawRecord {
-            holder_identity: self.holder_identity.clone(),
+            holder_identity: self.holder_identity,
             lease_duration_seconds: self.lease_duration_seconds,
             acquire_time_secs: self.acquire_time_micros.map(|us| us.div_euclid(1_000_000)),
             renew_time_secs: self.renew_time_micros.map(|us| us.div_euclid(1_000_000)),
@@ -54,9 +73,9 @@ mod tests {
 
     #[test]
     fn sub_second_renewals_are_invisible_in_the_raw_record() {
-        let a = Record { holder_identity: "a".into(), renew_time_micros: Some(1_000_000_100), ..Default::default() };
-        let b = Record { renew_time_micros: Some(1_000_900_000), ..a.clone() };
-        let c = Record { renew_time_micros: Some(1_001_000_000), ..a.clone() };
+        let a = Record { holder_identity: Sym(1), renew_time_micros: Some(1_000_000_100), ..Default::default() };
+        let b = Record { renew_time_micros: Some(1_000_900_000), ..a };
+        let c = Record { renew_time_micros: Some(1_001_000_000), ..a };
         assert_ne!(a, b);
         assert_eq!(a.raw(), b.raw());
         assert_ne!(a.raw(), c.raw());

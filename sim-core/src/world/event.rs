@@ -1,0 +1,78 @@
+//! The closed set of things that can happen in a run: one place shows them all.
+//!
+//! An event is 16 bytes (a heap entry 32 with its key): everything bulky — a request and its
+//! answer — waits in the network's message slab and the event names its slot.
+
+use crate::elector::{Generation, TimerKind};
+
+/// Which part of a node sent a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Origin {
+    Elector,
+    Reconciler,
+}
+
+impl Origin {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Origin::Elector => "elector",
+            Origin::Reconciler => "reconciler",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Event {
+    Start {
+        node: u32,
+    },
+    Timer {
+        node: u32,
+        incarnation: u32,
+        generation: Generation,
+        kind: TimerKind,
+    },
+    ReconcileTick {
+        node: u32,
+        incarnation: u32,
+        generation: u32,
+    },
+    /// A request reaches the API server (message slot `msg`).
+    Arrive {
+        msg: u32,
+    },
+    /// The server applies it, after a slowdown's extra processing time.
+    Apply {
+        msg: u32,
+    },
+    /// Its answer reaches the node.
+    Respond {
+        msg: u32,
+    },
+    /// A request's timeout; `id` is the low 32 bits of the request id (a run's event budget
+    /// keeps ids far below 2^32, so they never collide).
+    Timeout {
+        node: u32,
+        incarnation: u32,
+        id: u32,
+        origin: Origin,
+    },
+    Resume {
+        node: u32,
+        incarnation: u32,
+    },
+    Fault {
+        index: u32,
+    },
+    RandomFault {
+        process: u32,
+    },
+    PartitionEnd {
+        node: u32,
+    },
+    Action {
+        index: u32,
+    },
+}
+
+const _: () = assert!(std::mem::size_of::<Event>() <= 16, "events stay small: payloads live in the slab");

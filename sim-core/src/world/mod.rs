@@ -1,0 +1,1020 @@
+//! The world: nodes, their links, the API server, faults and the event loop that drives them.
+//!
+//! One [`World`] is one run. Everything in it is a function of its [`WorldSpec`] (which carries
+//! the seed): no wall clock, no threads, no hash-order iteration. [`World::run`] pops events in
+//! `(time, sequence)` order until the run's duration and returns a [`RunResult`].
+//!
+//! The parts own their state and never call each other; this file is the loop that routes
+//! between them:
+//! - `process` — each node's process, clock, elector and lock;
+//! - `network` — links, server availability, the messages in flight and their timeouts;
+//! - `reconciler` — the leader's work on its child object;
+//! - `faults` — the timeline and the random fault processes;
+//! - `actions` — scripted requests;
+//! - `observe` — everything recorded: spans, windows, metrics, the trace.
+//!
+//! The hot path — a timer, a request, its answer — allocates nothing and formats nothing when
+//! the trace is off, and costs the same whatever the number of nodes and Leases.
+
+mod actions;
+mod event;
+mod faults;
+mod network;
+mod observe;
+mod process;
+mod reconciler;
+
+use crate::api::{ApiError, ApiServer, Kind, LeaseRef, Object, Verb};
+use crate::clock::{ClockStep, NodeClock};
+use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
+use crate::engine::EventQueue;
+use crate::lock::LockRequest;
+use crate::metrics::{DualWindow, Metrics};
+use crate::model::{FaultKind, WorldSpec};
+use crate::net::{Cut, Delivery, Direction, Link, Partition};
+use crate::sym::Sym;
+use crate::time::Nanos;
+use crate::trace::{TraceEvent, TraceKind};
+use event::{Event, Origin};
+use faults::Faults;
+use network::{Message, Network, Payload, Response};
+use observe::{LeaseTrack, Observer};
+use process::{ProcState, Process};
+use reconciler::{Next, Reconciler};
+use std::sync::Arc;
+
+/// A span of one node's life, for timelines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SpanKind {
+    /// The process is running (candidate or leader).
+    Running,
+    Leader,
+    Paused,
+    Partitioned,
+}
+
+impl SpanKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Running => "running",
+            SpanKind::Leader => "leader",
+            SpanKind::Paused => "paused",
+            SpanKind::Partitioned => "partitioned",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub node: usize,
+    pub kind: SpanKind,
+    pub from: Nanos,
+    pub until: Nanos,
+}
+
+/// A fault as it happened (target resolved), for timelines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultRecord {
+    pub at: Nanos,
+    pub node: Option<usize>,
+    pub kind: String,
+    pub detail: String,
+}
+
+/// What a scripted action got back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActionOutcome {
+    pub name: String,
+    pub at: Nanos,
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+    /// What kubectl would print on stderr for an error ("" on success).
+    pub kubectl_stderr: String,
+    /// The object returned, as JSON (Null for errors and can-i).
+    pub object: serde_json::Value,
+    /// For can-i: the answer.
+    pub allowed: Option<bool>,
+}
+
+/// Everything a run produced.
+pub struct RunResult {
+    pub metrics: Metrics,
+    pub node_names: Vec<String>,
+    /// Each node's Lease (`namespace/name`), in node order.
+    pub node_leases: Vec<String>,
+    pub spans: Vec<Span>,
+    pub dual_windows: Vec<DualWindow>,
+    /// `(true time, leaseTransitions)` each time the server's value changed.
+    pub transitions_series: Vec<(Nanos, i32)>,
+    /// `(true time, number of acting leaders)` at each change.
+    pub acting_series: Vec<(Nanos, usize)>,
+    /// `(true time, node, wall offset ns)` samples for nodes whose clock is not perfect.
+    pub clock_offsets: Vec<(Nanos, usize, i64)>,
+    pub faults: Vec<FaultRecord>,
+    pub actions: Vec<ActionOutcome>,
+    pub trace: Vec<TraceEvent>,
+    pub duration: Nanos,
+    pub events_processed: u64,
+}
+
+pub struct World {
+    spec: WorldSpec,
+    queue: EventQueue<Event>,
+    server: ApiServer,
+    procs: Vec<Process>,
+    net: Network,
+    recs: Vec<Option<Reconciler>>,
+    /// The child object whose value tells an overwrite: the first reconciler's
+    /// (namespace, object, field).
+    child_probe: Option<(String, String, String)>,
+    child_last_writer: Option<usize>,
+    faults: Faults,
+    obs: Observer,
+    /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
+    scratch: Vec<Output>,
+    stale: Vec<Event>,
+    events_processed: u64,
+}
+
+impl World {
+    pub fn new(spec: WorldSpec) -> Result<World, String> {
+        spec.validate()?;
+        let mut server = ApiServer::new(spec.epoch);
+        server.set_audit(false);
+        // Node identities are interned before anything else: node i is Sym(i + 1).
+        for (i, node) in spec.nodes.iter().enumerate() {
+            let sym = server.intern(node.identity());
+            debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
+        }
+        for object in &spec.setup_objects {
+            server.seed_object(0, object.clone()).map_err(|e| format!("setup object: {}", e.message))?;
+        }
+        // The Leases elected on, in order of first use; the server numbers them the same way.
+        let mut leases: Vec<LeaseTrack> = Vec::new();
+        let mut node_lease = Vec::with_capacity(spec.nodes.len());
+        for n in &spec.nodes {
+            let (ns, name) = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
+            let index = match leases.iter().position(|l| l.namespace == ns && &*l.name == name) {
+                Some(i) => i,
+                None => {
+                    let lease_ref = server.lease_ref(ns, name);
+                    debug_assert_eq!(lease_ref.0 as usize, leases.len());
+                    leases.push(LeaseTrack::new(ns, name, Some(lease_ref)));
+                    leases.len() - 1
+                }
+            };
+            node_lease.push(index);
+        }
+        if leases.is_empty() {
+            // No electors (a scenario of scripted actions): nothing is tracked.
+            leases.push(LeaseTrack::new("", "", None));
+        }
+        let mut procs = Vec::with_capacity(spec.nodes.len());
+        let mut links = Vec::with_capacity(spec.nodes.len());
+        for (i, node) in spec.nodes.iter().enumerate() {
+            let clock =
+                NodeClock::new(node.clock.clone(), spec.epoch).map_err(|e| format!("node {}: {e}", node.identity()))?;
+            let user = server.user_id(&node.user);
+            let lease = leases[node_lease[i]].lease_ref.expect("an elected Lease has its number");
+            procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease));
+            links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
+        }
+        let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(Reconciler::new)).collect();
+        let child_probe = spec
+            .nodes
+            .iter()
+            .find_map(|n| n.reconciler.as_ref())
+            .map(|r| (r.namespace.clone(), r.object.clone(), r.field.clone()));
+        let mut queue = EventQueue::with_capacity(64 + 8 * spec.nodes.len());
+        for (i, node) in spec.nodes.iter().enumerate() {
+            queue.schedule(node.start_at, Event::Start { node: i as u32 });
+        }
+        for (index, fault) in spec.faults.iter().enumerate() {
+            queue.schedule(fault.at, Event::Fault { index: index as u32 });
+        }
+        for (index, action) in spec.actions.iter().enumerate() {
+            queue.schedule(action.at, Event::Action { index: index as u32 });
+        }
+        // Random fault processes: all occurrence times are drawn up front from the process's own
+        // stream; targets and parameters are drawn (from the same stream) when each fires.
+        let faults = Faults::new(spec.seed, &spec.random_faults, spec.duration, &mut queue);
+        let names = procs.iter().map(|p| p.identity.clone()).collect();
+        let mut obs = Observer::new(names, leases, node_lease, spec.trace);
+        // Server windows written in the spec's [server] table appear on timelines like faults.
+        for &(from, until) in &spec.server.outages {
+            let detail = crate::time::format_duration(until - from);
+            obs.record_fault(FaultRecord { at: from, node: None, kind: "server-outage".into(), detail });
+        }
+        for &(from, until, extra) in &spec.server.slowdowns {
+            let detail =
+                format!("+{} for {}", crate::time::format_duration(extra), crate::time::format_duration(until - from));
+            obs.record_fault(FaultRecord { at: from, node: None, kind: "server-slow".into(), detail });
+        }
+        let net = Network::new(links, spec.server.clone());
+        Ok(World {
+            spec,
+            queue,
+            server,
+            procs,
+            net,
+            recs,
+            child_probe,
+            child_last_writer: None,
+            faults,
+            obs,
+            scratch: Vec::new(),
+            stale: Vec::new(),
+            events_processed: 0,
+        })
+    }
+
+    /// The API server, for inspection after (or during) a run.
+    pub fn server(&self) -> &ApiServer {
+        &self.server
+    }
+
+    /// Runs to the end of the spec's duration.
+    pub fn run(mut self) -> RunResult {
+        let end = self.spec.duration;
+        while let Some(t) = self.queue.peek_time() {
+            if t > end {
+                break;
+            }
+            let (now, event) = self.queue.pop().expect("peeked");
+            self.events_processed += 1;
+            self.handle(now, event);
+        }
+        self.finish(end)
+    }
+
+    // ---- event dispatch ----------------------------------------------------------------------
+
+    fn handle(&mut self, now: Nanos, event: Event) {
+        // Events a running, unpaused process must take: a dead process's are stale, a paused
+        // one's wait until it resumes.
+        let owner = match event {
+            Event::Timer { node, incarnation, .. }
+            | Event::ReconcileTick { node, incarnation, .. }
+            | Event::Timeout { node, incarnation, .. } => Some((node as usize, incarnation)),
+            Event::Respond { msg } => {
+                let m = self.net.get(msg);
+                Some((m.node as usize, m.incarnation))
+            }
+            _ => None,
+        };
+        if let Some((node, incarnation)) = owner {
+            let p = &mut self.procs[node];
+            if p.incarnation != incarnation || p.state != ProcState::Running {
+                self.discard(event);
+                return;
+            }
+            if p.paused_until.is_some() {
+                p.deferred.push(event);
+                return;
+            }
+        }
+        match event {
+            Event::Start { node } => self.start_process(now, node as usize),
+            Event::Timer { node, kind, generation, .. } => {
+                let node = node as usize;
+                self.trace(now, Some(node), TraceKind::Timer { kind });
+                let mut out = std::mem::take(&mut self.scratch);
+                self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_timer(clock_now, kind, generation, out));
+                self.process_outputs(now, node, out);
+            }
+            Event::ReconcileTick { node, generation, .. } => {
+                let node = node as usize;
+                if self.recs[node].as_ref().is_some_and(|r| r.active && r.generation == generation) {
+                    self.reconcile(now, node);
+                }
+            }
+            Event::Arrive { msg } => self.arrive(now, msg),
+            Event::Apply { msg } => self.apply(now, msg),
+            Event::Respond { msg } => {
+                let m = self.net.remove(msg);
+                let node = m.node as usize;
+                let response = m.response.expect("a message is answered before its answer arrives");
+                self.trace(now, Some(node), TraceKind::Response { id: m.id, code: response.code() });
+                match m.origin {
+                    Origin::Elector => self.elector_response(now, node, m.id, response),
+                    Origin::Reconciler => self.reconciler_response(now, node, m.id, response),
+                }
+            }
+            Event::Timeout { node, id, origin, .. } => self.timeout(now, node as usize, id, origin),
+            Event::Resume { node, incarnation } => self.resume(now, node as usize, incarnation),
+            Event::Fault { index } => {
+                let fault = self.spec.faults[index as usize].clone();
+                let holder = self.holder_node();
+                let target = self.faults.resolve(&fault.target, holder, self.procs.len(), None);
+                self.apply_fault(now, target, &fault.kind);
+            }
+            Event::RandomFault { process } => {
+                let process = process as usize;
+                let holder = self.holder_node();
+                let rf = &self.spec.random_faults[process];
+                let target = self.faults.resolve(&rf.target, holder, self.procs.len(), Some(process));
+                let kind = self.faults.draw(process, rf);
+                self.apply_fault(now, target, &kind);
+            }
+            Event::PartitionEnd { node } => {
+                let node = node as usize;
+                if !self.net.is_cut(node, now) {
+                    self.obs.close_span(now, node, SpanKind::Partitioned);
+                }
+                self.trace(now, Some(node), TraceKind::PartitionEnd);
+            }
+            Event::Action { index } => self.run_action(now, index as usize),
+        }
+    }
+
+    /// Drops an event that will never be taken, freeing the message it holds.
+    fn discard(&mut self, event: Event) {
+        if let Event::Respond { msg } = event {
+            self.net.remove(msg);
+        }
+    }
+
+    fn discard_stale(&mut self) {
+        let mut stale = std::mem::take(&mut self.stale);
+        for event in stale.drain(..) {
+            self.discard(event);
+        }
+        self.stale = stale;
+    }
+
+    /// Records a trace event, with the node's wall clock, when the trace is on.
+    #[inline]
+    fn trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
+        if self.obs.tracing() {
+            let local = node.map(|n| self.procs[n].clock.wall(t));
+            self.obs.trace(t, node, local, kind);
+        }
+    }
+
+    fn name(&self, sym: Sym) -> Arc<str> {
+        self.server.symbols().name(sym).clone()
+    }
+
+    /// The node a Sym names, if any (node i is Sym(i + 1)).
+    fn node_of(&self, sym: Sym) -> Option<usize> {
+        let i = (sym.0 as usize).checked_sub(1)?;
+        (i < self.procs.len()).then_some(i)
+    }
+
+    /// The node the first node's Lease names (with Leases side by side, "the holder" is the
+    /// holder of the first node's Lease).
+    fn holder_node(&self) -> Option<usize> {
+        let lease = self.obs.leases[0].lease_ref?;
+        let holder = self.server.lease_spec(lease)?.holder_identity?;
+        self.node_of(holder)
+    }
+
+    // ---- processes ------------------------------------------------------------------------------
+
+    fn start_process(&mut self, now: Nanos, node: usize) {
+        if !self.procs[node].start(&self.spec.nodes[node], self.spec.seed, &mut self.stale) {
+            return;
+        }
+        self.discard_stale();
+        let incarnation = self.procs[node].starts;
+        self.obs.open_span(now, node, SpanKind::Running);
+        self.trace(now, Some(node), TraceKind::ProcessStart { incarnation });
+        let mut out = std::mem::take(&mut self.scratch);
+        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
+        self.process_outputs(now, node, out);
+    }
+
+    /// The process dies: nothing it does afterwards counts, though its requests already on the
+    /// wire may still be applied.
+    fn kill(&mut self, now: Nanos, node: usize, state: ProcState) {
+        if !self.procs[node].is_running() {
+            return;
+        }
+        self.stop_acting(now, node);
+        self.procs[node].kill(state, &mut self.stale);
+        self.discard_stale();
+        if let Some(r) = self.recs[node].as_mut() {
+            r.in_flight = None;
+        }
+        self.obs.close_span(now, node, SpanKind::Paused);
+        self.obs.close_span(now, node, SpanKind::Running);
+    }
+
+    /// The node stops acting as leader: metrics close its span, its reconciler stops (a tick or
+    /// response still in flight finds a newer generation and does nothing).
+    fn stop_acting(&mut self, now: Nanos, node: usize) {
+        self.obs.set_acting(now, node, false);
+        if let Some(r) = self.recs[node].as_mut() {
+            r.deactivate();
+        }
+    }
+
+    fn resume(&mut self, now: Nanos, node: usize, incarnation: u32) {
+        let p = &mut self.procs[node];
+        if p.incarnation != incarnation || p.paused_until.is_none() {
+            return;
+        }
+        p.paused_until = None;
+        let mut deferred = std::mem::take(&mut p.deferred);
+        self.obs.close_span(now, node, SpanKind::Paused);
+        self.trace(now, Some(node), TraceKind::PauseEnd);
+        // Timers that expired during the pause and responses that arrived fire now, in the
+        // order they would have.
+        for event in deferred.drain(..) {
+            self.queue.schedule(now, event);
+        }
+        self.procs[node].deferred = deferred;
+    }
+
+    fn feed_elector_result(&mut self, now: Nanos, node: usize, result: LockResult) {
+        if matches!(result, Err(LockError::Conflict)) {
+            self.obs.node_metrics[node].lease_conflicts += 1;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_result(clock_now, result, out));
+        self.process_outputs(now, node, out);
+    }
+
+    fn elector_response(&mut self, now: Nanos, node: usize, id: u64, response: Response) {
+        let Some((expected, verb)) = self.procs[node].elector_request else { return };
+        if expected != id {
+            return; // abandoned or timed out
+        }
+        self.procs[node].elector_request = None;
+        let Response::Lease(result) = response else { unreachable!("elector requests are Lease requests") };
+        let lock_result = self.procs[node].lock.response(verb, result);
+        self.feed_elector_result(now, node, lock_result);
+    }
+
+    /// Carries out what the elector asked for. New outputs produced while doing so (an
+    /// immediate failure fed back) are appended to the same list and handled in order.
+    fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Vec<Output>) {
+        let mut i = 0;
+        while i < out.len() {
+            let output = out[i];
+            i += 1;
+            match output {
+                Output::Send { op, timeout } => match self.procs[node].lock.request(&op, &self.server) {
+                    Err(e) => {
+                        self.procs[node].drive(now, &mut out, |el, clock_now, out| el.on_result(clock_now, Err(e), out))
+                    }
+                    Ok(request) => {
+                        let id = self.net.next_id();
+                        let verb = request.verb();
+                        self.procs[node].elector_request = Some((id, verb));
+                        let lock = &self.procs[node].lock;
+                        let payload = match request {
+                            LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
+                            LockRequest::Generic(request) => Payload::Generic(request),
+                        };
+                        let name = self.obs.leases[self.obs.node_lease[node]].name.clone();
+                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease, name), timeout);
+                    }
+                },
+                Output::Timer { kind, after, generation } => {
+                    let p = &self.procs[node];
+                    let at = p.clock.timer_fires_at(now, after);
+                    let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
+                    self.queue.schedule(at, event);
+                }
+                Output::Abandon => self.procs[node].elector_request = None,
+                Output::StartedLeading => {
+                    self.trace(now, Some(node), TraceKind::StartedLeading);
+                    self.obs.set_acting(now, node, true);
+                    let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
+                    if let Some(r) = self.recs[node].as_mut() {
+                        r.activate(token);
+                        self.reconcile(now, node);
+                    }
+                }
+                // Whichever comes first ends the leader's work; the other finds it ended.
+                Output::LeaderContextDone | Output::StoppedLeading => {
+                    if self.obs.is_acting(node) {
+                        self.trace(now, Some(node), TraceKind::StoppedLeading);
+                    }
+                    self.stop_acting(now, node);
+                }
+                Output::NewLeader(holder) => {
+                    if self.obs.tracing() {
+                        let holder = self.name(holder);
+                        self.trace(now, Some(node), TraceKind::NewLeader { holder });
+                    }
+                }
+                Output::Note(note) => {
+                    if note == Note::RenewedLease {
+                        let unpaused_and_reachable =
+                            self.procs[node].paused_until.is_none() && !self.net.is_cut(node, now);
+                        self.obs.leader_recovered(node, unpaused_and_reachable);
+                    }
+                    self.trace(now, Some(node), TraceKind::Note { note })
+                }
+                Output::Exited => self.process_exited(now, node),
+            }
+        }
+        out.clear();
+        self.scratch = out;
+    }
+
+    fn process_exited(&mut self, now: Nanos, node: usize) {
+        self.trace(now, Some(node), TraceKind::ProcessExit);
+        let after =
+            if self.procs[node].stop_requested { AfterLost::Exit } else { self.spec.nodes[node].elector.after_lost };
+        self.kill(now, node, ProcState::Exited);
+        match after {
+            AfterLost::Exit => {}
+            AfterLost::Restart { delay } => {
+                self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 })
+            }
+            AfterLost::Rejoin => self.queue.schedule(now, Event::Start { node: node as u32 }),
+        }
+    }
+
+    // ---- the network and the server ---------------------------------------------------------
+
+    /// Sends a request from `node`; `what` is (verb, kind, object name) for the trace.
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        origin: Origin,
+        payload: Payload,
+        what: (Verb, Kind, Arc<str>),
+        timeout: Option<Nanos>,
+    ) {
+        if self.obs.tracing() {
+            let (verb, kind, name) = what;
+            let request = TraceKind::Request {
+                id,
+                origin: origin.name(),
+                verb: verb_name(verb),
+                resource: kind.resource(),
+                name,
+            };
+            self.trace(now, Some(node), request);
+        }
+        let incarnation = self.procs[node].incarnation;
+        let mut timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
+        let timeout_event = Event::Timeout { node: node as u32, incarnation, id: id as u32, origin };
+        match self.net.send(node, Direction::Up, now) {
+            Delivery::Arrives(at) => {
+                // Arriving at or after its deadline, it has timed out first.
+                if let Some((t, seq)) = timeout
+                    && at >= t
+                {
+                    self.queue.schedule_reserved(t, seq, timeout_event);
+                    timeout = None;
+                }
+                let message = Message { node: node as u32, incarnation, id, origin, timeout, payload, response: None };
+                let msg = self.net.insert(message);
+                self.queue.schedule(at, Event::Arrive { msg });
+            }
+            lost => {
+                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
+                self.trace(now, Some(node), TraceKind::Lost { id, dir: "up", why });
+                if let Some((t, seq)) = timeout {
+                    self.queue.schedule_reserved(t, seq, timeout_event);
+                }
+            }
+        }
+    }
+
+    /// The request of `msg` will not be answered (or not before its deadline): its timeout,
+    /// if it has one, goes on the queue now.
+    fn arm_timeout(&mut self, message: &mut Message) {
+        if let Some((t, seq)) = message.timeout.take() {
+            let event = Event::Timeout {
+                node: message.node,
+                incarnation: message.incarnation,
+                id: message.id as u32,
+                origin: message.origin,
+            };
+            self.queue.schedule_reserved(t, seq, event);
+        }
+    }
+
+    fn arrive(&mut self, now: Nanos, msg: u32) {
+        if self.net.availability().is_down(now) {
+            let mut message = self.net.remove(msg);
+            self.trace(now, None, TraceKind::ServerDown { id: message.id });
+            self.arm_timeout(&mut message);
+            return;
+        }
+        let extra = self.net.availability().extra_processing(now);
+        if extra > 0 {
+            let at = now + extra;
+            self.timeout_if_late(msg, at);
+            self.queue.schedule(at, Event::Apply { msg });
+        } else {
+            self.apply(now, msg);
+        }
+    }
+
+    /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
+    /// goes on the queue now.
+    fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
+        let m = self.net.get_mut(msg);
+        if let Some((t, seq)) = m.timeout
+            && at >= t
+        {
+            m.timeout = None;
+            let event = Event::Timeout { node: m.node, incarnation: m.incarnation, id: m.id as u32, origin: m.origin };
+            self.queue.schedule_reserved(t, seq, event);
+        }
+    }
+
+    fn apply(&mut self, now: Nanos, msg: u32) {
+        let (node, id, origin) = {
+            let m = self.net.get(msg);
+            (m.node as usize, m.id, m.origin)
+        };
+        let rv_before = self.server.resource_version();
+        let m = self.net.get(msg);
+        // The child object's value before a reconciler write, to tell an overwrite.
+        let child_before = match &m.payload {
+            Payload::Generic(r) if origin == Origin::Reconciler && r.kind == Kind::ConfigMap && r.verb != Verb::Get => {
+                self.child_value()
+            }
+            _ => None,
+        };
+        let (verb, kind, lease, result) = match &m.payload {
+            Payload::Lease { lease, user, op } => {
+                let manager =
+                    if origin == Origin::Elector { self.spec.nodes[node].lease_field_manager.as_str() } else { "" };
+                let result = self.server.lease_request(now, *lease, *user, manager, op);
+                (op.verb(), Kind::Lease, Some(*lease), Answer::Lease(result))
+            }
+            Payload::Generic(request) => {
+                let result = self.server.handle(now, request);
+                let lease = match request.kind {
+                    Kind::Lease => self.server.find_lease_ref(&request.namespace, &request.name),
+                    _ => None,
+                };
+                (request.verb, request.kind, lease, Answer::Object(result))
+            }
+        };
+        let error = result.error();
+        let code = error.map_or(200, |e| e.code);
+        self.obs.count_request(verb_name(verb), code);
+        let rv_after = self.server.resource_version();
+        if self.obs.tracing() {
+            let message = error.map(|e| e.message.clone()).unwrap_or_default();
+            self.trace(now, None, TraceKind::Applied { id, code, rv_before, rv_after, message });
+        }
+        if rv_after != rv_before
+            && kind == Kind::Lease
+            && let Some(lease) = lease
+        {
+            self.lease_written(now, lease);
+        }
+        if origin == Origin::Reconciler {
+            self.account_reconciler_write(now, node, id, kind, verb, error, child_before);
+        }
+        let response = match (origin, result) {
+            (_, Answer::Lease(r)) => Response::Lease(r.map_err(|e| e.code)),
+            (Origin::Elector, Answer::Object(r)) => Response::Lease(match r {
+                Ok(Object::Lease(l)) => Ok(self.server.view_of(&l)),
+                Ok(_) => Err(500),
+                Err(e) => Err(e.code),
+            }),
+            (Origin::Reconciler, Answer::Object(r)) => Response::Object(r.map_err(|e| e.code)),
+        };
+        match self.net.send(node, Direction::Down, now) {
+            Delivery::Arrives(at) => {
+                self.timeout_if_late(msg, at);
+                self.net.get_mut(msg).response = Some(response);
+                self.queue.schedule(at, Event::Respond { msg });
+            }
+            lost => {
+                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
+                self.trace(now, Some(node), TraceKind::Lost { id, dir: "down", why });
+                let mut message = self.net.remove(msg);
+                self.arm_timeout(&mut message);
+            }
+        }
+    }
+
+    fn timeout(&mut self, now: Nanos, node: usize, id: u32, origin: Origin) {
+        match origin {
+            Origin::Elector => {
+                if let Some((request, _)) = self.procs[node].elector_request
+                    && request as u32 == id
+                {
+                    self.procs[node].elector_request = None;
+                    self.trace(now, Some(node), TraceKind::Timeout { id: request });
+                    self.feed_elector_result(now, node, Err(LockError::Timeout));
+                }
+            }
+            Origin::Reconciler => {
+                let in_flight = self.recs[node].as_ref().and_then(|r| r.in_flight).map(|(r, _)| r);
+                if let Some(request) = in_flight
+                    && request as u32 == id
+                {
+                    self.trace(now, Some(node), TraceKind::Timeout { id: request });
+                    if let Some(r) = self.recs[node].as_mut() {
+                        r.in_flight = None;
+                    }
+                    self.arm_reconcile(now, node);
+                }
+            }
+        }
+    }
+
+    /// Tracks a Lease on the server after a write to it.
+    fn lease_written(&mut self, now: Nanos, lease: LeaseRef) {
+        let track = lease.0 as usize;
+        if track >= self.obs.leases.len() || self.obs.leases[track].lease_ref != Some(lease) {
+            return; // a Lease no node elects on
+        }
+        let (holder, transitions) = match self.server.lease_spec(lease) {
+            Some(s) => (s.holder_identity.unwrap_or(Sym::EMPTY), s.lease_transitions.unwrap_or(0)),
+            None => (Sym::EMPTY, 0),
+        };
+        let name = self.name(holder);
+        let rv = self.server.resource_version();
+        self.obs.lease_written(now, track, holder, &name, transitions, rv);
+    }
+
+    // ---- reconcilers ------------------------------------------------------------------------
+
+    fn child_value(&self) -> Option<String> {
+        let (ns, object, field) = self.child_probe.as_ref()?;
+        self.server.peek_config_map(ns, object).and_then(|cm| cm.data.get(field).cloned())
+    }
+
+    fn reconcile(&mut self, now: Nanos, node: usize) {
+        let Some(r) = self.recs[node].as_ref() else { return };
+        let p = &self.procs[node];
+        let lease_name = &self.obs.leases[self.obs.node_lease[node]].name;
+        let Some(send) = r.round(&p.identity, self.server.user(p.user), p.user, p.lease, lease_name) else { return };
+        self.send_reconciler(now, node, send);
+    }
+
+    fn send_reconciler(&mut self, now: Nanos, node: usize, send: reconciler::Send) {
+        let id = self.net.next_id();
+        let r = self.recs[node].as_mut().expect("a node with a reconciler");
+        r.in_flight = Some((id, send.step));
+        let timeout = r.spec.timeout;
+        self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind, send.name), Some(timeout));
+    }
+
+    fn arm_reconcile(&mut self, now: Nanos, node: usize) {
+        let incarnation = self.procs[node].incarnation;
+        let Some(r) = self.recs[node].as_ref() else { return };
+        if !r.active {
+            return;
+        }
+        let at = self.procs[node].clock.timer_fires_at(now, r.spec.period);
+        let event = Event::ReconcileTick { node: node as u32, incarnation, generation: r.generation };
+        self.queue.schedule(at, event);
+    }
+
+    fn reconciler_response(&mut self, now: Nanos, node: usize, id: u64, response: Response) {
+        let Some(r) = self.recs[node].as_mut() else { return };
+        let Some((expected, step)) = r.in_flight else { return };
+        if expected != id {
+            return;
+        }
+        r.in_flight = None;
+        if !r.active {
+            return;
+        }
+        let p = &self.procs[node];
+        let next = r.after(step, response, p.sym, &p.identity, self.server.user(p.user));
+        match next {
+            Next::Rearm => self.arm_reconcile(now, node),
+            Next::Fenced(holder) => {
+                self.obs.node_metrics[node].fenced_rejections += 1;
+                if self.obs.tracing() {
+                    let lease_holder = self.name(holder);
+                    self.trace(now, Some(node), TraceKind::FencedRejection { lease_holder });
+                }
+                self.arm_reconcile(now, node);
+            }
+            Next::Send(send) => self.send_reconciler(now, node, send),
+        }
+    }
+
+    /// Counts a reconciler write at the server, where its effect (and damage) happens.
+    #[allow(clippy::too_many_arguments)]
+    fn account_reconciler_write(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        kind: Kind,
+        verb: Verb,
+        error: Option<&ApiError>,
+        child_before: Option<String>,
+    ) {
+        if kind != Kind::ConfigMap || verb == Verb::Get {
+            return;
+        }
+        let outcome = match error {
+            None => {
+                let m = &mut self.obs.node_metrics[node];
+                m.writes_accepted += 1;
+                let value = self.spec.nodes[node].reconciler.as_ref().map(|r| &r.value);
+                if let Some(prev) = self.child_last_writer
+                    && prev != node
+                    && child_before.is_some()
+                    && child_before.as_ref() != value
+                {
+                    m.overwrites += 1;
+                }
+                self.child_last_writer = Some(node);
+                let lease = self.procs[node].lease;
+                let holder = self.server.lease_spec(lease).and_then(|s| s.holder_identity).unwrap_or(Sym::EMPTY);
+                if holder != Sym::EMPTY && holder != self.procs[node].sym {
+                    self.obs.node_metrics[node].split_brain_writes += 1;
+                    if self.obs.tracing() {
+                        let lease_holder = self.name(holder);
+                        self.trace(now, Some(node), TraceKind::SplitBrainWrite { id, lease_holder });
+                    }
+                }
+                "accepted"
+            }
+            Some(e) if e.code == 409 && e.reason.as_str() == "AlreadyExists" => {
+                self.obs.node_metrics[node].already_exists += 1;
+                "already-exists"
+            }
+            Some(e) if e.code == 409 => {
+                self.obs.node_metrics[node].conflicts += 1;
+                "conflict"
+            }
+            Some(_) => "error",
+        };
+        if self.obs.tracing() {
+            let (code, message) = match error {
+                None => (200, String::new()),
+                Some(e) => (e.code, e.message.clone()),
+            };
+            self.trace(now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message });
+        }
+    }
+
+    // ---- faults -----------------------------------------------------------------------------
+
+    fn apply_fault(&mut self, now: Nanos, node: Option<usize>, kind: &FaultKind) {
+        let detail = faults::detail(kind);
+        let server_fault = matches!(kind, FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. });
+        if node.is_none() && !server_fault {
+            return; // e.g. "the holder" when nobody holds the lease
+        }
+        self.obs.record_fault(FaultRecord { at: now, node, kind: kind.name().to_string(), detail });
+        if let Some(n) = node
+            && faults::hits_leadership(kind)
+        {
+            self.obs.fault_hit_leader(now, n);
+        }
+        match *kind {
+            FaultKind::Crash => {
+                let n = node.expect("node fault");
+                if self.procs[n].is_running() {
+                    self.trace(now, Some(n), TraceKind::Crash);
+                    self.kill(now, n, ProcState::Crashed);
+                }
+            }
+            FaultKind::Restart { delay } => {
+                let n = node.expect("node fault");
+                if self.procs[n].is_running() {
+                    self.trace(now, Some(n), TraceKind::Crash);
+                    self.kill(now, n, ProcState::Crashed);
+                }
+                self.queue.schedule(now.saturating_add(delay), Event::Start { node: n as u32 });
+            }
+            FaultKind::Pause { duration } => {
+                let n = node.expect("node fault");
+                let p = &mut self.procs[n];
+                if !p.is_running() || p.paused_until.is_some() {
+                    return;
+                }
+                let until = now.saturating_add(duration);
+                p.paused_until = Some(until);
+                let incarnation = p.incarnation;
+                self.queue.schedule(until, Event::Resume { node: n as u32, incarnation });
+                self.obs.open_span(now, n, SpanKind::Paused);
+                self.trace(now, Some(n), TraceKind::PauseStart { until });
+            }
+            FaultKind::Stop => {
+                let n = node.expect("node fault");
+                if !self.procs[n].is_running() {
+                    return;
+                }
+                self.procs[n].stop_requested = true;
+                self.trace(now, Some(n), TraceKind::StopRequested);
+                let mut out = std::mem::take(&mut self.scratch);
+                self.procs[n].drive(now, &mut out, |e, clock_now, out| e.stop(clock_now, out));
+                self.process_outputs(now, n, out);
+            }
+            FaultKind::ClockStep { delta_ns } => {
+                let n = node.expect("node fault");
+                self.procs[n].clock.add_step(ClockStep { at: now, delta_ns });
+                self.trace(now, Some(n), TraceKind::ClockStep { delta_ns });
+            }
+            FaultKind::Partition { duration, cut } => {
+                let n = node.expect("node fault");
+                let until = now.saturating_add(duration);
+                self.net.link_mut(n).add_partition(Partition { from: now, until, cut });
+                self.obs.open_span(now, n, SpanKind::Partitioned);
+                let cut_name = match cut {
+                    Cut::Up => "up",
+                    Cut::Down => "down",
+                    Cut::Both => "both",
+                };
+                self.trace(now, Some(n), TraceKind::PartitionStart { cut: cut_name, until });
+                if until <= self.spec.duration {
+                    self.queue.schedule(until, Event::PartitionEnd { node: n as u32 });
+                }
+            }
+            FaultKind::ServerOutage { duration } => {
+                let until = now.saturating_add(duration);
+                self.net.availability_mut().outages.push((now, until));
+                self.trace(now, None, TraceKind::ServerOutage { until });
+            }
+            FaultKind::ServerSlow { duration, extra } => {
+                let until = now.saturating_add(duration);
+                self.net.availability_mut().slowdowns.push((now, until, extra));
+                self.trace(now, None, TraceKind::ServerSlow { until, extra_ns: extra });
+            }
+        }
+    }
+
+    // ---- scripted actions -------------------------------------------------------------------
+
+    fn run_action(&mut self, now: Nanos, index: usize) {
+        let action = &self.spec.actions[index];
+        let outcome = match actions::request_of(action) {
+            actions::ActionRequest::CanI { verb, kind, namespace, name, user } => {
+                let allowed = self.server.can_i(user, verb, kind, namespace, name);
+                actions::can_i_outcome(action, now, allowed)
+            }
+            actions::ActionRequest::Request(request) => {
+                let rv_before = self.server.resource_version();
+                let result = self.server.handle(now, &request);
+                let outcome = actions::outcome(action, now, request.verb, &result);
+                if self.server.resource_version() != rv_before
+                    && request.kind == Kind::Lease
+                    && let Some(lease) = self.server.find_lease_ref(&request.namespace, &request.name)
+                {
+                    self.lease_written(now, lease);
+                }
+                outcome
+            }
+        };
+        let kind =
+            TraceKind::Action { name: outcome.name.clone(), code: outcome.code, message: outcome.message.clone() };
+        self.trace(now, None, kind);
+        self.obs.record_action(outcome);
+    }
+
+    // ---- the end ----------------------------------------------------------------------------
+
+    fn finish(self, end: Nanos) -> RunResult {
+        // Clock offsets, sampled for plots, only for nodes whose clock is not perfect.
+        let mut clock_offsets = Vec::new();
+        let samples = 200u64;
+        for (i, p) in self.procs.iter().enumerate() {
+            if *p.clock.spec() != crate::clock::ClockSpec::default() {
+                for k in 0..=samples {
+                    let t = end / samples * k;
+                    clock_offsets.push((t, i, p.clock.wall_offset(t)));
+                }
+            }
+        }
+        let server = &self.server;
+        let transitions = |l: &LeaseTrack| {
+            l.lease_ref.and_then(|r| server.lease_spec(r)).and_then(|s| s.lease_transitions).unwrap_or(0) as i64
+        };
+        self.obs.finish(end, transitions, clock_offsets, self.events_processed)
+    }
+}
+
+/// A server's answer before the requester sees it.
+enum Answer {
+    Lease(Result<crate::api::LeaseView, ApiError>),
+    Object(Result<Object, ApiError>),
+}
+
+impl Answer {
+    fn error(&self) -> Option<&ApiError> {
+        match self {
+            Answer::Lease(Err(e)) | Answer::Object(Err(e)) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+fn verb_name(verb: Verb) -> &'static str {
+    match verb {
+        Verb::Get => "get",
+        Verb::List => "list",
+        Verb::Create => "create",
+        Verb::Update => "update",
+        Verb::Delete => "delete",
+        Verb::Patch => "patch",
+        Verb::Apply => "apply",
+    }
+}

@@ -1,0 +1,120 @@
+//! Messages in flight between the nodes and the API server: each node's link, the server's
+//! availability windows, request ids, and the slab of messages the events point into.
+//!
+//! A request keeps one slot from the moment it leaves the node until its answer arrives (or
+//! the request or answer is lost). Its timeout is not put on the queue when it is sent: it holds
+//! a reserved sequence number and is scheduled only once the request is known to go unanswered
+//! in time (lost, server down, answer late or lost), so the queue carries no timeout that could
+//! never fire, and a timeout that does fire orders exactly as if scheduled at the send.
+
+use super::event::Origin;
+use crate::api::{LeaseOp, LeaseRef, LeaseView, Object, Request, UserId};
+use crate::net::{Delivery, Direction, Link, ServerAvailability};
+use crate::time::Nanos;
+
+/// What a request asks of the server.
+#[derive(Debug)]
+pub(super) enum Payload {
+    /// By the typed Lease path (electors, and a fenced reconciler's Lease check).
+    Lease { lease: LeaseRef, user: UserId, op: LeaseOp },
+    /// Anything else, as a full request.
+    Generic(Box<Request>),
+}
+
+/// What came back, as far as the requester reads it (the full error went to the trace and the
+/// metrics when the server answered).
+#[derive(Debug)]
+pub(super) enum Response {
+    /// A Lease, or the status code of the error.
+    Lease(Result<LeaseView, u16>),
+    Object(Result<Object, u16>),
+}
+
+impl Response {
+    pub(super) fn code(&self) -> u16 {
+        match self {
+            Response::Lease(Ok(_)) | Response::Object(Ok(_)) => 200,
+            Response::Lease(Err(code)) | Response::Object(Err(code)) => *code,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(super) struct Message {
+    pub(super) node: u32,
+    pub(super) incarnation: u32,
+    pub(super) id: u64,
+    pub(super) origin: Origin,
+    /// The request's timeout, not yet scheduled: (true time it fires, reserved sequence).
+    pub(super) timeout: Option<(Nanos, u64)>,
+    pub(super) payload: Payload,
+    pub(super) response: Option<Response>,
+}
+
+pub(super) struct Network {
+    links: Vec<Link>,
+    availability: ServerAvailability,
+    next_request_id: u64,
+    slots: Vec<Option<Message>>,
+    free: Vec<u32>,
+}
+
+impl Network {
+    pub(super) fn new(links: Vec<Link>, availability: ServerAvailability) -> Network {
+        Network { links, availability, next_request_id: 0, slots: Vec::new(), free: Vec::new() }
+    }
+
+    pub(super) fn next_id(&mut self) -> u64 {
+        self.next_request_id += 1;
+        self.next_request_id
+    }
+
+    pub(super) fn link_mut(&mut self, node: usize) -> &mut Link {
+        &mut self.links[node]
+    }
+
+    /// Sends one message from (Up) or to (Down) `node` at `now`.
+    pub(super) fn send(&mut self, node: usize, dir: Direction, now: Nanos) -> Delivery {
+        self.links[node].send(now, dir)
+    }
+
+    /// Is `node`'s link cut in either direction at `now`?
+    pub(super) fn is_cut(&self, node: usize, now: Nanos) -> bool {
+        self.links[node].is_cut(Direction::Up, now) || self.links[node].is_cut(Direction::Down, now)
+    }
+
+    pub(super) fn availability(&self) -> &ServerAvailability {
+        &self.availability
+    }
+
+    pub(super) fn availability_mut(&mut self) -> &mut ServerAvailability {
+        &mut self.availability
+    }
+
+    pub(super) fn insert(&mut self, message: Message) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(message);
+                slot
+            }
+            None => {
+                self.slots.push(Some(message));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 messages in flight")
+            }
+        }
+    }
+
+    pub(super) fn get(&self, slot: u32) -> &Message {
+        self.slots[slot as usize].as_ref().expect("a live message slot")
+    }
+
+    pub(super) fn get_mut(&mut self, slot: u32) -> &mut Message {
+        self.slots[slot as usize].as_mut().expect("a live message slot")
+    }
+
+    /// Frees the slot and hands the message back.
+    pub(super) fn remove(&mut self, slot: u32) -> Message {
+        self.free.push(slot);
+        self.slots[slot as usize].take().expect("a live message slot")
+    }
+}

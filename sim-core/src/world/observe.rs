@@ -1,0 +1,410 @@
+//! The observer: everything a run records, fed by the loop as things happen — who acts as
+//! leader and when, each Lease's holder and transitions, dual-leader windows, spans for the
+//! timelines, per-node and per-Lease metrics, the faults as they hit, and the trace.
+//!
+//! Every update costs O(1) (or O(nodes of one Lease)), whatever the size of the fleet: acting
+//! time is summed per node from its own spans, each Lease keeps its own clocks, and the "most
+//! acting leaders on any Lease" series comes from a histogram of Leases by acting count.
+
+use super::{ActionOutcome, FaultRecord, RunResult, Span, SpanKind};
+use crate::api::LeaseRef;
+use crate::metrics::{DualWindow, LeaseMetrics, Metrics, NodeMetrics};
+use crate::sym::Sym;
+use crate::time::{Nanos, as_secs_f64};
+use crate::trace::{TraceEvent, TraceKind};
+use std::sync::Arc;
+
+/// One Lease the nodes elect on, and its leadership bookkeeping.
+pub(super) struct LeaseTrack {
+    pub(super) namespace: String,
+    pub(super) name: Arc<str>,
+    /// The server's number for it (none for the placeholder of a run without electors).
+    pub(super) lease_ref: Option<LeaseRef>,
+    /// The nodes electing on it, in node order.
+    nodes: Vec<usize>,
+    /// Nodes acting as its leader now.
+    acting: usize,
+    first_leader_seen: bool,
+    dual_start: Option<Nanos>,
+    /// When `acting` last changed: the dual and leaderless clocks are brought up to date then.
+    last_change: Nanos,
+    dual_ns: Nanos,
+    leaderless_ns: Nanos,
+    windows: u64,
+    max_window: Nanos,
+    last_holder: Sym,
+    /// The last non-empty holder, to count changes through a released (empty) holder too.
+    previous_holder: Option<Sym>,
+    last_transitions: Option<i32>,
+    leader_changes: u64,
+    /// A fault hit its acting leader at this time; the failover is measured to the next
+    /// acquisition by another node.
+    pub(super) pending_failover: Option<(Nanos, usize)>,
+}
+
+impl LeaseTrack {
+    pub(super) fn new(namespace: &str, name: &str, lease_ref: Option<LeaseRef>) -> LeaseTrack {
+        LeaseTrack {
+            namespace: namespace.into(),
+            name: name.into(),
+            lease_ref,
+            nodes: Vec::new(),
+            acting: 0,
+            first_leader_seen: false,
+            dual_start: None,
+            last_change: 0,
+            dual_ns: 0,
+            leaderless_ns: 0,
+            windows: 0,
+            max_window: 0,
+            last_holder: Sym::EMPTY,
+            previous_holder: None,
+            last_transitions: None,
+            leader_changes: 0,
+            pending_failover: None,
+        }
+    }
+
+    pub(super) fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+pub(super) struct Observer {
+    trace: Option<Vec<TraceEvent>>,
+    names: Vec<Arc<str>>,
+    pub(super) leases: Vec<LeaseTrack>,
+    /// Index into `leases` of each node's Lease.
+    pub(super) node_lease: Vec<usize>,
+    acting: Vec<bool>,
+    acting_since: Vec<Nanos>,
+    acting_ns: Vec<Nanos>,
+    pub(super) node_metrics: Vec<NodeMetrics>,
+    metrics: Metrics,
+    dual_windows: Vec<DualWindow>,
+    open_spans: Vec<Option<(SpanKind, Nanos)>>,
+    /// Closed spans, per node.
+    spans: Vec<Vec<Span>>,
+    transitions_series: Vec<(Nanos, i32)>,
+    acting_series: Vec<(Nanos, usize)>,
+    /// How many Leases have k acting leaders, and the largest k with any.
+    by_acting: Vec<usize>,
+    most_acting: usize,
+    faults: Vec<FaultRecord>,
+    actions: Vec<ActionOutcome>,
+    /// Handled requests by (verb, status), in first-seen order (sorted at the end).
+    requests: Vec<(&'static str, u16, u64)>,
+}
+
+impl Observer {
+    pub(super) fn new(names: Vec<Arc<str>>, leases: Vec<LeaseTrack>, node_lease: Vec<usize>, trace: bool) -> Observer {
+        let n = names.len();
+        let mut leases = leases;
+        for (node, &lease) in node_lease.iter().enumerate() {
+            leases[lease].nodes.push(node);
+        }
+        let lease_count = leases.len();
+        Observer {
+            trace: trace.then(Vec::new),
+            names,
+            leases,
+            node_lease,
+            acting: vec![false; n],
+            acting_since: vec![0; n],
+            acting_ns: vec![0; n],
+            node_metrics: vec![NodeMetrics::default(); n],
+            metrics: Metrics::default(),
+            dual_windows: Vec::new(),
+            open_spans: vec![None; n * 4],
+            spans: vec![Vec::new(); n],
+            transitions_series: Vec::new(),
+            acting_series: vec![(0, 0)],
+            by_acting: vec![lease_count],
+            most_acting: 0,
+            faults: Vec::new(),
+            actions: Vec::new(),
+            requests: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub(super) fn tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Records a trace event (`local`: the node's wall clock at `t`).
+    #[inline]
+    pub(super) fn trace(&mut self, t: Nanos, node: Option<usize>, local: Option<i64>, kind: TraceKind) {
+        if let Some(trace) = self.trace.as_mut() {
+            trace.push(TraceEvent { t, node, local, kind });
+        }
+    }
+
+    pub(super) fn is_acting(&self, node: usize) -> bool {
+        self.acting[node]
+    }
+
+    pub(super) fn count_request(&mut self, verb: &'static str, code: u16) {
+        self.metrics.api_requests += 1;
+        match self.requests.iter_mut().find(|(v, c, _)| *v == verb && *c == code) {
+            Some(entry) => entry.2 += 1,
+            None => self.requests.push((verb, code, 1)),
+        }
+    }
+
+    pub(super) fn record_fault(&mut self, fault: FaultRecord) {
+        self.faults.push(fault);
+    }
+
+    pub(super) fn record_action(&mut self, outcome: ActionOutcome) {
+        self.actions.push(outcome);
+    }
+
+    pub(super) fn open_span(&mut self, now: Nanos, node: usize, kind: SpanKind) {
+        let slot = &mut self.open_spans[node * 4 + kind as usize];
+        if slot.is_none() {
+            *slot = Some((kind, now));
+        }
+    }
+
+    pub(super) fn close_span(&mut self, now: Nanos, node: usize, kind: SpanKind) {
+        if let Some((kind, from)) = self.open_spans[node * 4 + kind as usize].take()
+            && now > from
+        {
+            self.spans[node].push(Span { node, kind, from, until: now });
+        }
+    }
+
+    /// A fault hit `node` while it acted as leader: the failover clock of its Lease starts (if
+    /// it is not running already).
+    pub(super) fn fault_hit_leader(&mut self, now: Nanos, node: usize) {
+        let lease = self.node_lease[node];
+        if self.acting[node] && self.leases[lease].pending_failover.is_none() {
+            self.leases[lease].pending_failover = Some((now, node));
+        }
+    }
+
+    /// A faulted leader renewed again, unpaused and reachable, before anyone else took over:
+    /// that fault caused no failover.
+    pub(super) fn leader_recovered(&mut self, node: usize, unpaused_and_reachable: bool) {
+        let lease = self.node_lease[node];
+        if self.leases[lease].pending_failover.is_some_and(|(_, faulted)| faulted == node)
+            && self.acting[node]
+            && unpaused_and_reachable
+        {
+            self.leases[lease].pending_failover = None;
+        }
+    }
+
+    /// Brings the Lease's dual-leader and leaderless clocks up to `now` (before its acting count
+    /// changes, and at the end). Integer nanoseconds, per Lease: no other Lease is touched.
+    fn advance_lease_clock(&mut self, lease: usize, now: Nanos) {
+        let l = &mut self.leases[lease];
+        let dt = now - l.last_change;
+        if l.acting >= 2 {
+            l.dual_ns += dt;
+        }
+        if l.acting == 0 && l.first_leader_seen {
+            l.leaderless_ns += dt;
+        }
+        l.last_change = now;
+    }
+
+    /// `node` starts or stops acting as its Lease's leader. Returns false if it already was in
+    /// that state.
+    pub(super) fn set_acting(&mut self, now: Nanos, node: usize, acting: bool) -> bool {
+        if self.acting[node] == acting {
+            return false;
+        }
+        let lease = self.node_lease[node];
+        self.advance_lease_clock(lease, now);
+        self.acting[node] = acting;
+        let before = self.leases[lease].acting;
+        if acting {
+            self.acting_since[node] = now;
+            self.leases[lease].acting += 1;
+            self.leases[lease].first_leader_seen = true;
+            self.node_metrics[node].acquisitions += 1;
+            self.open_span(now, node, SpanKind::Leader);
+            if let Some((fault_at, old)) = self.leases[lease].pending_failover.take()
+                && old != node
+            {
+                self.metrics.failover_seconds.push(as_secs_f64(now - fault_at));
+            }
+        } else {
+            self.leases[lease].acting -= 1;
+            self.acting_ns[node] += now - self.acting_since[node];
+            self.close_span(now, node, SpanKind::Leader);
+        }
+        // The series shows the most acting leaders of any one Lease (2 means a split brain).
+        self.move_in_histogram(before, self.leases[lease].acting);
+        if self.acting_series.last().map(|&(_, v)| v) != Some(self.most_acting) {
+            self.acting_series.push((now, self.most_acting));
+        }
+        let count = self.leases[lease].acting;
+        if count >= 2 && self.leases[lease].dual_start.is_none() {
+            self.leases[lease].dual_start = Some(now);
+            if self.tracing() {
+                let leaders = self.leases[lease]
+                    .nodes
+                    .iter()
+                    .filter(|&&i| self.acting[i])
+                    .map(|&i| self.names[i].to_string())
+                    .collect();
+                self.trace(now, None, None, TraceKind::DualLeaderStart { leaders });
+            }
+        } else if count < 2
+            && let Some(from) = self.leases[lease].dual_start.take()
+        {
+            self.close_dual_window(lease, from, now);
+        }
+        true
+    }
+
+    fn move_in_histogram(&mut self, from: usize, to: usize) {
+        if self.by_acting.len() <= to {
+            self.by_acting.resize(to + 1, 0);
+        }
+        self.by_acting[from] -= 1;
+        self.by_acting[to] += 1;
+        if to > self.most_acting {
+            self.most_acting = to;
+        }
+        while self.most_acting > 0 && self.by_acting[self.most_acting] == 0 {
+            self.most_acting -= 1;
+        }
+    }
+
+    fn close_dual_window(&mut self, lease: usize, from: Nanos, until: Nanos) {
+        // The leaders of the window: every node of this Lease with a leader span overlapping
+        // it, and every one acting now.
+        let track = &self.leases[lease];
+        let leaders: Vec<String> = track
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&i| {
+                self.acting[i]
+                    || self.spans[i].iter().any(|s| s.kind == SpanKind::Leader && s.from < until && s.until > from)
+            })
+            .map(|i| self.names[i].to_string())
+            .collect();
+        let track = &mut self.leases[lease];
+        track.windows += 1;
+        track.max_window = track.max_window.max(until - from);
+        let window = DualWindow { from, until, leaders, lease: track.key() };
+        self.trace(until, None, None, TraceKind::DualLeaderEnd { seconds: window.seconds() });
+        self.dual_windows.push(window);
+    }
+
+    /// The Lease of `track` was written: its holder (`Sym::EMPTY` if none or absent) and
+    /// transitions (0 if absent) now, at server revision `rv`.
+    pub(super) fn lease_written(
+        &mut self,
+        now: Nanos,
+        track: usize,
+        holder: Sym,
+        holder_name: &Arc<str>,
+        transitions: i32,
+        rv: u64,
+    ) {
+        let t = &mut self.leases[track];
+        let mut changed = false;
+        if Some(transitions) != t.last_transitions {
+            if track == 0 {
+                self.transitions_series.push((now, transitions));
+            }
+            t.last_transitions = Some(transitions);
+            changed = true;
+        }
+        if holder != t.last_holder {
+            if holder != Sym::EMPTY {
+                if t.previous_holder.is_some_and(|p| p != holder) {
+                    t.leader_changes += 1;
+                }
+                t.previous_holder = Some(holder);
+            }
+            t.last_holder = holder;
+            changed = true;
+        }
+        if changed && self.tracing() {
+            self.trace(now, None, None, TraceKind::LeaseChanged { holder: holder_name.clone(), transitions, rv });
+        }
+    }
+
+    /// The run's results. `transitions` gives each tracked Lease's leaseTransitions on the
+    /// server now; `clock_offsets` the sampled offsets of imperfect clocks.
+    pub(super) fn finish(
+        mut self,
+        end: Nanos,
+        transitions: impl Fn(&LeaseTrack) -> i64,
+        clock_offsets: Vec<(Nanos, usize, i64)>,
+        events_processed: u64,
+    ) -> RunResult {
+        for lease in 0..self.leases.len() {
+            self.advance_lease_clock(lease, end);
+        }
+        for node in 0..self.names.len() {
+            if self.acting[node] {
+                self.acting_ns[node] += end - self.acting_since[node];
+            }
+            self.node_metrics[node].acting_leader_seconds = as_secs_f64(self.acting_ns[node]);
+        }
+        for lease in 0..self.leases.len() {
+            if let Some(from) = self.leases[lease].dual_start.take() {
+                self.close_dual_window(lease, from, end);
+            }
+        }
+        self.dual_windows.sort_by_key(|w| (w.from, w.until));
+        for node in 0..self.names.len() {
+            for kind in [SpanKind::Running, SpanKind::Leader, SpanKind::Paused, SpanKind::Partitioned] {
+                self.close_span(end, node, kind);
+            }
+        }
+        let mut spans: Vec<Span> = self.spans.into_iter().flatten().collect();
+        spans.sort_by_key(|s| (s.node, s.kind, s.from));
+        self.faults.sort_by_key(|f| f.at);
+        self.requests.sort();
+        for (verb, code, n) in &self.requests {
+            self.metrics.api_requests_by_verb_status.insert(format!("{verb} {code}"), *n);
+        }
+        // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
+        let mut per_lease = std::collections::BTreeMap::new();
+        for l in self.leases.iter().filter(|l| !l.name.is_empty()) {
+            let m = LeaseMetrics {
+                dual_leader_seconds: as_secs_f64(l.dual_ns),
+                dual_leader_windows: l.windows,
+                max_dual_leader_seconds: as_secs_f64(l.max_window),
+                leaderless_seconds: as_secs_f64(l.leaderless_ns),
+                lease_transitions: transitions(l),
+                leader_changes: l.leader_changes,
+            };
+            self.metrics.dual_leader_seconds += m.dual_leader_seconds;
+            self.metrics.dual_leader_windows += m.dual_leader_windows;
+            self.metrics.max_dual_leader_seconds = self.metrics.max_dual_leader_seconds.max(m.max_dual_leader_seconds);
+            self.metrics.leaderless_seconds += m.leaderless_seconds;
+            self.metrics.lease_transitions += m.lease_transitions;
+            self.metrics.leader_changes += m.leader_changes;
+            per_lease.insert(l.key(), m);
+        }
+        self.metrics.leases = per_lease;
+        for (name, m) in self.names.iter().zip(self.node_metrics) {
+            self.metrics.nodes.insert(name.to_string(), m);
+        }
+        RunResult {
+            metrics: self.metrics,
+            node_names: self.names.iter().map(|n| n.to_string()).collect(),
+            node_leases: self.node_lease.iter().map(|&l| self.leases[l].key()).collect(),
+            spans,
+            dual_windows: self.dual_windows,
+            transitions_series: self.transitions_series,
+            acting_series: self.acting_series,
+            clock_offsets,
+            faults: self.faults,
+            actions: self.actions,
+            trace: self.trace.unwrap_or_default(),
+            duration: end,
+            events_processed,
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Processes: each node's running process (or its absence), its clock, its elector and the lock
+//! the elector writes through.
+//!
+//! A process is started, killed, paused and stopped here; what its elector then asks for comes
+//! back to the loop as [`Output`]s, which the loop routes (requests to the network, timers to
+//! the queue, leadership to the observer and the reconciler).
+
+use super::event::Event;
+use crate::api::{LeaseRef, UserId, Verb};
+use crate::clock::NodeClock;
+use crate::elector::{Elector, Now, Output};
+use crate::lock::LeaseLock;
+use crate::model::NodeSpec;
+use crate::rng::ComponentRng;
+use crate::sym::Sym;
+use crate::time::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ProcState {
+    NotStarted,
+    Running,
+    Crashed,
+    Exited,
+}
+
+pub(super) struct Process {
+    pub(super) identity: std::sync::Arc<str>,
+    pub(super) sym: Sym,
+    pub(super) clock: NodeClock,
+    pub(super) user: UserId,
+    pub(super) lease: LeaseRef,
+    pub(super) state: ProcState,
+    /// Moves on every start and every kill: events of an older incarnation are stale.
+    pub(super) incarnation: u32,
+    /// Processes started so far (what traces call the incarnation).
+    pub(super) starts: u32,
+    pub(super) paused_until: Option<Nanos>,
+    /// Events that arrived while paused, in arrival order.
+    pub(super) deferred: Vec<Event>,
+    pub(super) elector: Option<Elector>,
+    pub(super) lock: LeaseLock,
+    /// The elector's request in flight: (request id, verb).
+    pub(super) elector_request: Option<(u64, Verb)>,
+    pub(super) stop_requested: bool,
+}
+
+impl Process {
+    pub(super) fn new(spec: &NodeSpec, sym: Sym, clock: NodeClock, user: UserId, lease: LeaseRef) -> Process {
+        Process {
+            identity: spec.identity().into(),
+            sym,
+            clock,
+            user,
+            lease,
+            state: ProcState::NotStarted,
+            incarnation: 0,
+            starts: 0,
+            paused_until: None,
+            deferred: Vec::new(),
+            elector: None,
+            lock: Self::new_lock(spec, user, lease),
+            elector_request: None,
+            stop_requested: false,
+        }
+    }
+
+    fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef) -> LeaseLock {
+        let python = spec.elector.algorithm == crate::elector::Algorithm::PythonClient;
+        LeaseLock::new(lease, user, &spec.lease_field_manager, python)
+    }
+
+    /// Both clock readings at true time `t`.
+    pub(super) fn now(&self, t: Nanos) -> Now {
+        Now { mono: self.clock.monotonic(t), wall: self.clock.wall(t) }
+    }
+
+    pub(super) fn is_running(&self) -> bool {
+        self.state == ProcState::Running
+    }
+
+    /// Starts a fresh process (a new elector and lock; nothing of the last one survives). Returns
+    /// false if one is already running. Deferred events of the last process are handed back in
+    /// `stale` (their message slots must be freed).
+    pub(super) fn start(&mut self, spec: &NodeSpec, seed: u64, stale: &mut Vec<Event>) -> bool {
+        if self.state == ProcState::Running {
+            return false;
+        }
+        self.incarnation += 1;
+        self.state = ProcState::Running;
+        self.stop_requested = false;
+        self.paused_until = None;
+        stale.append(&mut self.deferred);
+        self.elector_request = None;
+        self.lock = Self::new_lock(spec, self.user, self.lease);
+        self.starts += 1;
+        let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
+        self.elector = Some(Elector::new(spec.elector.clone(), self.sym, rng));
+        true
+    }
+
+    /// The process dies (or exits): every pending timer and answer of it is now stale. Its
+    /// deferred events go to `stale`.
+    pub(super) fn kill(&mut self, state: ProcState, stale: &mut Vec<Event>) {
+        self.state = state;
+        self.incarnation += 1;
+        self.elector = None;
+        self.elector_request = None;
+        stale.append(&mut self.deferred);
+        self.paused_until = None;
+    }
+
+    /// Feeds the elector one input, its outputs going to `out`.
+    pub(super) fn drive(
+        &mut self,
+        t: Nanos,
+        out: &mut Vec<Output>,
+        input: impl FnOnce(&mut Elector, Now, &mut Vec<Output>),
+    ) {
+        let now = self.now(t);
+        if let Some(e) = self.elector.as_mut() {
+            input(e, now, out);
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Reconcilers: the leader's work on its child object, and the evidence a split brain leaves
+//! (conflicts, writes while the Lease names another, overwrites of another leader's value).
+//!
+//! A reconciler runs while its node acts as leader: every period it writes (or, fenced, first
+//! checks the Lease and reads the child). It never touches the network or the server itself:
+//! it says what to send, and the loop tells it what came back.
+
+use super::network::{Payload, Response};
+use crate::api::{Body, Kind, LeaseOp, LeaseRef, Object, Request, User, UserId, Verb};
+use crate::model::{FieldManager, ReconcileMode, ReconcilerSpec};
+use crate::sym::Sym;
+use std::sync::Arc;
+
+/// The reconciler's request in flight and what it was for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    Write,
+    LeaseCheck,
+    ChildGet,
+}
+
+#[derive(Debug)]
+pub(super) struct Reconciler {
+    pub(super) spec: ReconcilerSpec,
+    /// The child object's name, shared with trace events.
+    pub(super) object_name: Arc<str>,
+    pub(super) active: bool,
+    pub(super) generation: u32,
+    pub(super) in_flight: Option<(u64, Step)>,
+    /// leaseTransitions when this node started leading (the fencing token).
+    pub(super) token: Option<i32>,
+}
+
+/// What the reconciler wants sent next.
+pub(super) struct Send {
+    pub(super) step: Step,
+    pub(super) payload: Payload,
+    pub(super) verb: Verb,
+    pub(super) kind: Kind,
+    pub(super) name: Arc<str>,
+}
+
+/// What the reconciler does with an answer.
+pub(super) enum Next {
+    /// Nothing more this round: wait a period.
+    Rearm,
+    /// The Lease no longer names this node with its token (holder as the Lease had it).
+    Fenced(Sym),
+    Send(Send),
+}
+
+impl Reconciler {
+    pub(super) fn new(spec: ReconcilerSpec) -> Reconciler {
+        Reconciler {
+            object_name: spec.object.as_str().into(),
+            spec,
+            active: false,
+            generation: 0,
+            in_flight: None,
+            token: None,
+        }
+    }
+
+    /// Starts (on acquiring) with the fencing token the Lease had then.
+    pub(super) fn activate(&mut self, token: Option<i32>) {
+        self.active = true;
+        self.generation = self.generation.wrapping_add(1);
+        self.token = token;
+    }
+
+    /// Stops; a tick or answer still on its way finds a newer generation and does nothing.
+    pub(super) fn deactivate(&mut self) {
+        self.active = false;
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    /// The first request of a round, if the reconciler is active and idle.
+    pub(super) fn round(
+        &self,
+        identity: &str,
+        user: &Arc<User>,
+        user_id: UserId,
+        lease: LeaseRef,
+        lease_name: &Arc<str>,
+    ) -> Option<Send> {
+        if !self.active || self.in_flight.is_some() {
+            return None;
+        }
+        Some(match self.spec.mode {
+            ReconcileMode::FencedUpdate => Send {
+                step: Step::LeaseCheck,
+                payload: Payload::Lease { lease, user: user_id, op: LeaseOp::Get },
+                verb: Verb::Get,
+                kind: Kind::Lease,
+                name: lease_name.clone(),
+            },
+            ReconcileMode::Apply { force } => self.child_write(identity, user, Verb::Apply, None, force),
+            ReconcileMode::CreateIfAbsent => self.child_write(identity, user, Verb::Create, None, false),
+        })
+    }
+
+    /// What follows an answer to the request `step` (already taken off `in_flight`).
+    pub(super) fn after(&self, step: Step, response: Response, me: Sym, identity: &str, user: &Arc<User>) -> Next {
+        match (step, response) {
+            (Step::LeaseCheck, Response::Lease(Ok(lease))) => {
+                let holder = lease.spec.holder_identity.unwrap_or(Sym::EMPTY);
+                if holder != me || lease.spec.lease_transitions != self.token {
+                    return Next::Fenced(holder);
+                }
+                Next::Send(Send {
+                    step: Step::ChildGet,
+                    payload: Payload::Generic(Box::new(self.request(user, Verb::Get, Body::None, None, false))),
+                    verb: Verb::Get,
+                    kind: Kind::ConfigMap,
+                    name: self.object_name.clone(),
+                })
+            }
+            (Step::ChildGet, Response::Object(result)) => {
+                let send = match result {
+                    Ok(Object::ConfigMap(cm)) => {
+                        self.child_write(identity, user, Verb::Update, Some(&cm.metadata.resource_version), false)
+                    }
+                    Err(404) => self.child_write(identity, user, Verb::Create, None, false),
+                    _ => return Next::Rearm,
+                };
+                Next::Send(Send { step: Step::Write, ..send })
+            }
+            _ => Next::Rearm,
+        }
+    }
+
+    fn manager(&self, identity: &str) -> String {
+        match &self.spec.field_manager {
+            FieldManager::Identity => identity.to_string(),
+            FieldManager::Shared(name) => name.clone(),
+        }
+    }
+
+    /// A write of the child object under the reconciler's field manager.
+    fn child_write(
+        &self,
+        identity: &str,
+        user: &Arc<User>,
+        verb: Verb,
+        resource_version: Option<&str>,
+        force: bool,
+    ) -> Send {
+        let body = Body::Json(self.child_body(resource_version));
+        let request = self.request(user, verb, body, Some(self.manager(identity)), force);
+        Send {
+            step: Step::Write,
+            payload: Payload::Generic(Box::new(request)),
+            verb,
+            kind: Kind::ConfigMap,
+            name: self.object_name.clone(),
+        }
+    }
+
+    fn child_body(&self, resource_version: Option<&str>) -> serde_json::Value {
+        let spec = &self.spec;
+        let mut metadata = serde_json::json!({ "name": spec.object, "namespace": spec.namespace });
+        if let Some(rv) = resource_version {
+            metadata["resourceVersion"] = serde_json::json!(rv);
+        }
+        let mut data = serde_json::Map::new();
+        data.insert(spec.field.clone(), serde_json::json!(spec.value));
+        if spec.mode == ReconcileMode::FencedUpdate {
+            data.insert("fencingToken".into(), serde_json::json!(self.token.unwrap_or(0).to_string()));
+        }
+        serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data })
+    }
+
+    fn request(&self, user: &Arc<User>, verb: Verb, body: Body, field_manager: Option<String>, force: bool) -> Request {
+        Request {
+            user: user.clone(),
+            verb,
+            kind: Kind::ConfigMap,
+            namespace: self.spec.namespace.as_str().into(),
+            name: self.spec.object.as_str().into(),
+            body,
+            field_manager: field_manager.map(|m| m.into()),
+            force,
+        }
+    }
+}
