@@ -47,8 +47,11 @@ pub struct ClockSpec {
 pub struct NodeClock {
     spec: ClockSpec,
     epoch: UnixNanos,
-    /// Largest monotonic slope deficit the wander can cause; used to bound searches.
+    /// No wander: the monotonic reading is a linear function of true time (then inverted in
+    /// closed form).
     linear_only: bool,
+    /// 1e9 / (1e9 + drift): true nanoseconds per local one, for the first guess of an inversion.
+    inverse_rate: f64,
 }
 
 const PPB: i128 = 1_000_000_000;
@@ -91,7 +94,8 @@ impl NodeClock {
         }
         spec.steps.sort_by_key(|s| s.at);
         let linear_only = spec.wander.is_none();
-        Ok(NodeClock { spec, epoch, linear_only })
+        let inverse_rate = 1e9 / (1e9 + spec.drift_ppb as f64);
+        Ok(NodeClock { spec, epoch, linear_only, inverse_rate })
     }
 
     /// Adds a wall-clock step at true time `step.at`, which must not precede earlier steps
@@ -103,28 +107,24 @@ impl NodeClock {
 
     /// A perfect clock: monotonic = true time, wall = epoch + true time.
     pub fn perfect(epoch: UnixNanos) -> Self {
-        NodeClock { spec: ClockSpec::default(), epoch, linear_only: true }
+        NodeClock { spec: ClockSpec::default(), epoch, linear_only: true, inverse_rate: 1.0 }
     }
 
     pub fn spec(&self) -> &ClockSpec {
         &self.spec
     }
 
+    #[inline(always)]
     fn wander_at(&self, t: Nanos) -> i64 {
         match &self.spec.wander {
             None => 0,
-            Some(w) => {
-                let x = 2.0 * std::f64::consts::PI * (t % w.period_ns) as f64 / w.period_ns as f64;
-                // Zero at t = 0 so that the monotonic clock starts at 0.
-                let v = w.amplitude_ns as f64 * (portable_sin(x + w.phase_rad) - portable_sin(w.phase_rad));
-                v.round() as i64
-            }
+            Some(w) => wander_value(w, t),
         }
     }
 
     /// Monotonic reading at true time `t` (nanoseconds since this process's clock origin, which
     /// is the start of the run). Non-decreasing in `t`.
-    #[inline]
+    #[inline(always)]
     pub fn monotonic(&self, t: Nanos) -> i64 {
         let d = self.spec.drift_ppb;
         if d == 0 && self.linear_only {
@@ -151,7 +151,15 @@ impl NodeClock {
 
     /// Wall-clock reading at true time `t`, as a Unix instant.
     pub fn wall(&self, t: Nanos) -> UnixNanos {
-        self.epoch + self.spec.offset_ns + self.monotonic(t) + self.steps_until(t)
+        self.wall_from_monotonic(t, self.monotonic(t))
+    }
+
+    /// The wall reading at `t` given the monotonic one there (both readings of one instant
+    /// without computing the monotonic one twice).
+    #[inline]
+    pub fn wall_from_monotonic(&self, t: Nanos, monotonic: i64) -> UnixNanos {
+        let steps = if self.spec.steps.is_empty() { 0 } else { self.steps_until(t) };
+        self.epoch + self.spec.offset_ns + monotonic + steps
     }
 
     /// The wall clock's offset from true wall time at `t` (what an NTP monitor would report).
@@ -163,20 +171,33 @@ impl NodeClock {
     /// This is when a local timer fires: a timer of `d` armed at true time `t0` fires at
     /// `true_time_when_monotonic_reaches(t0, monotonic(t0) + d)`.
     pub fn true_time_when_monotonic_reaches(&self, from: Nanos, target: i64) -> Nanos {
-        if self.monotonic(from) >= target {
+        let reading = self.monotonic(from);
+        self.reaches(from, reading, target)
+    }
+
+    /// [`Self::true_time_when_monotonic_reaches`] given the reading at `from`.
+    #[inline]
+    fn reaches(&self, from: Nanos, reading: i64, target: i64) -> Nanos {
+        if reading >= target {
             return from;
         }
         if self.linear_only {
             if self.spec.drift_ppb == 0 {
                 return target as Nanos; // monotonic(from) < target, so target > from
             }
-            // Invert t + floor(t·ppb/1e9) >= target: start from the real-valued solution (in
-            // floating point: within a few ns of the answer for any run length the validation
-            // allows) and correct it, checking each step exactly in integers.
-            let rate = 1.0 + self.spec.drift_ppb as f64 / 1e9;
-            let guess = target as f64 / rate;
-            let guess = if guess >= u64::MAX as f64 { u64::MAX } else { guess.max(0.0) as u64 };
-            return self.earliest_reaching(from, guess.max(from), target);
+            // t + floor(t·d/1e9) = floor(t·(1e9 + d)/1e9), so the answer is
+            // ceil(target·1e9 / (1e9 + d)). Floating point gets within a nanosecond or two of it
+            // for any run length the validation allows; one or two exact integer checks settle it.
+            let guess = target as f64 * self.inverse_rate;
+            let guess = if guess >= u64::MAX as f64 { u64::MAX } else { guess.max(0.0) as u64 }.max(from);
+            if self.monotonic(guess) >= target {
+                if guess == from || self.monotonic(guess - 1) < target {
+                    return guess;
+                }
+            } else if self.monotonic(guess.saturating_add(1)) >= target {
+                return guess.saturating_add(1);
+            }
+            return self.earliest_reaching(from, guess, target);
         }
         // With wander: search from `from` itself.
         self.earliest_reaching(from, from, target)
@@ -222,8 +243,8 @@ impl NodeClock {
 
     /// When a local timer of `duration` armed at true time `now` fires, in true time.
     pub fn timer_fires_at(&self, now: Nanos, duration: Nanos) -> Nanos {
-        let target = self.monotonic(now).saturating_add(duration as i64);
-        self.true_time_when_monotonic_reaches(now, target)
+        let reading = self.monotonic(now);
+        self.reaches(now, reading, reading.saturating_add(duration as i64))
     }
 
     /// The earliest true time at which the wall clock reads at least `target` (ignoring steps
@@ -244,6 +265,13 @@ impl NodeClock {
             }
         }
     }
+}
+
+/// The wander's contribution at `t` (zero at t = 0 so that the monotonic clock starts at 0).
+fn wander_value(w: &Wander, t: Nanos) -> i64 {
+    let x = 2.0 * std::f64::consts::PI * (t % w.period_ns) as f64 / w.period_ns as f64;
+    let v = w.amplitude_ns as f64 * (portable_sin(x + w.phase_rad) - portable_sin(w.phase_rad));
+    v.round() as i64
 }
 
 /// sin(x) from basic IEEE-754 operations only, so every platform gets the same bits (libm's

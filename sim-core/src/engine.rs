@@ -102,6 +102,20 @@ impl<E> EventQueue<E> {
         self.heap.peek().map(|e| (e.key >> 64) as Nanos)
     }
 
+    /// The earliest event, without removing it.
+    pub fn peek(&self) -> Option<&E> {
+        self.heap.peek().map(|e| &e.event)
+    }
+
+    /// Removes and returns the earliest event with its sequence number, advancing `now`.
+    pub fn pop_with_seq(&mut self) -> Option<(Nanos, u64, E)> {
+        let entry = self.heap.pop()?;
+        let at = (entry.key >> 64) as Nanos;
+        debug_assert!(at >= self.now);
+        self.now = at;
+        Some((at, entry.key as u64, entry.event))
+    }
+
     /// Removes and returns the earliest event, advancing `now` to its time.
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let entry = self.heap.pop()?;

@@ -15,7 +15,8 @@ use crate::sym::Sym;
 pub struct LeaseLock {
     lease: LeaseRef,
     user: UserId,
-    field_manager: std::sync::Arc<str>,
+    /// The field manager of its writes (interned).
+    field_manager: Sym,
     /// The last Lease received (client-go keeps every response; the Python client keeps only
     /// what Get and Create return).
     cached: Option<LeaseView>,
@@ -42,8 +43,8 @@ impl LockRequest {
 }
 
 impl LeaseLock {
-    pub fn new(lease: LeaseRef, user: UserId, field_manager: &str, python_style: bool) -> Self {
-        LeaseLock { lease, user, field_manager: field_manager.into(), cached: None, python_style }
+    pub fn new(lease: LeaseRef, user: UserId, field_manager: Sym, python_style: bool) -> Self {
+        LeaseLock { lease, user, field_manager, cached: None, python_style }
     }
 
     pub fn lease(&self) -> LeaseRef {
@@ -54,8 +55,8 @@ impl LeaseLock {
         self.user
     }
 
-    pub fn field_manager(&self) -> &str {
-        &self.field_manager
+    pub fn field_manager(&self) -> Sym {
+        self.field_manager
     }
 
     pub fn cached(&self) -> Option<&LeaseView> {
@@ -119,7 +120,7 @@ impl LeaseLock {
         if !whole_second(spec.acquire_time) && !whole_second(spec.renew_time) {
             return None;
         }
-        let mut request = server.generic_lease_request(self.lease, self.user, &self.field_manager, op);
+        let mut request = server.generic_lease_request(self.lease, self.user, self.field_manager, op);
         let Body::Lease(lease) = &request.body else { return None };
         let mut json = crate::api::object_json(Kind::Lease, lease.as_ref());
         for key in ["acquireTime", "renewTime"] {

@@ -117,7 +117,7 @@ fn rv_of(object: &Object) -> String {
 }
 
 /// managedFields as ((manager, operation) → SMD paths).
-fn ownership(server: &ApiServer, kind: Kind) -> BTreeMap<(String, String), BTreeSet<String>> {
+fn ownership(server: &mut ApiServer, kind: Kind) -> BTreeMap<(String, String), BTreeSet<String>> {
     let mut out = BTreeMap::new();
     let Some(object) = server.peek_json(kind, NS, NAME) else {
         return out;
@@ -192,7 +192,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let mut config =
                     json!({"apiVersion": kind.api_version(), "kind": kind.kind_name(), "metadata": {"name": NAME}});
                 let live = server.peek_json(kind, NS, NAME);
-                let owners = ownership(&server, kind);
+                let owners = ownership(&mut server, kind);
                 let me = (format!("client-{client}"), "Apply".to_string());
                 let mut conflicts = BTreeSet::new();
                 for (i, value) in [first, second].into_iter().enumerate() {
@@ -262,7 +262,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let reported: BTreeSet<String> = error.details.causes.iter().map(|c| c.field.clone()).collect();
                 prop_assert_eq!(&reported, conflicts);
             } else if *force {
-                let owners = ownership(&server, kind);
+                let owners = ownership(&mut server, kind);
                 for path in conflicts {
                     for ((manager, operation), paths) in &owners {
                         let is_me = *manager == format!("client-{client}") && operation == "Apply";

@@ -150,38 +150,35 @@ pub const LEASE_SPEC_PATHS: [&str; 7] = [
     "spec\u{1f}preferredHolder",
 ];
 
-/// [`record_update`] for the commonest write of all, a renewal: when the writer already owns
-/// every changed spec field (`changed`, bits of [`LEASE_SPEC_PATHS`]), nothing is removed and
-/// nobody else owns any of them, ownership does not move and only the writer's time does.
-/// Returns false (changing nothing) when that is not the case.
-pub fn fast_renewal(
-    managers: &mut [ManagerState],
+/// Is this write a renewal? That is, [`record_update`] would move no ownership: the writer
+/// already owns every changed spec field (`changed`, bits of [`LEASE_SPEC_PATHS`]), and nobody
+/// else owns any of them. Then only the writer's time moves. Gives the writer's index, the spec
+/// fields it owns and those the others own.
+pub fn renewal_writer(
+    managers: &[ManagerState],
     manager: &str,
     api_version: &str,
     changed: u8,
-    now_secs: i64,
-) -> bool {
+) -> Option<(usize, u8, u8)> {
     let mut writer = None;
+    let mut others = 0;
     for (i, state) in managers.iter().enumerate() {
         if state.is(manager, Operation::Update, api_version) {
             writer = Some(i);
-        } else if state.lease_mask & changed != 0 {
-            return false;
+        } else {
+            others |= state.lease_mask;
         }
     }
-    match writer {
-        Some(i) if managers[i].lease_mask & changed == changed => {
-            managers[i].time_secs = now_secs;
-            true
-        }
-        _ => false,
-    }
+    let writer = writer?;
+    let owned = managers[writer].lease_mask;
+    (owned & changed == changed && others & changed == 0).then_some((writer, owned, others))
 }
 
-/// [`sync_managed_fields`] after a [`fast_renewal`]: the entries already match the managers
+/// [`sync_managed_fields`] after a renewal (see [`renewal_writer`]): the entries already match the managers
 /// except for the writer's time, so that entry's time is set and it moves to its sorted place.
 pub fn sync_renewal_time(entries: &mut [ManagedFieldsEntry], manager: &str, api_version: &str, now_secs: i64) {
-    let Some(i) = entries.iter().position(|e| {
+    // The writer renewed last time too, so its entry is usually the last: search from the end.
+    let Some(i) = entries.iter().rposition(|e| {
         e.manager == manager && e.operation == "Update" && e.api_version == api_version && e.subresource.is_empty()
     }) else {
         return;

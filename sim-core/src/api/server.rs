@@ -209,9 +209,9 @@ pub(crate) struct Record {
     pub(crate) managers: Vec<ManagerState>,
     /// The object's resourceVersion as a number (the string in its metadata is its decimal).
     pub(crate) rv: u64,
-    /// For a Lease: its spec with the strings interned, and its labels shared, for the typed
-    /// path (`super::typed`). Rebuilt at every commit, so it never disagrees with `object`.
-    pub(crate) lease: Option<LeaseMirror>,
+    /// For a Lease the typed path addresses: its number. Its compact state lives with that
+    /// number (`super::typed`), rebuilt at every commit.
+    pub(crate) lease_ref: Option<LeaseRef>,
 }
 
 /// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
@@ -247,7 +247,7 @@ pub struct ApiServer {
     uid_counter: u64,
     /// kind → namespace ("" for cluster-scoped) → name → slot in `records`. The maps give the
     /// order of lists; the slots let the typed path reach a Lease without a string compare.
-    store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, usize>>>,
+    pub(crate) store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, usize>>>,
     pub(crate) records: Vec<Option<Record>>,
     free_slots: Vec<usize>,
     audit_on: bool,
@@ -259,9 +259,9 @@ pub struct ApiServer {
     /// Leases the typed path addresses by number, and the slot each one occupies now.
     pub(crate) lease_refs: Vec<LeaseRefEntry>,
     lease_ref_index: BTreeMap<(String, String), LeaseRef>,
-    /// RBAC decisions of the typed path by (caller, verb, Lease); cleared whenever a Role or
-    /// RoleBinding changes, so a cached answer is always the one `is_authorized` would give.
-    authz_cache: HashMap<(UserId, &'static str, LeaseRef), bool>,
+    /// Bumped whenever a Role or RoleBinding changes: the typed path's cached RBAC decisions
+    /// (kept per Lease) are only trusted while it stands still.
+    rbac_generation: u64,
 }
 
 impl ApiServer {
@@ -282,7 +282,7 @@ impl ApiServer {
             user_ids: HashMap::new(),
             lease_refs: Vec::new(),
             lease_ref_index: BTreeMap::new(),
-            authz_cache: HashMap::new(),
+            rbac_generation: 0,
         };
         let empty = server.symbols.intern("");
         debug_assert_eq!(empty, Sym::EMPTY);
@@ -331,7 +331,19 @@ impl ApiServer {
         }
         let r = LeaseRef(self.lease_refs.len() as u32);
         let slot = self.slot_of(Kind::Lease, ns, name);
-        self.lease_refs.push(LeaseRefEntry { namespace: ns.into(), name: name.into(), slot });
+        let live = slot.map(|slot| {
+            let record = self.records[slot].as_mut().expect("a live slot");
+            record.lease_ref = Some(r);
+            let Stored::Lease(lease) = &record.object else { unreachable!("a Lease slot holds a Lease") };
+            LeaseMirror::of(lease, record.rv, &mut self.symbols)
+        });
+        self.lease_refs.push(LeaseRefEntry {
+            namespace: ns.into(),
+            name: name.into(),
+            slot,
+            authz: Default::default(),
+            live,
+        });
         self.lease_ref_index.insert((ns.to_string(), name.to_string()), r);
         r
     }
@@ -355,7 +367,8 @@ impl ApiServer {
     }
 
     /// No authorisation, no audit: for metrics and assertions.
-    pub fn peek_lease(&self, ns: &str, name: &str) -> Option<&Arc<Lease>> {
+    pub fn peek_lease(&mut self, ns: &str, name: &str) -> Option<&Arc<Lease>> {
+        self.materialize_named(ns, name);
         match &self.record(Kind::Lease, ns, name)?.object {
             Stored::Lease(lease) => Some(lease),
             _ => None,
@@ -370,7 +383,10 @@ impl ApiServer {
     }
 
     /// Any stored object as its wire JSON (managedFields included).
-    pub fn peek_json(&self, kind: Kind, ns: &str, name: &str) -> Option<Value> {
+    pub fn peek_json(&mut self, kind: Kind, ns: &str, name: &str) -> Option<Value> {
+        if kind == Kind::Lease {
+            self.materialize_named(ns, name);
+        }
         self.record(kind, ns, name).map(|r| r.object.to_json())
     }
 
@@ -424,6 +440,13 @@ impl ApiServer {
 
     /// The one entry point: authorise (RBAC), then dispatch on the verb.
     pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
+        // Renewals taken by the typed path are written into the Lease before anyone reads it.
+        if req.kind == Kind::Lease {
+            match req.verb {
+                Verb::List => self.materialize_all(&req.namespace),
+                _ => self.materialize_named(&req.namespace, &req.name),
+            }
+        }
         if !self.audit_on {
             return self.dispatch(now, req).map(Outcome::into_object);
         }
@@ -724,6 +747,7 @@ impl ApiServer {
                     && let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string()))
                 {
                     self.lease_refs[r.0 as usize].slot = None;
+                    self.lease_refs[r.0 as usize].live = None;
                 }
                 self.rbac_changed(kind);
                 self.revision += 1;
@@ -758,11 +782,16 @@ impl ApiServer {
         meta.creation_timestamp = created_at;
         sync_managed_fields(&mut meta.managed_fields, &managers);
         let response = object.to_object();
-        let lease = match &object {
-            Stored::Lease(l) => Some(LeaseMirror::of(l, &mut self.symbols)),
+        let lease_ref = match kind {
+            Kind::Lease => self.lease_ref_index.get(&(ns.to_string(), name.to_string())).copied(),
             _ => None,
         };
-        let record = Record { object, managers, rv: self.revision, lease };
+        if let Some(r) = lease_ref
+            && let Stored::Lease(l) = &object
+        {
+            self.lease_refs[r.0 as usize].live = Some(LeaseMirror::of(l, self.revision, &mut self.symbols));
+        }
+        let record = Record { object, managers, rv: self.revision, lease_ref };
         self.rbac_changed(kind);
         if let Some(slot) = self.slot_of(kind, ns, name) {
             self.records[slot] = Some(record);
@@ -779,9 +808,7 @@ impl ApiServer {
             }
         };
         self.store.entry(kind).or_default().entry(ns.to_string()).or_default().insert(name.to_string(), slot);
-        if kind == Kind::Lease
-            && let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string()))
-        {
+        if let Some(r) = lease_ref {
             self.lease_refs[r.0 as usize].slot = Some(slot);
         }
         response
@@ -797,7 +824,7 @@ impl ApiServer {
         }
     }
 
-    fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
+    pub(crate) fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
         self.store.get(&kind)?.get(ns)?.get(name).copied()
     }
 
@@ -817,19 +844,21 @@ impl ApiServer {
     /// Called after any change of a Role or RoleBinding: cached decisions may be wrong now.
     fn rbac_changed(&mut self, kind: Kind) {
         if matches!(kind, Kind::Role | Kind::RoleBinding) {
-            self.authz_cache.clear();
+            self.rbac_generation += 1;
         }
     }
 
-    /// The typed path's RBAC decision, cached until a Role or RoleBinding changes.
-    pub(crate) fn is_authorized_cached(&mut self, user: UserId, verb: &'static str, lease: LeaseRef) -> bool {
-        if let Some(&allowed) = self.authz_cache.get(&(user, verb, lease)) {
+    /// The typed path's RBAC decision, cached with the Lease until a Role or RoleBinding
+    /// changes. A Lease has a handful of callers, so the cache is a short list.
+    pub(crate) fn is_authorized_cached(&mut self, user: UserId, verb: Verb, lease: LeaseRef) -> bool {
+        let generation = self.rbac_generation;
+        let entry = &self.lease_refs[lease.0 as usize];
+        if let Some(allowed) = entry.authz.get(user, verb, generation) {
             return allowed;
         }
-        let entry = &self.lease_refs[lease.0 as usize];
         let allowed =
-            self.is_authorized(&self.users[user.0 as usize], verb, Kind::Lease, &entry.namespace, &entry.name);
-        self.authz_cache.insert((user, verb, lease), allowed);
+            self.is_authorized(&self.users[user.0 as usize], verb.as_str(), Kind::Lease, &entry.namespace, &entry.name);
+        self.lease_refs[lease.0 as usize].authz.put(user, verb, allowed, generation);
         allowed
     }
 

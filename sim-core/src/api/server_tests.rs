@@ -87,7 +87,7 @@ fn rv_of(object: &Object) -> u64 {
     to_json(object)["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
 }
 
-fn managers_of(s: &ApiServer, kind: Kind, name: &str) -> Vec<(String, String, Value)> {
+fn managers_of(s: &mut ApiServer, kind: Kind, name: &str) -> Vec<(String, String, Value)> {
     let v = s.peek_json(kind, NS, name).unwrap();
     v["metadata"]["managedFields"]
         .as_array()
@@ -110,7 +110,7 @@ fn managers_of(s: &ApiServer, kind: Kind, name: &str) -> Vec<(String, String, Va
 
 #[test]
 fn a_fresh_server_has_default_and_kube_system_namespaces() {
-    let s = server();
+    let mut s = server();
     assert!(s.can_i(&User::admin(), "get", Kind::Namespace, "", Some("default")));
     assert!(s.peek_json(Kind::Namespace, "", "default").is_some());
     assert!(s.peek_json(Kind::Namespace, "", "kube-system").is_some());
@@ -287,7 +287,7 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_empty_ones() {
     create_config_map(&mut s, "cm", &[("a", "1")]); // kubectl-create owns data, data.a
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "1", "b": "2"}});
     s.handle(0, &with_manager(admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)), "writer", false)).unwrap();
-    let managers = managers_of(&s, Kind::ConfigMap, "cm");
+    let managers = managers_of(&mut s, Kind::ConfigMap, "cm");
     assert_eq!(managers[0].0, "kubectl-create");
     assert_eq!(
         managers[0].2,
@@ -302,7 +302,7 @@ fn an_update_takes_changed_fields_from_other_managers_and_drops_empty_ones() {
     let body = json!({"metadata": {"name": "cm"}, "data": {"a": "9", "b": "2", "c": "3"}});
     s.handle(secs(1), &with_manager(admin(Verb::Update, Kind::ConfigMap, "cm", Body::Json(body)), "third", false))
         .unwrap();
-    let managers = managers_of(&s, Kind::ConfigMap, "cm");
+    let managers = managers_of(&mut s, Kind::ConfigMap, "cm");
     let names: Vec<&str> = managers.iter().map(|m| m.0.as_str()).collect();
     assert_eq!(names, ["kubectl-create", "third", "writer"], "server order: operation, time, then manager name");
     assert_eq!(managers[0].2, json!({"f:data": {".": {}}}));
@@ -399,7 +399,7 @@ fn merge_patch_null_deletes_a_field_and_bumps_the_rv() {
     assert_eq!(rv_of(&out), before + 1);
     let l = s.peek_lease(NS, "lock").unwrap();
     assert_eq!((l.spec.holder_identity.clone(), l.spec.lease_transitions), (None, Some(4)));
-    let managers = managers_of(&s, Kind::Lease, "lock");
+    let managers = managers_of(&mut s, Kind::Lease, "lock");
     assert_eq!(
         managers[1],
         ("kubectl-patch".to_string(), "Update".to_string(), json!({"f:spec": {"f:leaseTransitions": {}}}))
@@ -494,7 +494,7 @@ fn apply_creates_a_missing_object_and_owns_exactly_its_config() {
     let mut s = server();
     let out = apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
     assert_eq!(rv_of(&out), 3);
-    let managers = managers_of(&s, Kind::ConfigMap, "order-1");
+    let managers = managers_of(&mut s, Kind::ConfigMap, "order-1");
     assert_eq!(
         managers,
         [("widget-operator-0".to_string(), "Apply".to_string(), json!({"f:data": {".": {}, "f:phase": {}}}))]
@@ -521,7 +521,7 @@ fn applying_the_same_value_another_manager_owns_is_co_ownership_not_a_conflict()
     let mut s = server();
     apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new"})).unwrap();
     apply_cm(&mut s, 0, "widget-operator-1", false, json!({"phase": "new"})).unwrap();
-    let managers = managers_of(&s, Kind::ConfigMap, "order-1");
+    let managers = managers_of(&mut s, Kind::ConfigMap, "order-1");
     assert_eq!(managers.len(), 2);
     assert!(managers.iter().all(|m| m.2 == json!({"f:data": {".": {}, "f:phase": {}}})));
 }
@@ -549,7 +549,7 @@ fn forced_apply_moves_ownership_to_the_applier() {
     apply_cm(&mut s, 0, "widget-operator-0", false, json!({"phase": "new", "owner": "zero"})).unwrap();
     apply_cm(&mut s, secs(1), "widget-operator-1", true, json!({"phase": "done"})).unwrap();
     assert_eq!(s.peek_config_map(NS, "order-1").unwrap().data["phase"], "done");
-    let managers = managers_of(&s, Kind::ConfigMap, "order-1");
+    let managers = managers_of(&mut s, Kind::ConfigMap, "order-1");
     assert_eq!(managers[0].0, "widget-operator-0");
     assert_eq!(managers[0].2, json!({"f:data": {".": {}, "f:owner": {}}}));
     assert_eq!(managers[1].2, json!({"f:data": {".": {}, "f:phase": {}}}));
@@ -805,9 +805,9 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
         lease_transitions: Some(transitions),
         ..Default::default()
     };
-    let mut rv = 0u64;
-    let mut step =
+    let step =
         |now: Nanos, user: UserId, manager: &str, op: LeaseOp, typed: &mut ApiServer, generic: &mut ApiServer| {
+            let manager = typed.intern(manager);
             let request = typed.generic_lease_request(lease_ref, user, manager, &op);
             let a = typed.lease_request(now, lease_ref, user, manager, &op);
             let b = generic.handle(now, &request).map(|o| match o {
@@ -820,7 +820,7 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
             a
         };
     let create = LeaseOp::Create { spec: spec(&mut typed, "a", 1_000_000, 0), labels: None };
-    rv = step(1, elector, "a", create, &mut typed, &mut generic).unwrap().resource_version;
+    let mut rv = step(1, elector, "a", create, &mut typed, &mut generic).unwrap().resource_version;
     // Renewals by the holder: only its managedFields time moves.
     for k in 2..6 {
         let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", k * 1_000_000, 0), labels: None };

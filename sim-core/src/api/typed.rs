@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::errors::ApiError;
-use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, fast_renewal, record_update, sync_renewal_time};
+use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, record_update, renewal_writer, sync_renewal_time};
 use super::microtime::MicroTime;
 use super::server::{ApiServer, Body, Object, Request, Stored};
 use super::types::{Kind, Lease, LeaseSpec, ObjectMeta, Verb};
@@ -30,11 +30,65 @@ pub struct LeaseRef(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UserId(pub u32);
 
+/// A Lease the typed path addresses: its name, and while it exists its record slot and the
+/// compact state the typed path reads and writes (kept together so that a renewal touches one
+/// place in memory).
 pub(crate) struct LeaseRefEntry {
     pub(crate) namespace: String,
     pub(crate) name: String,
     /// The record slot of the Lease while it exists.
     pub(crate) slot: Option<usize>,
+    /// Cached RBAC decisions of the Lease's callers.
+    pub(crate) authz: AuthzCache,
+    /// Set exactly when `slot` is.
+    pub(crate) live: Option<LeaseMirror>,
+}
+
+/// A few RBAC decisions for one Lease, valid for one RBAC generation (a Lease has a handful of
+/// callers; a caller pushed out is asked again).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AuthzCache {
+    generation: u64,
+    entries: [Option<(UserId, Verb, bool)>; 4],
+    next: usize,
+}
+
+impl AuthzCache {
+    pub(crate) fn get(&self, user: UserId, verb: Verb, generation: u64) -> Option<bool> {
+        if self.generation != generation {
+            return None;
+        }
+        self.entries.iter().flatten().find(|e| e.0 == user && e.1 == verb).map(|e| e.2)
+    }
+
+    pub(crate) fn put(&mut self, user: UserId, verb: Verb, allowed: bool, generation: u64) {
+        if self.generation != generation {
+            *self = AuthzCache { generation, ..Default::default() };
+        }
+        self.entries[self.next] = Some((user, verb, allowed));
+        self.next = (self.next + 1) % self.entries.len();
+    }
+}
+
+/// A renewal the typed path took but has not yet written into the stored object: the
+/// resourceVersion, spec and writer's managedFields time are brought up to date (from the
+/// record's `rv` and mirror) before anything else reads the object. Renewals are most of all
+/// writes, and this way one touches a few words of the record, not the object's strings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingRenewal {
+    /// The writer's index in the record's managers.
+    writer: usize,
+    time_secs: i64,
+}
+
+/// Who renewed last and what the managers owned then, so that the next renewal by the same
+/// writer is recognised without comparing names; dropped whenever ownership changes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RenewalHint {
+    manager: Sym,
+    writer: usize,
+    writer_mask: u8,
+    others_mask: u8,
 }
 
 pub type Labels = BTreeMap<String, String>;
@@ -98,19 +152,26 @@ impl LeaseSpecC {
     }
 }
 
-/// The compact copy of a stored Lease that the typed path reads (kept by every commit).
+/// The compact copy of a stored Lease that the typed path reads (rebuilt by every commit, and
+/// ahead of the stored object while a renewal is pending).
 #[derive(Clone, Debug)]
 pub(crate) struct LeaseMirror {
+    pub(crate) resource_version: u64,
     pub(crate) spec: LeaseSpecC,
     /// `None` when the Lease has no labels.
     pub(crate) labels: Option<Arc<Labels>>,
+    pub(crate) pending: Option<PendingRenewal>,
+    pub(crate) hint: Option<RenewalHint>,
 }
 
 impl LeaseMirror {
-    pub(crate) fn of(lease: &Lease, symbols: &mut Symbols) -> LeaseMirror {
+    pub(crate) fn of(lease: &Lease, resource_version: u64, symbols: &mut Symbols) -> LeaseMirror {
         LeaseMirror {
+            resource_version,
             spec: LeaseSpecC::of(&lease.spec, symbols),
             labels: (!lease.metadata.labels.is_empty()).then(|| Arc::new(lease.metadata.labels.clone())),
+            pending: None,
+            hint: None,
         }
     }
 }
@@ -179,13 +240,14 @@ fn write_decimal(out: &mut String, mut rev: u64) {
 }
 
 impl ApiServer {
-    /// One typed request of `user` for `lease`, with `field_manager` as the writer's manager.
+    /// One typed request of `user` for `lease`, with `field_manager` (interned) as the writer's
+    /// manager.
     pub fn lease_request(
         &mut self,
         now: Nanos,
         lease: LeaseRef,
         user: UserId,
-        field_manager: &str,
+        field_manager: Sym,
         op: &LeaseOp,
     ) -> Result<LeaseView, ApiError> {
         if !self.audit_on() {
@@ -208,10 +270,14 @@ impl ApiServer {
         }
     }
 
+    /// A hint that `lease` is about to be asked for (see `World::prefetch_next`).
+    pub fn prefetch_lease(&self, lease: LeaseRef) {
+        crate::world::prefetch(&self.lease_refs[lease.0 as usize]);
+    }
+
     /// The Lease `lease` as the typed path sees it now, if it exists.
     pub fn lease_spec(&self, lease: LeaseRef) -> Option<&LeaseSpecC> {
-        let slot = self.lease_refs[lease.0 as usize].slot?;
-        self.record_at(slot).lease.as_ref().map(|m| &m.spec)
+        self.lease_refs[lease.0 as usize].live.as_ref().map(|m| &m.spec)
     }
 
     /// A typed view of a Lease object (from the generic path).
@@ -224,7 +290,7 @@ impl ApiServer {
     }
 
     /// The request the generic path takes for `op` (what a client library would send).
-    pub fn generic_lease_request(&self, lease: LeaseRef, user: UserId, field_manager: &str, op: &LeaseOp) -> Request {
+    pub fn generic_lease_request(&self, lease: LeaseRef, user: UserId, field_manager: Sym, op: &LeaseOp) -> Request {
         let entry = &self.lease_refs[lease.0 as usize];
         let object = |spec: &LeaseSpecC, resource_version: Option<u64>, labels: &Option<Arc<Labels>>| Lease {
             metadata: ObjectMeta {
@@ -254,7 +320,7 @@ impl ApiServer {
             namespace: entry.namespace.as_str().into(),
             name: entry.name.as_str().into(),
             body,
-            field_manager: Some(field_manager.into()),
+            field_manager: Some(self.symbols.name(field_manager).as_ref().into()),
             force: false,
         }
     }
@@ -265,40 +331,38 @@ impl ApiServer {
     }
 
     fn typed_get(&mut self, lease: LeaseRef, user: UserId) -> Result<LeaseView, ApiError> {
-        if !self.is_authorized_cached(user, "get", lease) {
+        if !self.is_authorized_cached(user, Verb::Get, lease) {
             return Err(self.forbidden(lease, user, "get"));
         }
         let entry = &self.lease_refs[lease.0 as usize];
-        let Some(slot) = entry.slot else { return Err(ApiError::not_found(Kind::Lease, &entry.name)) };
-        let record = self.record_at(slot);
-        let mirror = record.lease.as_ref().expect("a Lease record has its mirror");
-        Ok(LeaseView { resource_version: record.rv, spec: mirror.spec, labels: mirror.labels.clone() })
+        let Some(live) = &entry.live else { return Err(ApiError::not_found(Kind::Lease, &entry.name)) };
+        Ok(LeaseView { resource_version: live.resource_version, spec: live.spec, labels: live.labels.clone() })
     }
 
     /// An Update served in place, or `None` when the generic path must answer (the Lease is
-    /// gone, the labels differ, ownership moves in a way the shortcut does not cover).
+    /// gone, the labels differ).
     #[allow(clippy::too_many_arguments)]
     fn typed_update(
         &mut self,
         now: Nanos,
         lease: LeaseRef,
         user: UserId,
-        field_manager: &str,
+        field_manager: Sym,
         resource_version: u64,
         spec: &LeaseSpecC,
         labels: &Option<Arc<Labels>>,
     ) -> Option<Result<LeaseView, ApiError>> {
-        if !self.is_authorized_cached(user, "update", lease) {
+        if !self.is_authorized_cached(user, Verb::Update, lease) {
             return Some(Err(self.forbidden(lease, user, "update")));
         }
-        let slot = self.lease_refs[lease.0 as usize].slot?;
-        let record = self.record_at(slot);
-        let mirror = record.lease.as_ref().expect("a Lease record has its mirror");
-        if resource_version != record.rv {
-            let name = &self.lease_refs[lease.0 as usize].name;
+        let index = lease.0 as usize;
+        let slot = self.lease_refs[index].slot?;
+        let live = self.lease_refs[index].live.as_ref().expect("a live Lease has its mirror");
+        if resource_version != live.resource_version {
+            let name = &self.lease_refs[index].name;
             return Some(Err(ApiError::optimistic_lock_conflict(Kind::Lease, name)));
         }
-        if !same_labels(labels, &mirror.labels) {
+        if !same_labels(labels, &live.labels) {
             return None;
         }
         let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)
@@ -308,65 +372,142 @@ impl ApiServer {
         if !simple {
             let errors = validate_lease_spec(&spec.to_spec(&self.symbols));
             if !errors.is_empty() {
-                let name = &self.lease_refs[lease.0 as usize].name;
+                let name = &self.lease_refs[index].name;
                 return Some(Err(ApiError::invalid(Kind::Lease.group(), Kind::Lease.kind_name(), name, &errors)));
             }
         }
-        let (changed, removed) = spec.diff(&mirror.spec);
+        let (changed, removed) = spec.diff(&live.spec);
         if changed == 0 && removed == 0 {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
-            return Some(Ok(LeaseView {
-                resource_version: record.rv,
-                spec: mirror.spec,
-                labels: mirror.labels.clone(),
-            }));
+            let view =
+                LeaseView { resource_version: live.resource_version, spec: live.spec, labels: live.labels.clone() };
+            return Some(Ok(view));
         }
-        let manager = if field_manager.is_empty() { "kubectl-replace" } else { field_manager };
-        let api_version = Kind::Lease.api_version();
         let wall_secs = self.wall_secs(now);
+        let api_version = Kind::Lease.api_version();
+        // A renewal: the writer owns every changed field already, nobody else owns any, nothing
+        // goes away. Ownership stays; only the writer's time moves, and that is written later.
+        let hinted = live
+            .hint
+            .filter(|h| h.manager == field_manager && changed & !h.writer_mask == 0 && changed & h.others_mask == 0);
+        let manager: &str = match &**self.symbols.name(field_manager) {
+            "" => "kubectl-replace",
+            name => name,
+        };
+        let (writer, hint) = match (removed, hinted) {
+            (0, Some(h)) => (Some(h.writer), None),
+            (0, None) => match renewal_writer(&self.record_at(slot).managers, manager, api_version, changed) {
+                Some((writer, writer_mask, others_mask)) => {
+                    (Some(writer), Some(RenewalHint { manager: field_manager, writer, writer_mask, others_mask }))
+                }
+                None => (None, None),
+            },
+            _ => (None, None),
+        };
+        let manager = if writer.is_none() { manager.to_string() } else { String::new() };
+        if let Some(writer) = writer {
+            if live.pending.is_some_and(|p| p.writer != writer) {
+                self.materialize(lease);
+            }
+            self.revision_bump();
+            let revision = self.resource_version();
+            let live = self.lease_refs[index].live.as_mut().expect("a live Lease has its mirror");
+            if hint.is_some() {
+                live.hint = hint;
+            }
+            live.resource_version = revision;
+            live.spec = *spec;
+            live.pending = Some(PendingRenewal { writer, time_secs: wall_secs });
+            return Some(Ok(LeaseView { resource_version: revision, spec: *spec, labels: live.labels.clone() }));
+        }
+        // Ownership moves: written through now.
+        self.materialize(lease);
         self.revision_bump();
         let revision = self.resource_version();
         let symbols = &self.symbols;
         let record = self.records[slot].as_mut().expect("a live slot");
-        let renewal = removed == 0 && fast_renewal(&mut record.managers, manager, api_version, changed, wall_secs);
-        if !renewal {
-            let mut diff = FieldDiff::default();
-            for (i, path) in LEASE_SPEC_PATHS.iter().enumerate() {
-                if changed & (1 << i) != 0 {
-                    diff.changed.insert(path.to_string());
-                }
-                if removed & (1 << i) != 0 {
-                    diff.removed.insert(path.to_string());
-                }
+        let mut diff = FieldDiff::default();
+        for (i, path) in LEASE_SPEC_PATHS.iter().enumerate() {
+            if changed & (1 << i) != 0 {
+                diff.changed.insert(path.to_string());
             }
-            record_update(&mut record.managers, manager, api_version, &diff, wall_secs);
+            if removed & (1 << i) != 0 {
+                diff.removed.insert(path.to_string());
+            }
         }
+        record_update(&mut record.managers, &manager, api_version, &diff, wall_secs);
+        record.rv = revision;
         let Stored::Lease(object) = &mut record.object else { unreachable!("a Lease slot holds a Lease") };
         let object = Arc::make_mut(object);
         write_decimal(&mut object.metadata.resource_version, revision);
-        if renewal {
-            sync_renewal_time(&mut object.metadata.managed_fields, manager, api_version, wall_secs);
-        } else {
-            super::managed_fields::sync_managed_fields(&mut object.metadata.managed_fields, &record.managers);
-        }
-        let text = |s: Option<Sym>| s.map(|s| symbols.name(s).to_string());
-        let old = &mut object.spec;
-        if (changed | removed) & 1 != 0 {
-            old.holder_identity = text(spec.holder_identity);
-        }
-        old.lease_duration_seconds = spec.lease_duration_seconds;
-        old.acquire_time = spec.acquire_time;
-        old.renew_time = spec.renew_time;
-        old.lease_transitions = spec.lease_transitions;
-        if (changed | removed) & 32 != 0 {
-            old.strategy = text(spec.strategy);
-        }
-        if (changed | removed) & 64 != 0 {
-            old.preferred_holder = text(spec.preferred_holder);
-        }
-        record.rv = revision;
-        let mirror = record.lease.as_mut().expect("a Lease record has its mirror");
-        mirror.spec = *spec;
-        Some(Ok(LeaseView { resource_version: revision, spec: *spec, labels: mirror.labels.clone() }))
+        super::managed_fields::sync_managed_fields(&mut object.metadata.managed_fields, &record.managers);
+        write_spec(&mut object.spec, spec, symbols);
+        let live = self.lease_refs[index].live.as_mut().expect("a live Lease has its mirror");
+        live.resource_version = revision;
+        live.spec = *spec;
+        live.hint = None;
+        Some(Ok(LeaseView { resource_version: revision, spec: *spec, labels: live.labels.clone() }))
     }
+
+    /// Writes a pending renewal of `lease` into the stored object.
+    pub(crate) fn materialize(&mut self, lease: LeaseRef) {
+        let entry = &mut self.lease_refs[lease.0 as usize];
+        let (Some(slot), Some(live)) = (entry.slot, entry.live.as_mut()) else { return };
+        let Some(pending) = live.pending.take() else { return };
+        let record = self.records[slot].as_mut().expect("a live slot");
+        let writer = &mut record.managers[pending.writer];
+        writer.time_secs = pending.time_secs;
+        record.rv = live.resource_version;
+        let Stored::Lease(object) = &mut record.object else { unreachable!("a Lease slot holds a Lease") };
+        let object = Arc::make_mut(object);
+        write_decimal(&mut object.metadata.resource_version, record.rv);
+        let api_version = Kind::Lease.api_version();
+        sync_renewal_time(&mut object.metadata.managed_fields, &writer.manager, api_version, pending.time_secs);
+        write_spec(&mut object.spec, &live.spec, &self.symbols);
+    }
+
+    /// Brings the stored Lease `ns/name` up to date before the generic path reads it.
+    pub(crate) fn materialize_named(&mut self, ns: &str, name: &str) {
+        if let Some(lease) = self.slot_of(Kind::Lease, ns, name).and_then(|slot| self.record_at(slot).lease_ref) {
+            self.materialize(lease);
+        }
+    }
+
+    /// Brings every stored Lease of `ns` (all namespaces if empty) up to date.
+    pub(crate) fn materialize_all(&mut self, ns: &str) {
+        let leases: Vec<LeaseRef> = self
+            .store
+            .get(&Kind::Lease)
+            .into_iter()
+            .flat_map(|by_ns| by_ns.iter())
+            .filter(|(record_ns, _)| ns.is_empty() || record_ns.as_str() == ns)
+            .flat_map(|(_, by_name)| by_name.values())
+            .filter_map(|&slot| self.record_at(slot).lease_ref)
+            .collect();
+        for lease in leases {
+            self.materialize(lease);
+        }
+    }
+}
+
+/// Writes a compact spec into a stored one, allocating only for strings that changed.
+fn write_spec(out: &mut LeaseSpec, spec: &LeaseSpecC, symbols: &Symbols) {
+    fn text(out: &mut Option<String>, sym: Option<Sym>, symbols: &Symbols) {
+        match sym {
+            None => *out = None,
+            Some(sym) => {
+                let name = symbols.name(sym);
+                if out.as_deref() != Some(&**name) {
+                    *out = Some(name.to_string());
+                }
+            }
+        }
+    }
+    text(&mut out.holder_identity, spec.holder_identity, symbols);
+    out.lease_duration_seconds = spec.lease_duration_seconds;
+    out.acquire_time = spec.acquire_time;
+    out.renew_time = spec.renew_time;
+    out.lease_transitions = spec.lease_transitions;
+    text(&mut out.strategy, spec.strategy, symbols);
+    text(&mut out.preferred_holder, spec.preferred_holder, symbols);
 }

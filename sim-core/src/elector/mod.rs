@@ -159,19 +159,21 @@ pub enum Output {
     Exited,
 }
 
-/// One node's elector, whichever algorithm it follows.
+/// One node's elector, whichever algorithm it follows. Held inline (not boxed): an event of a
+/// node then touches one region of memory, which is what keeps ten thousand nodes fast.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Elector {
-    Loop(Box<loops::LoopElector>),
-    Python(Box<python::PythonElector>),
+    Loop(loops::LoopElector),
+    Python(python::PythonElector),
 }
 
 impl Elector {
     /// `me` is the interned `config.identity`.
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
         match config.algorithm {
-            Algorithm::PythonClient => Elector::Python(Box::new(python::PythonElector::new(config, me))),
-            _ => Elector::Loop(Box::new(loops::LoopElector::new(config, me, rng))),
+            Algorithm::PythonClient => Elector::Python(python::PythonElector::new(config, me)),
+            _ => Elector::Loop(loops::LoopElector::new(config, me, rng)),
         }
     }
 

@@ -4,8 +4,6 @@
 //! Each random process draws everything — its occurrence times up front, then each occurrence's
 //! target and parameters — from its own stream, so adding a process shifts no other draw.
 
-use super::event::Event;
-use crate::engine::EventQueue;
 use crate::model::{FaultKind, RandomFault, RandomFaultKind, Target};
 use crate::rng::ComponentRng;
 use crate::time::{NANOS_PER_MILLI, Nanos, format_duration};
@@ -18,9 +16,14 @@ pub(super) struct Faults {
 }
 
 impl Faults {
-    /// Draws every random process's occurrence times and schedules them (after the timeline's
-    /// faults, which the caller has scheduled).
-    pub(super) fn new(seed: u64, random: &[RandomFault], duration: Nanos, queue: &mut EventQueue<Event>) -> Faults {
+    /// Draws every random process's occurrence times, in process order, into `occurrences`
+    /// (`(time, process)`); each process's stream then goes on to its targets and parameters.
+    pub(super) fn new(
+        seed: u64,
+        random: &[RandomFault],
+        duration: Nanos,
+        occurrences: &mut Vec<(Nanos, u32)>,
+    ) -> Faults {
         let mut rngs = Vec::with_capacity(random.len());
         for (process, rf) in random.iter().enumerate() {
             let mut rng = ComponentRng::new(seed, &format!("fault/{}", rf.key));
@@ -31,7 +34,7 @@ impl Faults {
                 if at >= rf.until || at > duration {
                     break;
                 }
-                queue.schedule(at, Event::RandomFault { process: process as u32 });
+                occurrences.push((at, process as u32));
             }
             rngs.push(rng);
         }

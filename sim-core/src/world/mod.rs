@@ -43,6 +43,16 @@ use process::{ProcState, Process};
 use reconciler::{Next, Reconciler};
 use std::sync::Arc;
 
+/// Records a trace event when the trace is on; with it off, the event is not even built.
+macro_rules! trace {
+    ($world:expr, $t:expr, $node:expr, $kind:expr) => {
+        if $world.obs.tracing() {
+            let kind = $kind;
+            $world.record_trace($t, $node, kind);
+        }
+    };
+}
+
 /// A span of one node's life, for timelines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SpanKind {
@@ -130,6 +140,8 @@ pub struct World {
     child_probe: Option<(String, String, String)>,
     child_last_writer: Option<usize>,
     faults: Faults,
+    /// Events known before the run, latest first; the last one is in the queue.
+    agenda: Vec<(Nanos, u64, Event)>,
     obs: Observer,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
     scratch: Vec<Output>,
@@ -177,7 +189,8 @@ impl World {
                 NodeClock::new(node.clock.clone(), spec.epoch).map_err(|e| format!("node {}: {e}", node.identity()))?;
             let user = server.user_id(&node.user);
             let lease = leases[node_lease[i]].lease_ref.expect("an elected Lease has its number");
-            procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease));
+            let field_manager = server.intern(&node.lease_field_manager);
+            procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease, field_manager));
             links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
         }
         let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(Reconciler::new)).collect();
@@ -187,18 +200,30 @@ impl World {
             .find_map(|n| n.reconciler.as_ref())
             .map(|r| (r.namespace.clone(), r.object.clone(), r.field.clone()));
         let mut queue = EventQueue::with_capacity(64 + 8 * spec.nodes.len());
+        // Everything known before the run (starts, the timeline's faults, actions, and the
+        // occurrences of random fault processes, all drawn up front from each process's own
+        // stream) is the agenda: sequence numbers are taken now, in this order, but only the
+        // agenda's next event waits in the queue (see `run`), which keeps the queue small.
+        let mut agenda: Vec<(Nanos, u64, Event)> = Vec::new();
         for (i, node) in spec.nodes.iter().enumerate() {
-            queue.schedule(node.start_at, Event::Start { node: i as u32 });
+            agenda.push((node.start_at, queue.reserve_seq(), Event::Start { node: i as u32 }));
         }
         for (index, fault) in spec.faults.iter().enumerate() {
-            queue.schedule(fault.at, Event::Fault { index: index as u32 });
+            agenda.push((fault.at, queue.reserve_seq(), Event::Fault { index: index as u32 }));
         }
         for (index, action) in spec.actions.iter().enumerate() {
-            queue.schedule(action.at, Event::Action { index: index as u32 });
+            agenda.push((action.at, queue.reserve_seq(), Event::Action { index: index as u32 }));
         }
-        // Random fault processes: all occurrence times are drawn up front from the process's own
-        // stream; targets and parameters are drawn (from the same stream) when each fires.
-        let faults = Faults::new(spec.seed, &spec.random_faults, spec.duration, &mut queue);
+        let mut occurrences = Vec::new();
+        let faults = Faults::new(spec.seed, &spec.random_faults, spec.duration, &mut occurrences);
+        for (at, process) in occurrences {
+            agenda.push((at, queue.reserve_seq(), Event::RandomFault { process }));
+        }
+        agenda.sort_by_key(|&(at, seq, _)| (at, seq));
+        agenda.reverse(); // popped from the end
+        if let Some(&(at, seq, event)) = agenda.last() {
+            queue.schedule_reserved(at, seq, event);
+        }
         let names = procs.iter().map(|p| p.identity.clone()).collect();
         let mut obs = Observer::new(names, leases, node_lease, spec.trace);
         // Server windows written in the spec's [server] table appear on timelines like faults.
@@ -222,6 +247,7 @@ impl World {
             child_probe,
             child_last_writer: None,
             faults,
+            agenda,
             obs,
             scratch: Vec::new(),
             stale: Vec::new(),
@@ -241,11 +267,49 @@ impl World {
             if t > end {
                 break;
             }
-            let (now, event) = self.queue.pop().expect("peeked");
+            let (now, seq, event) = self.queue.pop_with_seq().expect("peeked");
+            if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
+                self.agenda.pop();
+                if let Some(&(at, seq, next)) = self.agenda.last() {
+                    self.queue.schedule_reserved(at, seq, next);
+                }
+            }
             self.events_processed += 1;
+            self.prefetch_next();
             self.handle(now, event);
         }
         self.finish(end)
+    }
+
+    /// Asks the memory system for the state of the node the next event belongs to while this
+    /// one is handled. With thousands of nodes that state is rarely in cache, and the wait for
+    /// it is most of an event's cost; a prefetch changes nothing else.
+    #[inline]
+    fn prefetch_next(&self) {
+        self.prefetch_for(self.queue.peek());
+    }
+
+    #[inline]
+    fn prefetch_for(&self, event: Option<&Event>) {
+        let node = match event {
+            Some(
+                Event::Timer { node, .. }
+                | Event::ReconcileTick { node, .. }
+                | Event::Timeout { node, .. }
+                | Event::Start { node },
+            ) => *node as usize,
+            Some(Event::Respond { msg }) => self.net.get(*msg).node as usize,
+            Some(Event::Arrive { msg } | Event::Apply { msg }) => {
+                let m = self.net.get(*msg);
+                if let Payload::Lease { lease, .. } = &m.payload {
+                    self.server.prefetch_lease(*lease);
+                }
+                m.node as usize
+            }
+            _ => return,
+        };
+        prefetch(&self.procs[node]);
+        self.net.prefetch_link(node);
     }
 
     // ---- event dispatch ----------------------------------------------------------------------
@@ -278,7 +342,7 @@ impl World {
             Event::Start { node } => self.start_process(now, node as usize),
             Event::Timer { node, kind, generation, .. } => {
                 let node = node as usize;
-                self.trace(now, Some(node), TraceKind::Timer { kind });
+                trace!(self, now, Some(node), TraceKind::Timer { kind });
                 let mut out = std::mem::take(&mut self.scratch);
                 self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_timer(clock_now, kind, generation, out));
                 self.process_outputs(now, node, out);
@@ -292,13 +356,12 @@ impl World {
             Event::Arrive { msg } => self.arrive(now, msg),
             Event::Apply { msg } => self.apply(now, msg),
             Event::Respond { msg } => {
-                let m = self.net.remove(msg);
-                let node = m.node as usize;
-                let response = m.response.expect("a message is answered before its answer arrives");
-                self.trace(now, Some(node), TraceKind::Response { id: m.id, code: response.code() });
-                match m.origin {
-                    Origin::Elector => self.elector_response(now, node, m.id, response),
-                    Origin::Reconciler => self.reconciler_response(now, node, m.id, response),
+                let (node, id, origin, response) = self.net.take_answer(msg);
+                let node = node as usize;
+                trace!(self, now, Some(node), TraceKind::Response { id, code: response.code() });
+                match origin {
+                    Origin::Elector => self.elector_response(now, node, id, response),
+                    Origin::Reconciler => self.reconciler_response(now, node, id, response),
                 }
             }
             Event::Timeout { node, id, origin, .. } => self.timeout(now, node as usize, id, origin),
@@ -322,7 +385,7 @@ impl World {
                 if !self.net.is_cut(node, now) {
                     self.obs.close_span(now, node, SpanKind::Partitioned);
                 }
-                self.trace(now, Some(node), TraceKind::PartitionEnd);
+                trace!(self, now, Some(node), TraceKind::PartitionEnd);
             }
             Event::Action { index } => self.run_action(now, index as usize),
         }
@@ -331,7 +394,7 @@ impl World {
     /// Drops an event that will never be taken, freeing the message it holds.
     fn discard(&mut self, event: Event) {
         if let Event::Respond { msg } = event {
-            self.net.remove(msg);
+            self.net.discard(msg);
         }
     }
 
@@ -343,13 +406,10 @@ impl World {
         self.stale = stale;
     }
 
-    /// Records a trace event, with the node's wall clock, when the trace is on.
-    #[inline]
-    fn trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
-        if self.obs.tracing() {
-            let local = node.map(|n| self.procs[n].clock.wall(t));
-            self.obs.trace(t, node, local, kind);
-        }
+    /// Records a trace event, with the node's wall clock (see `trace!`).
+    fn record_trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
+        let local = node.map(|n| self.procs[n].clock.wall(t));
+        self.obs.trace(t, node, local, kind);
     }
 
     fn name(&self, sym: Sym) -> Arc<str> {
@@ -379,7 +439,7 @@ impl World {
         self.discard_stale();
         let incarnation = self.procs[node].starts;
         self.obs.open_span(now, node, SpanKind::Running);
-        self.trace(now, Some(node), TraceKind::ProcessStart { incarnation });
+        trace!(self, now, Some(node), TraceKind::ProcessStart { incarnation });
         let mut out = std::mem::take(&mut self.scratch);
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
         self.process_outputs(now, node, out);
@@ -418,7 +478,7 @@ impl World {
         p.paused_until = None;
         let mut deferred = std::mem::take(&mut p.deferred);
         self.obs.close_span(now, node, SpanKind::Paused);
-        self.trace(now, Some(node), TraceKind::PauseEnd);
+        trace!(self, now, Some(node), TraceKind::PauseEnd);
         // Timers that expired during the pause and responses that arrived fire now, in the
         // order they would have.
         for event in deferred.drain(..) {
@@ -468,8 +528,7 @@ impl World {
                             LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
                             LockRequest::Generic(request) => Payload::Generic(request),
                         };
-                        let name = self.obs.leases[self.obs.node_lease[node]].name.clone();
-                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease, name), timeout);
+                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), timeout);
                     }
                 },
                 Output::Timer { kind, after, generation } => {
@@ -480,7 +539,7 @@ impl World {
                 }
                 Output::Abandon => self.procs[node].elector_request = None,
                 Output::StartedLeading => {
-                    self.trace(now, Some(node), TraceKind::StartedLeading);
+                    trace!(self, now, Some(node), TraceKind::StartedLeading);
                     self.obs.set_acting(now, node, true);
                     let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
                     if let Some(r) = self.recs[node].as_mut() {
@@ -491,14 +550,14 @@ impl World {
                 // Whichever comes first ends the leader's work; the other finds it ended.
                 Output::LeaderContextDone | Output::StoppedLeading => {
                     if self.obs.is_acting(node) {
-                        self.trace(now, Some(node), TraceKind::StoppedLeading);
+                        trace!(self, now, Some(node), TraceKind::StoppedLeading);
                     }
                     self.stop_acting(now, node);
                 }
                 Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
-                        self.trace(now, Some(node), TraceKind::NewLeader { holder });
+                        trace!(self, now, Some(node), TraceKind::NewLeader { holder });
                     }
                 }
                 Output::Note(note) => {
@@ -507,7 +566,7 @@ impl World {
                             self.procs[node].paused_until.is_none() && !self.net.is_cut(node, now);
                         self.obs.leader_recovered(node, unpaused_and_reachable);
                     }
-                    self.trace(now, Some(node), TraceKind::Note { note })
+                    trace!(self, now, Some(node), TraceKind::Note { note })
                 }
                 Output::Exited => self.process_exited(now, node),
             }
@@ -517,7 +576,7 @@ impl World {
     }
 
     fn process_exited(&mut self, now: Nanos, node: usize) {
-        self.trace(now, Some(node), TraceKind::ProcessExit);
+        trace!(self, now, Some(node), TraceKind::ProcessExit);
         let after =
             if self.procs[node].stop_requested { AfterLost::Exit } else { self.spec.nodes[node].elector.after_lost };
         self.kill(now, node, ProcState::Exited);
@@ -532,7 +591,8 @@ impl World {
 
     // ---- the network and the server ---------------------------------------------------------
 
-    /// Sends a request from `node`; `what` is (verb, kind, object name) for the trace.
+    /// Sends a request from `node`; `what` is (verb, kind) for the trace, whose object name is
+    /// the node's Lease or its reconciler's child.
     #[allow(clippy::too_many_arguments)]
     fn send(
         &mut self,
@@ -541,11 +601,17 @@ impl World {
         id: u64,
         origin: Origin,
         payload: Payload,
-        what: (Verb, Kind, Arc<str>),
+        what: (Verb, Kind),
         timeout: Option<Nanos>,
     ) {
         if self.obs.tracing() {
-            let (verb, kind, name) = what;
+            let (verb, kind) = what;
+            let name = match (origin, kind) {
+                (Origin::Reconciler, Kind::ConfigMap) => {
+                    self.recs[node].as_ref().expect("a node with a reconciler").object_name.clone()
+                }
+                _ => self.obs.leases[self.obs.node_lease[node]].name.clone(),
+            };
             let request = TraceKind::Request {
                 id,
                 origin: origin.name(),
@@ -553,7 +619,7 @@ impl World {
                 resource: kind.resource(),
                 name,
             };
-            self.trace(now, Some(node), request);
+            trace!(self, now, Some(node), request);
         }
         let incarnation = self.procs[node].incarnation;
         let mut timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
@@ -573,7 +639,7 @@ impl World {
             }
             lost => {
                 let why = if lost == Delivery::Lost { "loss" } else { "partition" };
-                self.trace(now, Some(node), TraceKind::Lost { id, dir: "up", why });
+                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
                 if let Some((t, seq)) = timeout {
                     self.queue.schedule_reserved(t, seq, timeout_event);
                 }
@@ -598,7 +664,7 @@ impl World {
     fn arrive(&mut self, now: Nanos, msg: u32) {
         if self.net.availability().is_down(now) {
             let mut message = self.net.remove(msg);
-            self.trace(now, None, TraceKind::ServerDown { id: message.id });
+            trace!(self, now, None, TraceKind::ServerDown { id: message.id });
             self.arm_timeout(&mut message);
             return;
         }
@@ -641,8 +707,7 @@ impl World {
         };
         let (verb, kind, lease, result) = match &m.payload {
             Payload::Lease { lease, user, op } => {
-                let manager =
-                    if origin == Origin::Elector { self.spec.nodes[node].lease_field_manager.as_str() } else { "" };
+                let manager = if origin == Origin::Elector { self.procs[node].field_manager } else { Sym::EMPTY };
                 let result = self.server.lease_request(now, *lease, *user, manager, op);
                 (op.verb(), Kind::Lease, Some(*lease), Answer::Lease(result))
             }
@@ -657,11 +722,11 @@ impl World {
         };
         let error = result.error();
         let code = error.map_or(200, |e| e.code);
-        self.obs.count_request(verb_name(verb), code);
+        self.obs.count_request(verb, code);
         let rv_after = self.server.resource_version();
         if self.obs.tracing() {
             let message = error.map(|e| e.message.clone()).unwrap_or_default();
-            self.trace(now, None, TraceKind::Applied { id, code, rv_before, rv_after, message });
+            trace!(self, now, None, TraceKind::Applied { id, code, rv_before, rv_after, message });
         }
         if rv_after != rv_before
             && kind == Kind::Lease
@@ -689,7 +754,7 @@ impl World {
             }
             lost => {
                 let why = if lost == Delivery::Lost { "loss" } else { "partition" };
-                self.trace(now, Some(node), TraceKind::Lost { id, dir: "down", why });
+                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "down", why });
                 let mut message = self.net.remove(msg);
                 self.arm_timeout(&mut message);
             }
@@ -703,7 +768,7 @@ impl World {
                     && request as u32 == id
                 {
                     self.procs[node].elector_request = None;
-                    self.trace(now, Some(node), TraceKind::Timeout { id: request });
+                    trace!(self, now, Some(node), TraceKind::Timeout { id: request });
                     self.feed_elector_result(now, node, Err(LockError::Timeout));
                 }
             }
@@ -712,7 +777,7 @@ impl World {
                 if let Some(request) = in_flight
                     && request as u32 == id
                 {
-                    self.trace(now, Some(node), TraceKind::Timeout { id: request });
+                    trace!(self, now, Some(node), TraceKind::Timeout { id: request });
                     if let Some(r) = self.recs[node].as_mut() {
                         r.in_flight = None;
                     }
@@ -747,8 +812,7 @@ impl World {
     fn reconcile(&mut self, now: Nanos, node: usize) {
         let Some(r) = self.recs[node].as_ref() else { return };
         let p = &self.procs[node];
-        let lease_name = &self.obs.leases[self.obs.node_lease[node]].name;
-        let Some(send) = r.round(&p.identity, self.server.user(p.user), p.user, p.lease, lease_name) else { return };
+        let Some(send) = r.round(&p.identity, self.server.user(p.user), p.user, p.lease) else { return };
         self.send_reconciler(now, node, send);
     }
 
@@ -757,7 +821,7 @@ impl World {
         let r = self.recs[node].as_mut().expect("a node with a reconciler");
         r.in_flight = Some((id, send.step));
         let timeout = r.spec.timeout;
-        self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind, send.name), Some(timeout));
+        self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind), Some(timeout));
     }
 
     fn arm_reconcile(&mut self, now: Nanos, node: usize) {
@@ -789,7 +853,7 @@ impl World {
                 self.obs.node_metrics[node].fenced_rejections += 1;
                 if self.obs.tracing() {
                     let lease_holder = self.name(holder);
-                    self.trace(now, Some(node), TraceKind::FencedRejection { lease_holder });
+                    trace!(self, now, Some(node), TraceKind::FencedRejection { lease_holder });
                 }
                 self.arm_reconcile(now, node);
             }
@@ -831,7 +895,7 @@ impl World {
                     self.obs.node_metrics[node].split_brain_writes += 1;
                     if self.obs.tracing() {
                         let lease_holder = self.name(holder);
-                        self.trace(now, Some(node), TraceKind::SplitBrainWrite { id, lease_holder });
+                        trace!(self, now, Some(node), TraceKind::SplitBrainWrite { id, lease_holder });
                     }
                 }
                 "accepted"
@@ -851,7 +915,7 @@ impl World {
                 None => (200, String::new()),
                 Some(e) => (e.code, e.message.clone()),
             };
-            self.trace(now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message });
+            trace!(self, now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message });
         }
     }
 
@@ -873,14 +937,14 @@ impl World {
             FaultKind::Crash => {
                 let n = node.expect("node fault");
                 if self.procs[n].is_running() {
-                    self.trace(now, Some(n), TraceKind::Crash);
+                    trace!(self, now, Some(n), TraceKind::Crash);
                     self.kill(now, n, ProcState::Crashed);
                 }
             }
             FaultKind::Restart { delay } => {
                 let n = node.expect("node fault");
                 if self.procs[n].is_running() {
-                    self.trace(now, Some(n), TraceKind::Crash);
+                    trace!(self, now, Some(n), TraceKind::Crash);
                     self.kill(now, n, ProcState::Crashed);
                 }
                 self.queue.schedule(now.saturating_add(delay), Event::Start { node: n as u32 });
@@ -896,7 +960,7 @@ impl World {
                 let incarnation = p.incarnation;
                 self.queue.schedule(until, Event::Resume { node: n as u32, incarnation });
                 self.obs.open_span(now, n, SpanKind::Paused);
-                self.trace(now, Some(n), TraceKind::PauseStart { until });
+                trace!(self, now, Some(n), TraceKind::PauseStart { until });
             }
             FaultKind::Stop => {
                 let n = node.expect("node fault");
@@ -904,7 +968,7 @@ impl World {
                     return;
                 }
                 self.procs[n].stop_requested = true;
-                self.trace(now, Some(n), TraceKind::StopRequested);
+                trace!(self, now, Some(n), TraceKind::StopRequested);
                 let mut out = std::mem::take(&mut self.scratch);
                 self.procs[n].drive(now, &mut out, |e, clock_now, out| e.stop(clock_now, out));
                 self.process_outputs(now, n, out);
@@ -912,7 +976,7 @@ impl World {
             FaultKind::ClockStep { delta_ns } => {
                 let n = node.expect("node fault");
                 self.procs[n].clock.add_step(ClockStep { at: now, delta_ns });
-                self.trace(now, Some(n), TraceKind::ClockStep { delta_ns });
+                trace!(self, now, Some(n), TraceKind::ClockStep { delta_ns });
             }
             FaultKind::Partition { duration, cut } => {
                 let n = node.expect("node fault");
@@ -924,7 +988,7 @@ impl World {
                     Cut::Down => "down",
                     Cut::Both => "both",
                 };
-                self.trace(now, Some(n), TraceKind::PartitionStart { cut: cut_name, until });
+                trace!(self, now, Some(n), TraceKind::PartitionStart { cut: cut_name, until });
                 if until <= self.spec.duration {
                     self.queue.schedule(until, Event::PartitionEnd { node: n as u32 });
                 }
@@ -932,12 +996,12 @@ impl World {
             FaultKind::ServerOutage { duration } => {
                 let until = now.saturating_add(duration);
                 self.net.availability_mut().outages.push((now, until));
-                self.trace(now, None, TraceKind::ServerOutage { until });
+                trace!(self, now, None, TraceKind::ServerOutage { until });
             }
             FaultKind::ServerSlow { duration, extra } => {
                 let until = now.saturating_add(duration);
                 self.net.availability_mut().slowdowns.push((now, until, extra));
-                self.trace(now, None, TraceKind::ServerSlow { until, extra_ns: extra });
+                trace!(self, now, None, TraceKind::ServerSlow { until, extra_ns: extra });
             }
         }
     }
@@ -966,7 +1030,7 @@ impl World {
         };
         let kind =
             TraceKind::Action { name: outcome.name.clone(), code: outcome.code, message: outcome.message.clone() };
-        self.trace(now, None, kind);
+        trace!(self, now, None, kind);
         self.obs.record_action(outcome);
     }
 
@@ -990,6 +1054,25 @@ impl World {
         };
         self.obs.finish(end, transitions, clock_offsets, self.events_processed)
     }
+}
+
+/// Prefetches the cache lines of `*value` (up to a kilobyte) into all cache levels.
+#[inline(always)]
+pub(crate) fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let start = value as *const T as *const i8;
+        let size = std::mem::size_of::<T>().min(1024);
+        let mut offset = 0;
+        while offset < size {
+            // SAFETY: a prefetch is a hint: it never faults and has no effect on memory, and the
+            // address lies inside `*value`.
+            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.add(offset)) };
+            offset += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
 }
 
 /// A server's answer before the requester sees it.

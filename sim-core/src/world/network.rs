@@ -69,6 +69,11 @@ impl Network {
         self.next_request_id
     }
 
+    /// See `World::prefetch_next`.
+    pub(super) fn prefetch_link(&self, node: usize) {
+        super::prefetch(&self.links[node]);
+    }
+
     pub(super) fn link_mut(&mut self, node: usize) -> &mut Link {
         &mut self.links[node]
     }
@@ -116,5 +121,21 @@ impl Network {
     pub(super) fn remove(&mut self, slot: u32) -> Message {
         self.free.push(slot);
         self.slots[slot as usize].take().expect("a live message slot")
+    }
+
+    /// Frees the slot of an answered message, handing back who sent it and the answer (without
+    /// moving the whole message out).
+    pub(super) fn take_answer(&mut self, slot: u32) -> (u32, u64, Origin, Response) {
+        let m = self.slots[slot as usize].as_mut().expect("a live message slot");
+        let answer = (m.node, m.id, m.origin, m.response.take().expect("answered before the answer arrives"));
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
+        answer
+    }
+
+    /// Frees the slot of a message that will not be answered.
+    pub(super) fn discard(&mut self, slot: u32) {
+        self.slots[slot as usize] = None;
+        self.free.push(slot);
     }
 }

@@ -7,7 +7,7 @@
 //! acting leaders on any Lease" series comes from a histogram of Leases by acting count.
 
 use super::{ActionOutcome, FaultRecord, RunResult, Span, SpanKind};
-use crate::api::LeaseRef;
+use crate::api::{LeaseRef, Verb};
 use crate::metrics::{DualWindow, LeaseMetrics, Metrics, NodeMetrics};
 use crate::sym::Sym;
 use crate::time::{Nanos, as_secs_f64};
@@ -92,8 +92,8 @@ pub(super) struct Observer {
     most_acting: usize,
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
-    /// Handled requests by (verb, status), in first-seen order (sorted at the end).
-    requests: Vec<(&'static str, u16, u64)>,
+    /// Handled requests by (verb, status), in first-seen order (named and sorted at the end).
+    requests: Vec<(Verb, u16, u64)>,
 }
 
 impl Observer {
@@ -144,7 +144,7 @@ impl Observer {
         self.acting[node]
     }
 
-    pub(super) fn count_request(&mut self, verb: &'static str, code: u16) {
+    pub(super) fn count_request(&mut self, verb: Verb, code: u16) {
         self.metrics.api_requests += 1;
         match self.requests.iter_mut().find(|(v, c, _)| *v == verb && *c == code) {
             Some(entry) => entry.2 += 1,
@@ -364,9 +364,8 @@ impl Observer {
         let mut spans: Vec<Span> = self.spans.into_iter().flatten().collect();
         spans.sort_by_key(|s| (s.node, s.kind, s.from));
         self.faults.sort_by_key(|f| f.at);
-        self.requests.sort();
         for (verb, code, n) in &self.requests {
-            self.metrics.api_requests_by_verb_status.insert(format!("{verb} {code}"), *n);
+            self.metrics.api_requests_by_verb_status.insert(format!("{} {code}", super::verb_name(*verb)), *n);
         }
         // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
         let mut per_lease = std::collections::BTreeMap::new();

@@ -29,6 +29,8 @@ pub(super) struct Process {
     pub(super) clock: NodeClock,
     pub(super) user: UserId,
     pub(super) lease: LeaseRef,
+    /// The field manager of its Lease writes (interned).
+    pub(super) field_manager: Sym,
     pub(super) state: ProcState,
     /// Moves on every start and every kill: events of an older incarnation are stale.
     pub(super) incarnation: u32,
@@ -45,33 +47,42 @@ pub(super) struct Process {
 }
 
 impl Process {
-    pub(super) fn new(spec: &NodeSpec, sym: Sym, clock: NodeClock, user: UserId, lease: LeaseRef) -> Process {
+    pub(super) fn new(
+        spec: &NodeSpec,
+        sym: Sym,
+        clock: NodeClock,
+        user: UserId,
+        lease: LeaseRef,
+        field_manager: Sym,
+    ) -> Process {
         Process {
             identity: spec.identity().into(),
             sym,
             clock,
             user,
             lease,
+            field_manager,
             state: ProcState::NotStarted,
             incarnation: 0,
             starts: 0,
             paused_until: None,
             deferred: Vec::new(),
             elector: None,
-            lock: Self::new_lock(spec, user, lease),
+            lock: Self::new_lock(spec, user, lease, field_manager),
             elector_request: None,
             stop_requested: false,
         }
     }
 
-    fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef) -> LeaseLock {
+    fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef, field_manager: Sym) -> LeaseLock {
         let python = spec.elector.algorithm == crate::elector::Algorithm::PythonClient;
-        LeaseLock::new(lease, user, &spec.lease_field_manager, python)
+        LeaseLock::new(lease, user, field_manager, python)
     }
 
     /// Both clock readings at true time `t`.
     pub(super) fn now(&self, t: Nanos) -> Now {
-        Now { mono: self.clock.monotonic(t), wall: self.clock.wall(t) }
+        let mono = self.clock.monotonic(t);
+        Now { mono, wall: self.clock.wall_from_monotonic(t, mono) }
     }
 
     pub(super) fn is_running(&self) -> bool {
@@ -91,7 +102,7 @@ impl Process {
         self.paused_until = None;
         stale.append(&mut self.deferred);
         self.elector_request = None;
-        self.lock = Self::new_lock(spec, self.user, self.lease);
+        self.lock = Self::new_lock(spec, self.user, self.lease, self.field_manager);
         self.starts += 1;
         let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
         self.elector = Some(Elector::new(spec.elector.clone(), self.sym, rng));

@@ -37,7 +37,6 @@ pub(super) struct Send {
     pub(super) payload: Payload,
     pub(super) verb: Verb,
     pub(super) kind: Kind,
-    pub(super) name: Arc<str>,
 }
 
 /// What the reconciler does with an answer.
@@ -75,14 +74,7 @@ impl Reconciler {
     }
 
     /// The first request of a round, if the reconciler is active and idle.
-    pub(super) fn round(
-        &self,
-        identity: &str,
-        user: &Arc<User>,
-        user_id: UserId,
-        lease: LeaseRef,
-        lease_name: &Arc<str>,
-    ) -> Option<Send> {
+    pub(super) fn round(&self, identity: &str, user: &Arc<User>, user_id: UserId, lease: LeaseRef) -> Option<Send> {
         if !self.active || self.in_flight.is_some() {
             return None;
         }
@@ -92,7 +84,6 @@ impl Reconciler {
                 payload: Payload::Lease { lease, user: user_id, op: LeaseOp::Get },
                 verb: Verb::Get,
                 kind: Kind::Lease,
-                name: lease_name.clone(),
             },
             ReconcileMode::Apply { force } => self.child_write(identity, user, Verb::Apply, None, force),
             ReconcileMode::CreateIfAbsent => self.child_write(identity, user, Verb::Create, None, false),
@@ -112,7 +103,6 @@ impl Reconciler {
                     payload: Payload::Generic(Box::new(self.request(user, Verb::Get, Body::None, None, false))),
                     verb: Verb::Get,
                     kind: Kind::ConfigMap,
-                    name: self.object_name.clone(),
                 })
             }
             (Step::ChildGet, Response::Object(result)) => {
@@ -147,13 +137,7 @@ impl Reconciler {
     ) -> Send {
         let body = Body::Json(self.child_body(resource_version));
         let request = self.request(user, verb, body, Some(self.manager(identity)), force);
-        Send {
-            step: Step::Write,
-            payload: Payload::Generic(Box::new(request)),
-            verb,
-            kind: Kind::ConfigMap,
-            name: self.object_name.clone(),
-        }
+        Send { step: Step::Write, payload: Payload::Generic(Box::new(request)), verb, kind: Kind::ConfigMap }
     }
 
     fn child_body(&self, resource_version: Option<&str>) -> serde_json::Value {
