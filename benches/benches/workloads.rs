@@ -174,6 +174,8 @@ fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
         .configure_mesh()
         .x_desc("electors")
         .y_desc("wall seconds per simulated hour")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))

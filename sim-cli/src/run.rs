@@ -142,7 +142,8 @@ pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<
     });
     writeln!(w, "{header}")?;
     for e in &out.result.trace {
-        writeln!(w, "{}", e.to_json(&out.result.node_names))?;
+        e.write_json(&out.result.node_names, w)?;
+        w.write_all(b"\n")?;
     }
     Ok(())
 }
@@ -266,9 +267,13 @@ pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()>
             K::Action { name, code, .. } => (format!("action {name} → {code}"), "g"),
             _ => continue,
         };
-        events.push(
-            json!({"ph": "i", "pid": 1, "tid": tid, "ts": us(e.t), "s": scope, "name": name, "cat": e.kind.name()}),
-        )?;
+        // As json!({"ph", "pid", "tid", "ts", "s", "name", "cat"}) would write it, without the tree.
+        events.separate()?;
+        write!(events.w, "{{\"ph\":\"i\",\"pid\":1,\"tid\":{tid},\"ts\":")?;
+        serde_json::to_writer(&mut *events.w, &us(e.t)).map_err(std::io::Error::other)?;
+        write!(events.w, ",\"s\":\"{scope}\",\"name\":")?;
+        serde_json::to_writer(&mut *events.w, &name).map_err(std::io::Error::other)?;
+        write!(events.w, ",\"cat\":\"{}\"}}", e.kind.name())?;
     }
     for (t, v) in &r.transitions_series {
         events.push(
@@ -293,11 +298,17 @@ struct EventSink<'a> {
 
 impl EventSink<'_> {
     fn push(&mut self, event: Value) -> std::io::Result<()> {
+        self.separate()?;
+        serde_json::to_writer(&mut *self.w, &event).map_err(std::io::Error::other)
+    }
+
+    /// The comma before every event but the first.
+    fn separate(&mut self) -> std::io::Result<()> {
         if !self.first {
             self.w.write_all(b",")?;
         }
         self.first = false;
-        serde_json::to_writer(&mut *self.w, &event).map_err(std::io::Error::other)
+        Ok(())
     }
 }
 

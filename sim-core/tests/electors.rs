@@ -455,3 +455,32 @@ fn a_python_write_at_a_whole_second_is_refused_by_the_microtime_parser() {
     assert!(refused, "no 400 for a whole-second write");
     assert_eq!(r.metrics.nodes["widget-operator-0"].acquisitions, 0, "every attempt lands on a whole second");
 }
+
+/// The streaming trace writer (what trace.jsonl is written with) gives exactly the bytes of the
+/// JSON tree rendering, for every kind of event a busy run produces.
+#[test]
+fn trace_events_write_the_same_json_as_their_tree() {
+    let mut spec = WorldSpec::basic(3, 3, Algorithm::ClientGo, secs(300)).with_reconcilers(
+        ReconcileMode::Apply { force: false },
+        FieldManager::Identity,
+        secs(1),
+    );
+    spec.trace = true;
+    spec.unsafe_mode = true;
+    for n in &mut spec.nodes {
+        n.elector.renew_deadline = secs(30);
+        n.elector.after_lost = AfterLost::Exit;
+    }
+    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(20), cut: Cut::Both }));
+    spec.faults.push(fault(secs(100), 1, FaultKind::Pause { duration: secs(25) }));
+    spec.faults.push(fault(secs(150), 2, FaultKind::ClockStep { delta_ns: -3_000_000_000 }));
+    let r = run(spec);
+    let mut kinds = std::collections::BTreeSet::new();
+    for e in &r.trace {
+        let mut bytes = Vec::new();
+        e.write_json(&r.node_names, &mut bytes).unwrap();
+        assert_eq!(String::from_utf8(bytes).unwrap(), e.to_json(&r.node_names).to_string());
+        kinds.insert(e.kind.name());
+    }
+    assert!(kinds.len() >= 15, "{kinds:?}");
+}

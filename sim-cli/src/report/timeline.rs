@@ -13,7 +13,6 @@ use sim_core::elector::Note;
 use sim_core::time::{Nanos, as_secs_f64};
 use sim_core::trace::TraceKind;
 use sim_core::world::{RunResult, SpanKind};
-use std::collections::BTreeMap;
 
 const WIDTH: u32 = 1600;
 
@@ -69,14 +68,19 @@ fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
     let mut marks: Vec<NodeMarks> = (0..r.node_names.len()).map(|_| NodeMarks::default()).collect();
     // Responses carry only the request id; the request says whether the elector sent it, and only
     // the elector's 409s are Lease conflicts (the reconciler's are counted as write conflicts).
-    let mut origin_of: BTreeMap<u64, &str> = BTreeMap::new();
+    // Request ids count up from 1, so a bit per id says which were the elector's.
+    let mut from_elector: Vec<bool> = Vec::new();
     for e in &r.trace {
         let Some(node) = e.node.filter(|&n| n < marks.len()) else { continue };
         match &e.kind {
             TraceKind::Request { id, origin, .. } => {
-                origin_of.insert(*id, origin);
+                let id = *id as usize;
+                if from_elector.len() <= id {
+                    from_elector.resize(id + 1, false);
+                }
+                from_elector[id] = *origin == "elector";
             }
-            TraceKind::Response { id, code: 409 } if origin_of.get(id) == Some(&"elector") => {
+            TraceKind::Response { id, code: 409 } if from_elector.get(*id as usize) == Some(&true) => {
                 marks[node].lease_conflicts.push(e.t)
             }
             TraceKind::ReconcileWrite { outcome: "conflict", .. } => marks[node].write_conflicts.push(e.t),

@@ -799,22 +799,39 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         .build()
         .map_err(|e| err(format!("cannot start {} worker threads: {e}", opts.jobs)))?;
     let bar = progress_bar(runs.len, done, opts.quiet);
-    // Chunks of 4 × jobs runs keep every worker busy while holding only a chunk's rows in
-    // memory; the chunk is written in run order, whatever order its runs finished in.
-    let chunk_len = 4 * opts.jobs.max(1);
+    // Chunks of 32 × jobs runs keep every worker busy (a slow run is balanced by the others of
+    // its chunk) while holding only a chunk's rows in memory; the chunk is written in run
+    // order, whatever order its runs finished in, and synced once. A killed sweep keeps every
+    // row written (a cut-off last line is dropped by --resume); a machine crash loses at most
+    // the chunk being written.
+    let chunk_len = 32 * opts.jobs.max(1);
     for chunk_start in todo.clone().step_by(chunk_len) {
         let chunk = chunk_start..(chunk_start + chunk_len).min(todo.end);
         let rows: Vec<Result<String, InputError>> = pool.install(|| {
             use rayon::prelude::*;
-            chunk.into_par_iter().map(|k| run_row(spec, &columns, runs.get(k))).collect()
+            chunk.clone().into_par_iter().map(|k| run_row(spec, &columns, runs.get(k))).collect()
         });
+        let mut text = String::new();
+        let mut failed = None;
         for row in rows {
-            let row = row?;
-            file.write_all(format!("{row}\n").as_bytes()).map_err(|e| io(&runs_path, "write", e))?;
-            // One fsync per row: an interrupted sweep loses at most the row being written.
-            file.sync_data().map_err(|e| io(&runs_path, "sync", e))?;
-            bar.inc(1);
+            match row {
+                Ok(row) => {
+                    text.push_str(&row);
+                    text.push('\n');
+                }
+                // The rows before the failure are kept: --resume starts at the failed run.
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
+        file.write_all(text.as_bytes()).map_err(|e| io(&runs_path, "write", e))?;
+        file.sync_data().map_err(|e| io(&runs_path, "sync", e))?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        bar.inc((chunk.end - chunk.start) as u64);
     }
     bar.finish_and_clear();
     let outcome = Outcome { ran: todo.len(), done: todo.end, total: runs.len };

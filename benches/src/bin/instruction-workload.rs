@@ -1,0 +1,27 @@
+//! A fixed, small workload for the instruction-count guard (`benches/instructions.sh`): run
+//! under callgrind, its instruction count is the same on every run of the same binary, whatever
+//! else the machine is doing. Kept short (about a second natively counted, well under a minute
+//! under valgrind).
+//!
+//! `instruction-workload [flap|scale|trace]` — one workload; with no argument, all three.
+
+use leasesim_benches::{flap_spec, run_all, scale_spec};
+
+fn main() {
+    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let mut events = 0;
+    if which == "flap" || which == "all" {
+        // Two drifting three-node hours with holder pauses.
+        events += run_all(vec![flap_spec(100_000, 1, false), flap_spec(300_000, 2, false)]);
+    }
+    if which == "scale" || which == "all" {
+        // Three hundred electors on a hundred Leases, two simulated minutes.
+        let mut spec = scale_spec(300);
+        spec.duration = sim_core::time::secs(120);
+        events += run_all(vec![spec]);
+    }
+    if which == "trace" || which == "all" {
+        events += run_all(vec![flap_spec(100_000, 3, true)]);
+    }
+    println!("{events} events");
+}
