@@ -36,11 +36,17 @@ enum OutputFormat {
 enum Command {
     /// Run a scenario file (or a shipped scenario by name) and write its trace and summary.
     Run(RunCli),
-    /// Check a scenario file without running it.
+    /// Check a scenario file without running it: everything `run` checks before it starts.
     Validate {
         scenario: String,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+        /// The seed to check with (default: the file's `seed`; drawn values depend on it).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The event budget to check the run's estimate against (as `run --max-events`).
+        #[arg(long, default_value_t = run::DEFAULT_MAX_EVENTS)]
+        max_events: u64,
     },
     /// The shipped scenarios with their one-line descriptions.
     List {
@@ -158,6 +164,10 @@ struct RunCli {
     /// Plot format: svg, png or both.
     #[arg(long, default_value = "svg", value_parser = sim_cli::report::ImageFormat::parse)]
     format: sim_cli::report::ImageFormat,
+    /// The most events the run may handle: a run expected to exceed it is refused before it
+    /// starts, one that reaches it stops (exit 2). The message gives the figure to pass instead.
+    #[arg(long, default_value_t = run::DEFAULT_MAX_EVENTS)]
+    max_events: u64,
 }
 
 #[derive(clap::Args)]
@@ -203,6 +213,9 @@ struct SweepCli {
     /// Stop after this many runs; finish later with --resume.
     #[arg(long, hide = true)]
     max_runs: Option<usize>,
+    /// Each run's event budget (as `run --max-events`).
+    #[arg(long, default_value_t = run::DEFAULT_MAX_EVENTS)]
+    max_events: u64,
 }
 
 fn main() -> ExitCode {
@@ -213,6 +226,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    sim_cli::output::install_interrupt_cleanup();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(mut args) => {
@@ -222,7 +236,9 @@ fn main() -> ExitCode {
             }
             cmd_run(args)
         }
-        Command::Validate { scenario, overrides } => cmd_validate(&scenario, &overrides),
+        Command::Validate { scenario, overrides, seed, max_events } => {
+            cmd_validate(&scenario, &overrides, seed, max_events)
+        }
         Command::List { dir } => cmd_list(&dir),
         Command::Demo => cmd_demo(),
         Command::Reports { dir, out } => cmd_reports(&dir, &out),
@@ -249,7 +265,7 @@ fn main() -> ExitCode {
 
 fn finish(result: CommandResult) -> ExitCode {
     result.unwrap_or_else(|(code, message)| {
-        eprintln!("error: {message}");
+        eprintln!("error: {}", sim_cli::terminal::printable_lines(&message));
         ExitCode::from(code)
     })
 }
@@ -292,32 +308,51 @@ fn load(name: &str, overrides: &[String]) -> Result<scenario_file::LoadedScenari
 }
 
 fn cmd_run(args: RunCli) -> Result<ExitCode, InputError> {
-    let RunCli { scenario: name, seed, out, overrides, output, check_determinism, from_cluster: _, trace, format } =
-        args;
+    let RunCli {
+        scenario: name,
+        seed,
+        out,
+        overrides,
+        output,
+        check_determinism,
+        from_cluster: _,
+        trace,
+        format,
+        max_events,
+    } = args;
     let (name, overrides) = (name.as_str(), overrides.as_slice());
     let loaded = load(name, overrides)?;
     let seed_used = seed.unwrap_or(loaded.scenario.seed);
     let dir =
         out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-seed{seed_used}", slug(&loaded.scenario.name))));
     // Refuse a foreign output directory before spending time on the run.
-    sim_cli::output::check_replaceable(&dir, "summary.json").map_err(InputError)?;
+    sim_cli::output::check_replaceable(&dir, sim_cli::output::Command::Run).map_err(InputError)?;
     let trace = match trace {
         TraceMode::On => true,
         TraceMode::Off => false,
-        TraceMode::Auto => {
-            let estimate = run::estimated_events(&loaded.scenario);
-            if estimate > run::AUTO_TRACE_LIMIT {
+        TraceMode::Auto => match run::estimated_events(&loaded.scenario) {
+            Some(estimate) if estimate > run::AUTO_TRACE_LIMIT => {
                 eprintln!(
-                    "note: about {estimate} events expected: the trace is off to keep memory bounded (--trace on keeps it); \
-                     metrics, summary and plots are complete, trace.jsonl holds only its header"
+                    "note: about {} events expected: the trace is off to keep memory bounded (--trace on keeps it); \
+                     metrics, summary and plots are complete, trace.jsonl holds only its header",
+                    run::group_digits(estimate)
                 );
+                false
             }
-            estimate <= run::AUTO_TRACE_LIMIT
-        }
+            _ => true,
+        },
     };
-    let result = run::run(&loaded, seed, trace)?;
+    let run_once = || -> Result<run::RunOutput, InputError> {
+        let mut progress = sim_cli::progress::RunProgress::new(false);
+        let mut update = |t: u64, d: u64, e: u64| progress.update(t, d, e);
+        let budget = run::Budget { max_events, progress: Some(&mut update) };
+        let out = run::run_budgeted(&loaded, seed, trace, budget);
+        progress.finish();
+        out
+    };
+    let result = run_once()?;
     if check_determinism {
-        let again = run::run(&loaded, seed, trace)?;
+        let again = run_once()?;
         if let Some(diff) = run::first_divergence(&result.result, &again.result) {
             eprintln!("determinism check FAILED: the two runs diverge at {diff}\nreplay: {}", result.replay);
             return Ok(ExitCode::from(1));
@@ -331,7 +366,7 @@ fn cmd_run(args: RunCli) -> Result<ExitCode, InputError> {
     write_run(&dir, &result, format).map_err(InputError)?;
     match output {
         OutputFormat::Table => {
-            print!("{}", run::summary_table(&result));
+            print!("{}", sim_cli::terminal::printable_lines(&run::summary_table(&result)));
             let plots = match (format.wants_svg(), format.wants_png()) {
                 (true, true) => "timeline.svg/.png, transitions.svg/.png",
                 (false, true) => "timeline.png, transitions.png",
@@ -351,13 +386,21 @@ fn cmd_run(args: RunCli) -> Result<ExitCode, InputError> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.1} GB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.0} MB", n as f64 / (1u64 << 20) as f64),
+        n => format!("{:.0} kB", n as f64 / 1024.0),
+    }
+}
+
 fn slug(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
 }
 
 /// Writes every output of a run into `dir`, atomically.
 pub fn write_run(dir: &Path, result: &RunOutput, format: sim_cli::report::ImageFormat) -> Result<(), String> {
-    let staged = StagedDir::new_replacing(dir, "summary.json")?;
+    let mut staged = StagedDir::new(dir, sim_cli::output::Command::Run)?;
     for (name, bytes) in run::report_files(result, format)? {
         staged.write(&name, bytes)?;
     }
@@ -374,17 +417,18 @@ fn pretty(v: &serde_json::Value) -> String {
     s
 }
 
-fn cmd_validate(name: &str, overrides: &[String]) -> Result<ExitCode, InputError> {
+fn cmd_validate(name: &str, overrides: &[String], seed: Option<u64>, max_events: u64) -> Result<ExitCode, InputError> {
     let loaded = load(name, overrides)?;
-    loaded.scenario.to_world_spec(false).map_err(|e| scenario_file::scenario_error(&loaded, &e))?;
-    run::parse_expectations(&loaded)?;
+    let (prepared, _world) = run::prepare(&loaded, seed, false, max_events)?;
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     println!(
-        "{}: ok ({}, {}, {})",
+        "{}: ok ({}, {}, {}; about {} events, {} traced)",
         loaded.path,
         plural(loaded.scenario.nodes.len(), "node", "nodes"),
         plural(loaded.scenario.faults.len(), "fault", "faults"),
-        plural(loaded.scenario.expect.len(), "expectation", "expectations")
+        plural(loaded.scenario.expect.len(), "expectation", "expectations"),
+        run::group_digits(prepared.estimate.events),
+        human_bytes(prepared.estimate.trace_bytes)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -409,8 +453,14 @@ fn cmd_list(dir: &Path) -> Result<ExitCode, InputError> {
     }
     for (name, source) in entries {
         match scenario_file::load(&name, &source, &[]) {
-            Ok(l) => println!("{name:<40} {}", first_sentence(&l.scenario.description)),
-            Err(e) => println!("{name:<40} (invalid: {})", e.0.lines().next().unwrap_or("")),
+            Ok(l) => {
+                let line = format!("{name:<40} {}", first_sentence(&l.scenario.description));
+                println!("{}", sim_cli::terminal::printable(&line))
+            }
+            Err(e) => {
+                let line = format!("{name:<40} (invalid: {})", e.0.lines().next().unwrap_or(""));
+                println!("{}", sim_cli::terminal::printable(&line))
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -456,7 +506,7 @@ fn now_from(flag: &str, text: Option<&str>) -> Result<i64, (u8, String)> {
 fn lab(out: &std::path::Path, epoch: Option<&str>) -> CommandResult {
     let epoch = epoch.map(|_| now_from("--epoch", epoch)).transpose()?;
     let artifacts = sim_cli::lab::run_lab(epoch).map_err(|e| (1, e))?;
-    let staged = sim_cli::output::StagedDir::new_replacing(out, "lease-widget.yaml").map_err(bad_input)?;
+    let mut staged = sim_cli::output::StagedDir::new(out, sim_cli::output::Command::Lab).map_err(bad_input)?;
     for (name, contents) in &artifacts.files {
         staged.write(name, contents).map_err(bad_input)?;
     }
@@ -479,7 +529,7 @@ fn expiry(files: &[PathBuf], now: Option<&str>, expect: Option<&PathBuf>) -> Com
     };
     let report = lease_tools::expiry_report(&leases, now, expectations.as_deref()).map_err(bad_input)?;
     for line in &report.lines {
-        println!("{line}");
+        println!("{}", sim_cli::terminal::printable(line));
     }
     eprintln!("{}", lease_tools::NAIVE_RULE_NOTE);
     Ok(if report.mismatches > 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -491,7 +541,7 @@ fn audit(files: &[PathBuf], flag: bool, tolerance: &str, now: Option<&str>) -> C
         sim_core::time::parse_duration(tolerance).map_err(|e| bad_input(format!("--tolerance: {e}")))?;
     let leases = lease_tools::read_lease_files(files).map_err(bad_input)?;
     for line in lease_tools::audit_lines(&leases, &AuditOptions { flag, future_tolerance, now }) {
-        println!("{line}");
+        println!("{}", sim_cli::terminal::printable(&line));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -525,7 +575,12 @@ fn cmd_sweep(args: SweepCli) -> Result<ExitCode, InputError> {
         resume: args.resume,
         quiet: args.quiet,
         max_runs: args.max_runs,
+        max_events: args.max_events,
     };
+    let mut spec = spec;
+    if args.resume {
+        spec.adopt_scenario_spelling(&args.out);
+    }
     let outcome = run_sweep(&spec, &opts)?;
     if !args.quiet {
         let what = match shard {

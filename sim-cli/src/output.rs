@@ -1,75 +1,264 @@
-//! Writing output directories atomically: everything goes into a temporary directory beside
-//! the target, which is renamed into place only when every file is complete. A failed run
-//! leaves nothing behind.
+//! Writing output directories safely.
+//!
+//! - **Whole or not at all**: everything goes into a hidden staging directory beside the
+//!   target, renamed into place only when every file is complete.
+//! - **Only what leasesim wrote is ever replaced**: each output directory carries a marker file
+//!   ([`MARKER`]) naming the command and listing every file it wrote. An existing `--out` is
+//!   replaced only if it is empty, or carries the marker of the same command and holds nothing
+//!   but what the marker lists. Anything else — someone's site, notes added to a run folder — is
+//!   refused, with the foreign entries named. (Folders written before markers existed are
+//!   recognised when every entry in them is a file that command writes.)
+//! - **Nothing half-written is left behind**: staging directories are named after the process
+//!   (`.leasesim-staging-<pid>-…`); an interrupt (SIGINT, SIGTERM) removes them before exiting,
+//!   and the next write in the same parent removes those of processes that no longer exist
+//!   (a `kill -9`).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-/// Can `target` be replaced by a command whose outputs include `marker`? Only if it does not
-/// exist, or is an empty directory, or a directory holding `marker` (its own earlier output).
-pub fn check_replaceable(target: &Path, marker: &str) -> Result<(), String> {
-    if !target.exists() {
-        return Ok(());
+/// The file that marks a directory as a leasesim output.
+pub const MARKER: &str = ".leasesim-output.json";
+const STAGING_PREFIX: &str = ".leasesim-staging-";
+const REPLACED_PREFIX: &str = ".leasesim-replaced-";
+
+/// The commands that write output directories, and what each writes (for folders from before
+/// markers: they are recognised only if every entry is one of these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    Reports,
+    Lab,
+    Merge,
+}
+
+impl Command {
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Run => "run",
+            Command::Reports => "reports",
+            Command::Lab => "lab",
+            Command::Merge => "merge",
+        }
     }
-    if !target.is_dir() {
-        return Err(format!("{} exists and is not a directory: choose another output directory", target.display()));
+
+    /// Is `relative` (a path inside the output) one a marker-less output of this command holds?
+    fn legacy_file(self, relative: &Path) -> bool {
+        let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
+        const RUN_FILES: [&str; 8] = [
+            "report.html",
+            "timeline.svg",
+            "transitions.svg",
+            "timeline.png",
+            "transitions.png",
+            "summary.json",
+            "trace.jsonl",
+            "trace.perfetto.json",
+        ];
+        match (self, parts.as_slice()) {
+            (Command::Run, [file]) => RUN_FILES.contains(file),
+            (Command::Reports, [file]) => ["index.html", "README.md"].contains(file),
+            (Command::Reports, [_, file]) => RUN_FILES.contains(file),
+            (Command::Lab, [file]) => crate::lab::LAB_FILES.contains(file),
+            _ => false,
+        }
     }
-    let mut entries = std::fs::read_dir(target).map_err(|e| format!("cannot read {}: {e}", target.display()))?;
-    if entries.next().is_some() && !target.join(marker).exists() {
+}
+
+/// Every file under `dir`, relative to it, and every directory (with a trailing `/` marker in
+/// the second set), without following symbolic links.
+fn walk(dir: &Path) -> Result<(BTreeSet<PathBuf>, BTreeSet<PathBuf>), String> {
+    let mut files = BTreeSet::new();
+    let mut dirs = BTreeSet::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(relative) = stack.pop() {
+        let here = dir.join(&relative);
+        let entries = std::fs::read_dir(&here).map_err(|e| format!("cannot read {}: {e}", here.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("cannot read {}: {e}", here.display()))?;
+            let path = relative.join(entry.file_name());
+            let kind = entry.file_type().map_err(|e| format!("cannot read {}: {e}", dir.join(&path).display()))?;
+            if kind.is_dir() {
+                dirs.insert(path.clone());
+                stack.push(path);
+            } else {
+                files.insert(path);
+            }
+        }
+    }
+    Ok((files, dirs))
+}
+
+/// What the marker of `dir` says: the command and the files it wrote.
+fn read_marker(dir: &Path) -> Option<(String, BTreeSet<PathBuf>)> {
+    let text = std::fs::read_to_string(dir.join(MARKER)).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    if value["tool"] != "leasesim" {
+        return None;
+    }
+    let command = value["command"].as_str()?.to_string();
+    let files = value["files"].as_array()?.iter().filter_map(|f| f.as_str()).map(PathBuf::from).collect();
+    Some((command, files))
+}
+
+/// Can `target` be replaced by the output of `command`? Only if it does not exist, is an empty
+/// directory, or is `command`'s own earlier output with nothing added (see the module docs).
+pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> {
+    let Ok(meta) = std::fs::symlink_metadata(target) else { return Ok(()) };
+    if !meta.is_dir() {
         return Err(format!(
-            "{} already holds files that are not leasesim output (no {marker}): refusing to replace it; choose another output directory or empty it",
+            "{} exists and is not a directory: leasesim writes its output as a directory; choose another --out",
             target.display()
         ));
     }
-    Ok(())
+    let (files, dirs) = walk(target)?;
+    if files.is_empty() && dirs.is_empty() {
+        return Ok(());
+    }
+    let foreign: Vec<String> = match read_marker(target) {
+        Some((marked_command, listed)) => {
+            if marked_command != command.name() {
+                return Err(format!(
+                    "{} holds the output of `leasesim {marked_command}`, not of `leasesim {}`: refusing to replace it; \
+                     choose another --out",
+                    target.display(),
+                    command.name()
+                ));
+            }
+            let needed_dirs: BTreeSet<PathBuf> =
+                listed.iter().flat_map(|f| f.ancestors().skip(1).map(Path::to_path_buf).collect::<Vec<_>>()).collect();
+            files
+                .iter()
+                .filter(|f| f.as_os_str() != MARKER && !listed.contains(*f))
+                .chain(dirs.iter().filter(|d| !needed_dirs.contains(*d)))
+                .map(|p| p.display().to_string())
+                .collect()
+        }
+        None => files
+            .iter()
+            .filter(|f| !command.legacy_file(f))
+            .chain(dirs.iter().filter(|d| !(command == Command::Reports && d.components().count() == 1)))
+            .map(|p| p.display().to_string())
+            .collect(),
+    };
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = foreign.iter().take(5).map(String::as_str).collect();
+    let more = if foreign.len() > 5 { format!(" and {} more", foreign.len() - 5) } else { String::new() };
+    Err(format!(
+        "{} holds files leasesim did not write ({}{more}): refusing to replace it, which would delete them; \
+         choose another --out, or move them away first",
+        target.display(),
+        shown.join(", ")
+    ))
+}
+
+/// Staging directories this process is filling, removed if it is interrupted.
+static ACTIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes this process's staging directories and exits with 130 on SIGINT, SIGTERM or SIGHUP.
+/// Call once, early in `main`.
+pub fn install_interrupt_cleanup() {
+    let _ = ctrlc::set_handler(|| {
+        let staged: Vec<PathBuf> = ACTIVE.lock().map(|a| a.clone()).unwrap_or_default();
+        for dir in staged {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        eprintln!("interrupted: nothing was written (partial outputs removed)");
+        std::process::exit(130);
+    });
+}
+
+fn forget(dir: &Path) {
+    if let Ok(mut active) = ACTIVE.lock() {
+        active.retain(|d| d != dir);
+    }
+}
+
+/// Is process `pid` gone?
+fn process_is_gone(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        // SAFETY: signal 0 checks existence only; no signal is sent.
+        let rc = unsafe { libc::kill(pid as libc::pid_t, 0) };
+        rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
+}
+
+/// Removes staging (and set-aside) directories in `parent` left by processes that are gone.
+pub fn remove_stale_staging(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(STAGING_PREFIX).or_else(|| name.strip_prefix(REPLACED_PREFIX)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && process_is_gone(pid) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A directory being filled; [`StagedDir::commit`] moves it to its final place.
 pub struct StagedDir {
-    staging: tempfile::TempDir,
+    staging: Option<tempfile::TempDir>,
     target: PathBuf,
+    command: Command,
 }
 
 impl StagedDir {
-    /// Stages a new `target`. An existing `target` is only ever replaced if it is a directory
-    /// that is empty or holds `marker` (a file this command writes, so it is this command's own
-    /// earlier output): `--out docs` must not wipe someone's folder.
-    pub fn new_replacing(target: &Path, marker: &str) -> Result<StagedDir, String> {
-        check_replaceable(target, marker)?;
-        Self::new(target)
-    }
-
-    pub fn new(target: &Path) -> Result<StagedDir, String> {
+    /// Stages the output of `command` for `target`, which may exist only as this command's own
+    /// earlier output ([`check_replaceable`]).
+    pub fn new(target: &Path, command: Command) -> Result<StagedDir, String> {
+        check_replaceable(target, command)?;
         let parent = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        remove_stale_staging(&parent);
         let staging = tempfile::Builder::new()
-            .prefix(".leasesim-staging-")
+            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
             .tempdir_in(&parent)
             .map_err(|e| format!("cannot create a staging directory in {}: {e}", parent.display()))?;
-        Ok(StagedDir { staging, target: target.to_path_buf() })
+        if let Ok(mut active) = ACTIVE.lock() {
+            active.push(staging.path().to_path_buf());
+        }
+        Ok(StagedDir { staging: Some(staging), target: target.to_path_buf(), command })
     }
 
     pub fn path(&self) -> &Path {
-        self.staging.path()
+        self.staging.as_ref().expect("staged until committed").path()
     }
 
-    pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
-        let path = self.staging.path().join(name);
+    fn file(&mut self, name: &str) -> Result<PathBuf, String> {
+        let path = self.path().join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
+        Ok(path)
+    }
+
+    pub fn write(&mut self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
+        let path = self.file(name)?;
         std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Writes one file through a buffered writer (for outputs too large to build in memory).
     pub fn write_with(
-        &self,
+        &mut self,
         name: &str,
         fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Result<(), String> {
-        let path = self.staging.path().join(name);
+        let path = self.file(name)?;
         let file = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
         fill(&mut w)
@@ -77,19 +266,111 @@ impl StagedDir {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    /// Replaces `target` (if it exists) with the staged directory.
-    pub fn commit(self) -> Result<PathBuf, String> {
-        let staged = self.staging.keep();
-        if self.target.exists() {
-            let old = self.target.with_extension("leasesim-old");
-            let _ = std::fs::remove_dir_all(&old);
-            std::fs::rename(&self.target, &old)
-                .map_err(|e| format!("cannot move the old {} aside: {e}", self.target.display()))?;
-            std::fs::rename(&staged, &self.target).map_err(|e| format!("cannot move output into place: {e}"))?;
-            let _ = std::fs::remove_dir_all(&old);
-        } else {
-            std::fs::rename(&staged, &self.target).map_err(|e| format!("cannot move output into place: {e}"))?;
+    /// Writes the marker (listing every file staged) and replaces `target` (if it exists) with
+    /// the staged directory.
+    pub fn commit(mut self) -> Result<PathBuf, String> {
+        let (files, _) = walk(self.path())?;
+        let files: Vec<String> = files.iter().map(|f| f.to_string_lossy().replace('\\', "/")).collect();
+        let marker = serde_json::json!({
+            "tool": "leasesim",
+            "version": env!("CARGO_PKG_VERSION"),
+            "command": self.command.name(),
+            "files": files,
+        });
+        let mut text = serde_json::to_string_pretty(&marker).expect("json");
+        text.push('\n');
+        std::fs::write(self.path().join(MARKER), text).map_err(|e| format!("cannot write the output marker: {e}"))?;
+        let staging = self.staging.take().expect("staged until committed");
+        let staged = staging.keep();
+        let result = self.move_into_place(&staged);
+        forget(&staged);
+        if result.is_err() {
+            let _ = std::fs::remove_dir_all(&staged);
         }
-        Ok(self.target)
+        result.map(|()| self.target.clone())
+    }
+
+    fn move_into_place(&self, staged: &Path) -> Result<(), String> {
+        if std::fs::symlink_metadata(&self.target).is_err() {
+            return std::fs::rename(staged, &self.target).map_err(|e| format!("cannot move output into place: {e}"));
+        }
+        // Checked again right before replacing: something may have been added meanwhile.
+        check_replaceable(&self.target, self.command)?;
+        let parent = staged.parent().unwrap_or(Path::new("."));
+        let aside = tempfile::Builder::new()
+            .prefix(&format!("{REPLACED_PREFIX}{}-", std::process::id()))
+            .tempdir_in(parent)
+            .map_err(|e| format!("cannot set the old output aside in {}: {e}", parent.display()))?
+            .keep();
+        let old = aside.join("old");
+        std::fs::rename(&self.target, &old)
+            .map_err(|e| format!("cannot move the old {} aside: {e}", self.target.display()))?;
+        if let Err(e) = std::fs::rename(staged, &self.target) {
+            // Put the old output back: leave things as they were.
+            let _ = std::fs::rename(&old, &self.target);
+            let _ = std::fs::remove_dir_all(&aside);
+            return Err(format!("cannot move output into place: {e}"));
+        }
+        let _ = std::fs::remove_dir_all(&aside);
+        Ok(())
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if let Some(staging) = &self.staging {
+            forget(staging.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_same_commands_own_output_is_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        let mut staged = StagedDir::new(&out, Command::Run).unwrap();
+        staged.write("summary.json", "{}").unwrap();
+        staged.commit().unwrap();
+        assert!(check_replaceable(&out, Command::Run).is_ok());
+        assert!(check_replaceable(&out, Command::Lab).unwrap_err().contains("output of `leasesim run`"));
+        std::fs::write(out.join("notes.md"), "mine").unwrap();
+        let e = check_replaceable(&out, Command::Run).unwrap_err();
+        assert!(e.contains("notes.md") && e.contains("did not write"), "{e}");
+    }
+
+    #[test]
+    fn a_site_with_an_index_is_not_taken_for_reports() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site");
+        std::fs::create_dir_all(site.join("css")).unwrap();
+        std::fs::write(site.join("index.html"), "<h1>mine</h1>").unwrap();
+        std::fs::write(site.join("blog.md"), "mine").unwrap();
+        std::fs::write(site.join("css/site.css"), "mine").unwrap();
+        let e = check_replaceable(&site, Command::Reports).unwrap_err();
+        assert!(e.contains("blog.md") && e.contains("css"), "{e}");
+        // A marker-less folder of nothing but a run's files is an older leasesim's run output.
+        let old = tmp.path().join("old-run");
+        std::fs::create_dir_all(&old).unwrap();
+        std::fs::write(old.join("summary.json"), "{}").unwrap();
+        std::fs::write(old.join("trace.jsonl"), "").unwrap();
+        assert!(check_replaceable(&old, Command::Run).is_ok());
+    }
+
+    #[test]
+    fn staging_left_by_a_dead_process_is_removed_and_a_live_ones_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        // PIDs are below 2^22 on Linux; this one is not in use.
+        let dead = tmp.path().join(format!("{STAGING_PREFIX}4194303-abc"));
+        let mine = tmp.path().join(format!("{STAGING_PREFIX}{}-abc", std::process::id()));
+        let someone = tmp.path().join("someone-elses");
+        for d in [&dead, &mine, &someone] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        remove_stale_staging(tmp.path());
+        assert!(!dead.exists() && mine.exists() && someone.exists());
     }
 }

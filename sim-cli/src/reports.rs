@@ -19,21 +19,34 @@ pub struct ReportEntry {
 /// replacing it atomically. `scenarios_dir` is used as given in replay commands, so run this from
 /// the repository root for committed reports.
 pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, String> {
-    let mut files: Vec<_> = std::fs::read_dir(scenarios_dir)
-        .map_err(|e| format!("{}: cannot list scenarios: {e}", scenarios_dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
-    let staged = StagedDir::new_replacing(out, "index.html")?;
+    // (name, label for replay commands, source): the folder's files, or, where there is no such
+    // folder (leasesim run from elsewhere), the scenarios built into the binary, by name.
+    let mut sources: Vec<(String, String, String)> = Vec::new();
+    if scenarios_dir.is_dir() {
+        let mut files: Vec<_> = std::fs::read_dir(scenarios_dir)
+            .map_err(|e| format!("{}: cannot list scenarios: {e}", scenarios_dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        for path in files {
+            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+            let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
+            sources.push((name, path.display().to_string(), source));
+        }
+    } else if scenarios_dir == Path::new("scenarios") {
+        for (name, source) in crate::shipped::SHIPPED {
+            sources.push((name.to_string(), name.to_string(), source.to_string()));
+        }
+    } else {
+        return Err(format!("{}: no such folder of scenarios", scenarios_dir.display()));
+    }
+    let mut staged = StagedDir::new(out, crate::output::Command::Reports)?;
     let mut index = Vec::new();
     let mut entries = Vec::new();
-    for path in files {
-        let label = path.display().to_string();
-        let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
+    for (name, label, source) in sources {
         let loaded = scenario_file::load(&label, &source, &[]).map_err(|e| e.0)?;
         let output = run::run(&loaded, None, true).map_err(|e| e.0)?;
-        let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
         for (file, bytes) in run::report_files(&output, ImageFormat::Svg)? {
             staged.write(&format!("{name}/{file}"), bytes)?;
         }

@@ -87,8 +87,40 @@ pub fn lease_keys(s: &sim_core::scenario::Scenario) -> Vec<String> {
     keys
 }
 
-/// Validates and runs. `seed` overrides the file's seed.
-pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, InputError> {
+/// A run's default event budget: about five minutes of one core on a large fleet, far above
+/// any shipped scenario; `--max-events` raises it.
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+
+/// How much a run may cost, and whom to tell how it goes.
+pub struct Budget<'a> {
+    pub max_events: u64,
+    /// Called with (true time, duration, events so far) as the run goes.
+    pub progress: Option<&'a mut dyn FnMut(u64, u64, u64)>,
+}
+
+impl Budget<'_> {
+    pub fn default_budget() -> Budget<'static> {
+        Budget { max_events: DEFAULT_MAX_EVENTS, progress: None }
+    }
+}
+
+/// Everything a run needs, checked: what `validate` does in full and `run` does first, so that
+/// whatever `run` would refuse, `validate` refuses.
+pub struct Prepared {
+    pub scenario: sim_core::scenario::Scenario,
+    pub spec: sim_core::model::WorldSpec,
+    pub expectations: Vec<(String, Expectation)>,
+    pub estimate: sim_core::model::WorkEstimate,
+}
+
+/// Checks and builds everything short of running: the `from_cluster` dump, the world spec, the
+/// expectations, the world itself, and the work estimate against `max_events`.
+pub fn prepare(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+    trace: bool,
+    max_events: u64,
+) -> Result<(Prepared, World), InputError> {
     let mut scenario = loaded.scenario.clone();
     if let Some(s) = seed {
         scenario.seed = s;
@@ -99,9 +131,101 @@ pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<Ru
     // The nodes first: expectations name metrics of nodes that must exist.
     let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
     let expectations = parse_expectations(loaded)?;
+    let estimate = spec.estimate();
+    if estimate.events > max_events {
+        return Err(InputError(over_budget(loaded, &spec, estimate.events, max_events)));
+    }
+    let world = World::new(spec.clone()).map_err(|m| match sim_core::world::SetupError::parse(&m) {
+        Some(sim_core::world::SetupError::Object { index, message }) => {
+            scenario_error(loaded, &scenario.setup_object_error(&spec, index, &message))
+        }
+        None => InputError(format!("{}: {m}", loaded.path)),
+    })?;
+    Ok((Prepared { scenario, spec, expectations, estimate }, world))
+}
+
+fn over_budget(loaded: &LoadedScenario, spec: &sim_core::model::WorldSpec, events: u64, max: u64) -> String {
+    format!(
+        "{}: this run is expected to handle about {} events ({} simulated, {} node(s)), above the budget of {} \
+         (--max-events): at a few million events a second it would take about {}. To run it anyway, pass \
+         --max-events {}",
+        loaded.path,
+        group_digits(events),
+        format_duration(spec.duration),
+        spec.nodes.len(),
+        group_digits(max),
+        rough_time(events),
+        events.saturating_add(events / 4)
+    )
+}
+
+/// `1234567` → `1,234,567`.
+pub fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The wall time `events` take at about 4 M events a second on one core.
+pub fn rough_time(events: u64) -> String {
+    let seconds = events as f64 / 4e6;
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 2.0 * 86400.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.0} days", seconds / 86400.0)
+    }
+}
+
+/// Validates and runs. `seed` overrides the file's seed.
+pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, InputError> {
+    run_budgeted(loaded, seed, trace, Budget::default_budget())
+}
+
+/// [`run`] within `budget`: a run expected to exceed it is refused before it starts, and one
+/// that reaches it stops with an error (exit 2) naming the flag that raises it.
+pub fn run_budgeted(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+    trace: bool,
+    mut budget: Budget,
+) -> Result<RunOutput, InputError> {
+    let (prepared, world) = prepare(loaded, seed, trace, budget.max_events)?;
+    let Prepared { scenario, spec, expectations, estimate } = prepared;
+    // The estimate passed the budget; the hard stop below only catches an estimate that is far
+    // off (ten times), so what `validate` accepts, `run` finishes.
+    let hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
     let subtitle = crate::report::subtitle_from_spec(&spec);
-    let world = World::new(spec).map_err(|m| InputError(format!("{}: {m}", loaded.path)))?;
-    let result = world.run();
+    let duration = spec.duration;
+    let mut progress = |t: u64, events: u64| {
+        if let Some(p) = budget.progress.as_mut() {
+            p(t, duration, events);
+        }
+    };
+    let result = world.run_with(hard_stop, &mut progress).map_err(|stop| {
+        InputError(format!(
+            "{}: the run reached its budget of {} events at {} of {} simulated (the estimate was lower); pass \
+             --max-events {} or more to run it to the end",
+            loaded.path,
+            group_digits(stop.events),
+            format_duration(stop.at),
+            format_duration(stop.duration),
+            stop.events
+                .saturating_mul(stop.duration.max(1))
+                .checked_div(stop.at.max(1))
+                .unwrap_or(u64::MAX)
+                .saturating_add(1)
+        ))
+    })?;
     let values = metric_values(&result.metrics);
     let expectations = expectations
         .into_iter()
@@ -476,19 +600,8 @@ pub fn start_from_cluster(
 /// with its share of the written files costs about 200 bytes; 3 M events is about 600 MB).
 pub const AUTO_TRACE_LIMIT: u64 = 3_000_000;
 
-/// A rough count of the events a scenario will produce: a client-go node makes about two per
-/// RetryPeriod (a timer and a request's round trip), a reconciler about two per period.
-pub fn estimated_events(s: &sim_core::scenario::Scenario) -> u64 {
-    let seconds = s.duration.0 as f64 / 1e9;
-    let mut per_second = 0.0;
-    for n in &s.nodes {
-        let rp = n.retry_period.or(s.defaults.retry_period).map(|d| d.0).unwrap_or(2_000_000_000).max(1) as f64 / 1e9;
-        per_second += 4.0 / rp;
-        let rec = n.reconciler.as_ref().or(s.defaults.reconciler.as_ref());
-        if let Some(r) = rec {
-            let period = r.period.map(|d| d.0).unwrap_or(1_000_000_000).max(1) as f64 / 1e9;
-            per_second += 4.0 / period;
-        }
-    }
-    (seconds * per_second) as u64
+/// The events a scenario is expected to produce (clock rates, reconcilers and random faults
+/// counted: `WorldSpec::estimate`), or `None` if it does not convert.
+pub fn estimated_events(s: &sim_core::scenario::Scenario) -> Option<u64> {
+    s.to_world_spec(false).ok().map(|spec| spec.estimate().events)
 }

@@ -21,7 +21,15 @@ fn drift_spec(drifts: &str, seeds: &str) -> SweepSpec {
 }
 
 fn opts(out: &Path, jobs: usize) -> RunOptions {
-    RunOptions { out: out.to_path_buf(), jobs, shard: None, resume: false, quiet: true, max_runs: None }
+    RunOptions {
+        out: out.to_path_buf(),
+        jobs,
+        shard: None,
+        resume: false,
+        quiet: true,
+        max_runs: None,
+        max_events: sim_cli::run::DEFAULT_MAX_EVENTS,
+    }
 }
 
 fn read(dir: &Path, name: &str) -> Vec<u8> {

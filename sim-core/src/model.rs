@@ -370,3 +370,46 @@ impl WorldSpec {
         self
     }
 }
+
+/// What a run is expected to cost, from its spec alone (before anything is built).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorkEstimate {
+    /// Events the loop is expected to handle (an upper-leaning estimate: within about 1.5× of
+    /// the real count for the shipped scenarios and the benchmark workloads).
+    pub events: u64,
+    /// Bytes of `trace.jsonl` if the trace is on (about 200 bytes per event).
+    pub trace_bytes: u64,
+}
+
+impl WorldSpec {
+    /// The expected work: every elector makes about one request per RetryPeriod of its own
+    /// clock (three events each: the send, the arrival, the answer), every leader's reconciler
+    /// one to three requests per period, and every random fault process one occurrence per mean
+    /// interval. A fast clock makes everything on its node more frequent.
+    pub fn estimate(&self) -> WorkEstimate {
+        let seconds = self.duration as f64 / 1e9;
+        let rate = |n: &NodeSpec| (1.0 + n.clock.drift_ppb as f64 / 1e9).max(0.0);
+        let mut per_second = 0.0;
+        let mut leases: std::collections::BTreeMap<(&str, &str), f64> = std::collections::BTreeMap::new();
+        for n in &self.nodes {
+            let rp = (n.elector.retry_period.max(1) as f64 / 1e9).max(1e-9);
+            per_second += 3.0 * rate(n) / rp;
+            if let Some(r) = &n.reconciler {
+                let requests = if r.mode == ReconcileMode::FencedUpdate { 3.0 } else { 1.0 };
+                let per_lease = 3.0 * requests * rate(n) / (r.period.max(1) as f64 / 1e9);
+                let key = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
+                let slot = leases.entry(key).or_insert(0.0);
+                *slot = slot.max(per_lease); // one leader per Lease reconciles at a time
+            }
+        }
+        per_second += leases.values().sum::<f64>();
+        let mut fixed = (self.nodes.len() + self.faults.len() + self.actions.len()) as f64;
+        for rf in &self.random_faults {
+            let span = rf.until.min(self.duration).saturating_sub(rf.from) as f64;
+            fixed += span / rf.mean_interval.max(1) as f64;
+        }
+        let events = seconds * per_second + fixed;
+        let events = if events.is_finite() && events < u64::MAX as f64 { events.ceil() as u64 } else { u64::MAX };
+        WorkEstimate { events, trace_bytes: events.saturating_mul(200) }
+    }
+}

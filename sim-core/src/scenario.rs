@@ -473,6 +473,17 @@ impl Scenario {
         if self.duration.0 == 0 {
             return Err(err(&["duration"], "must be greater than zero"));
         }
+        if self.duration.0 > MAX_DURATION_NS {
+            return Err(err(
+                &["duration"],
+                format!(
+                    "{} is longer than the simulator supports ({}: the runs it is built for last minutes to days, \
+                     and its timestamps stay exact to the nanosecond only that far)",
+                    crate::time::format_duration(self.duration.0),
+                    crate::time::format_duration(MAX_DURATION_NS)
+                ),
+            ));
+        }
         if self.nodes.is_empty() && self.actions.is_empty() {
             return Err(err(
                 &["nodes"],
@@ -485,6 +496,8 @@ impl Scenario {
         };
         let namespace = self.lease.namespace.clone().unwrap_or_else(|| "default".into());
         let lease_name = self.lease.name.clone().unwrap_or_else(|| "leasesim".into());
+        check_name(Kind::Namespace, &namespace, "the namespace").map_err(|m| err(&["lease", "namespace"], m))?;
+        check_name(Kind::Lease, &lease_name, "a Lease name").map_err(|m| err(&["lease", "name"], m))?;
         let identities = self.identities();
         let mut seen = std::collections::BTreeSet::new();
         for (i, id) in identities.iter().enumerate() {
@@ -592,8 +605,16 @@ impl Scenario {
                     ));
                 }
             };
-            if f.mean_interval.0 == 0 {
-                return Err(err(&p("mean_interval"), "must be greater than zero"));
+            if f.mean_interval.0 < MIN_MEAN_INTERVAL_NS {
+                return Err(err(
+                    &p("mean_interval"),
+                    format!(
+                        "{} is below the shortest mean interval of a random fault process, {} (more often than any \
+                         request can complete, and every occurrence is drawn before the run starts)",
+                        crate::time::format_duration(f.mean_interval.0),
+                        crate::time::format_duration(MIN_MEAN_INTERVAL_NS)
+                    ),
+                ));
             }
             random_faults.push(RandomFault {
                 key: f.name.clone(),
@@ -648,6 +669,22 @@ impl Scenario {
         };
         spec.validate().map_err(|m| err(&["nodes"], m))?;
         Ok(spec)
+    }
+
+    /// Where in the file the setup object `index` of its world spec came from (the automatic
+    /// RBAC objects come first, then `[[objects]]`), and what to say when the API server refuses
+    /// it with `message` (`World::new` seeds them: see [`crate::world::SetupError`]).
+    pub fn setup_object_error(&self, spec: &WorldSpec, index: usize, message: &str) -> ScenarioError {
+        let automatic = spec.setup_objects.len() - self.objects.len();
+        if index < automatic {
+            err(
+                &["rbac", "auto"],
+                format!("the automatic RBAC objects cannot be created: {message} (set auto = false to write your own)"),
+            )
+        } else {
+            let i = (index - automatic).to_string();
+            err(&["objects", &i], format!("the API server refuses this object: {message}"))
+        }
     }
 
     fn node_spec(
@@ -716,6 +753,14 @@ impl Scenario {
         if identity.is_empty() {
             return Err(perr("identity", "must not be empty (client-go: \"Lock identity is empty\")".into()));
         }
+        if self.rbac.auto.unwrap_or(true) && doc.user.is_none() && d.user.is_none() {
+            check_name(
+                Kind::ServiceAccount,
+                identity,
+                "a ServiceAccount name (rbac.auto creates one per node; set `user` to run as someone else)",
+            )
+            .map_err(|m| perr("identity", m))?;
+        }
         if !self.unsafe_mode {
             elector.validate().map_err(|m| {
                 // Point at the key the message is about; only the ordering rules can be waived.
@@ -773,10 +818,18 @@ impl Scenario {
             (None, Some(dist)) => dist.sample(&mut rng),
             (None, None) => 0.0,
         };
-        if !drift_ppm.is_finite() || drift_ppm <= -1_000_000.0 {
+        // A drawn drift is kept within the bounds (a normal distribution's far tail would
+        // otherwise make a rare seed fail); a given one must be within them.
+        let drawn = nc.drift_ppm.or(dc.drift_ppm).is_none();
+        let drift_ppm = if drawn { drift_ppm.clamp(MIN_DRIFT_PPM, MAX_DRIFT_PPM) } else { drift_ppm };
+        if !drift_ppm.is_finite() || !(MIN_DRIFT_PPM..=MAX_DRIFT_PPM).contains(&drift_ppm) {
             return Err(perr(
                 "clock",
-                format!("drift_ppm {drift_ppm} must be a number above -1000000 (a clock cannot stop)"),
+                format!(
+                    "drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}: a clock's rate must stay \
+                     between 0.1× and 10× true time (a clock cannot stop, and a faster one multiplies every \
+                     timer's events)"
+                ),
             ));
         }
         let steps = nc.steps.or(dc.steps).unwrap_or_default();
@@ -947,6 +1000,22 @@ impl Scenario {
             user: if a.verb == "can-i" { User::admin() } else { user },
             op,
         })
+    }
+}
+
+/// The longest run the simulator supports (a year of simulated time).
+pub const MAX_DURATION_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
+/// The shortest mean interval of a random fault process.
+pub const MIN_MEAN_INTERVAL_NS: u64 = 1_000_000;
+/// A clock's drift bounds (ppm): its rate stays between 0.1× and 10× true time.
+pub const MIN_DRIFT_PPM: f64 = -900_000.0;
+pub const MAX_DRIFT_PPM: f64 = 9_000_000.0;
+
+/// A name the API server accepts for `kind`, or the server's own words why not.
+fn check_name(kind: Kind, name: &str, what: &str) -> Result<(), String> {
+    match crate::api::validate_name(kind, name).first() {
+        None => Ok(()),
+        Some(e) => Err(format!("{name:?} is not valid as {what}: {}", e.body)),
     }
 }
 

@@ -25,6 +25,11 @@ use std::path::{Component, Path, PathBuf};
 /// Bumped whenever the meaning of a sweep's files changes; part of the sweep id.
 pub const SWEEP_FORMAT: u32 = 1;
 
+/// The most values one grid axis may have, and the most runs a sweep may have (a sweep of more
+/// would take years; shards split one of at most this size).
+pub const MAX_AXIS_VALUES: usize = 100_000;
+pub const MAX_RUNS: u64 = 1_000_000_000_000;
+
 /// Metrics summarised in `aggregate.csv` unless the sweep names its own.
 pub const DEFAULT_METRICS: [&str; 6] = [
     "dual_leader_seconds",
@@ -169,6 +174,13 @@ fn expand_range(path: &str, table: &toml::Table) -> Result<Vec<AxisValue>, Strin
         if b < a {
             return Err(format!("grid axis {path:?}: the range {a} to {b} is empty (to is below from)"));
         }
+        let count = (b - a) / s + 1;
+        if count > MAX_AXIS_VALUES as i64 {
+            return Err(format!(
+                "grid axis {path:?}: from {a} to {b} by {s} is {count} values, more than a grid axis may have \
+                 ({MAX_AXIS_VALUES}); use a larger step"
+            ));
+        }
         return Ok((0..)
             .map(|i| a + i * s)
             .take_while(|v| *v <= b)
@@ -187,7 +199,14 @@ fn expand_range(path: &str, table: &toml::Table) -> Result<Vec<AxisValue>, Strin
     if b < a {
         return Err(format!("grid axis {path:?}: the range {a} to {b} is empty (to is below from)"));
     }
-    let count = ((b - a) / s + 1e-9).floor() as usize + 1;
+    let count = ((b - a) / s + 1e-9).floor() + 1.0;
+    if count > MAX_AXIS_VALUES as f64 {
+        return Err(format!(
+            "grid axis {path:?}: from {a} to {b} by {s} is {count:.0} values, more than a grid axis may have \
+             ({MAX_AXIS_VALUES}); use a larger step"
+        ));
+    }
+    let count = count as usize;
     // Computed as from + i·step and rounded to 1e-9 so 0.1 steps do not print as 0.30000000000000004.
     Ok((0..count)
         .map(|i| {
@@ -284,7 +303,13 @@ impl SweepSpec {
                 set = doc.set;
                 plot_x = doc.plot_x;
                 let dir = file.parent().unwrap_or(Path::new(""));
-                normalise(&dir.join(&doc.scenario))
+                let beside = normalise(&dir.join(&doc.scenario));
+                let bare = !doc.scenario.contains('/') && !doc.scenario.ends_with(".toml");
+                if !beside.exists() && bare && crate::shipped::find(&doc.scenario).is_some() {
+                    PathBuf::from(&doc.scenario)
+                } else {
+                    beside
+                }
             }
         };
         for g in &args.grid {
@@ -313,7 +338,17 @@ impl SweepSpec {
                 names.join(", ")
             )));
         }
-        let scenario_source = scenario_file::read_file(&scenario_path)?;
+        let runs = axes
+            .iter()
+            .try_fold(seeds.1 - seeds.0, |acc, a| acc.checked_mul(a.values.len() as u64))
+            .filter(|&runs| runs <= MAX_RUNS);
+        if runs.is_none() {
+            return Err(err(format!(
+                "this sweep has more than {} runs (grid points × seeds); narrow the grid or the seeds",
+                crate::run::group_digits(MAX_RUNS)
+            )));
+        }
+        let scenario_source = crate::shipped::read_scenario(&scenario_path)?;
         Ok(SweepSpec {
             scenario_path: scenario_path.display().to_string(),
             scenario_source,
@@ -323,6 +358,25 @@ impl SweepSpec {
             metrics,
             plot_x,
         })
+    }
+
+    /// On `--resume`: if the sweep in `out` names the same scenario file spelled another way
+    /// (`./scenarios/x.toml`, an absolute path), keep its spelling, so the sweep is recognised and
+    /// its replay commands stay as they began.
+    pub fn adopt_scenario_spelling(&mut self, out: &Path) {
+        let Ok(text) = std::fs::read_to_string(out.join("sweep.json")) else { return };
+        let Some(stored) =
+            serde_json::from_str::<Value>(&text).ok().and_then(|v| v["scenario"].as_str().map(String::from))
+        else {
+            return;
+        };
+        let same = match (std::fs::canonicalize(&stored), std::fs::canonicalize(&self.scenario_path)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if same {
+            self.scenario_path = stored;
+        }
     }
 
     pub fn point_count(&self) -> usize {
@@ -381,20 +435,42 @@ impl SweepSpec {
                 err(format!("grid axis {:?}: {}", axis.path, message.unwrap_or(&e.0)))
             })?;
         }
-        for point in 0..self.point_count() {
-            let describe = || {
-                let settings: Vec<String> =
-                    self.axes.iter().zip(self.point_values(point)).map(|(a, v)| format!("{}={v}", a.path)).collect();
-                format!("grid point {point} ({})", settings.join(", "))
-            };
-            let loaded = self.load_point(point).map_err(|e| err(format!("{}: {e}", describe())))?;
-            run::parse_expectations(&loaded)?;
-            loaded
-                .scenario
-                .to_world_spec(false)
-                .map_err(|e| err(format!("{}: {}", describe(), scenario_file::scenario_error(&loaded, &e))))?;
-        }
         Ok(())
+    }
+
+    /// `grid point 3 (defaults.renew_deadline=8s)`.
+    pub fn describe_point(&self, point: usize) -> String {
+        let settings: Vec<String> =
+            self.axes.iter().zip(self.point_values(point)).map(|(a, v)| format!("{}={v}", a.path)).collect();
+        format!("grid point {point} ({})", settings.join(", "))
+    }
+
+    /// Checks grid points as `leasesim validate` checks a scenario (with the first seed, against
+    /// the per-run budget), before anything runs or is written; returns the expected events of
+    /// the whole sweep. Every point of a grid of up to 10,000 points is checked; of a larger one,
+    /// the first and last thousand and a thousand spread between (the rest are checked as they
+    /// run: a failure then stops the sweep, naming the point, with the rows before it kept).
+    pub fn check_points(&self, max_events: u64) -> Result<u64, InputError> {
+        let points = self.point_count();
+        let sample: Vec<usize> = if points <= 10_000 {
+            (0..points).collect()
+        } else {
+            let stride = points / 1000;
+            let mut v: Vec<usize> =
+                (0..1000).chain((0..1000).map(|i| i * stride)).chain(points - 1000..points).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        };
+        let mut events = 0.0f64;
+        for &point in &sample {
+            let loaded = self.load_point(point).map_err(|e| err(format!("{}: {e}", self.describe_point(point))))?;
+            let (prepared, _) = run::prepare(&loaded, Some(self.seeds.0), false, max_events)
+                .map_err(|e| err(format!("{}: {e}", self.describe_point(point))))?;
+            events += prepared.estimate.events as f64;
+        }
+        let per_run = events / sample.len().max(1) as f64;
+        Ok((per_run * self.run_count() as f64).min(u64::MAX as f64) as u64)
     }
 
     /// The plot's x axis and, when it is a clock drift, the renew deadline or the lease
@@ -537,6 +613,8 @@ pub struct RunOptions {
     /// Stop after this many runs (the sweep stays resumable): for tests and for chopping a long
     /// sweep into sittings.
     pub max_runs: Option<usize>,
+    /// Each run's event budget (as `run --max-events`).
+    pub max_events: u64,
 }
 
 #[derive(Debug, PartialEq)]
@@ -600,10 +678,12 @@ fn header(spec: &SweepSpec, columns: &[String]) -> String {
 }
 
 /// One `runs.csv` line (without the newline).
-fn run_row(spec: &SweepSpec, columns: &[String], run: usize) -> Result<String, InputError> {
+fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, InputError> {
     let (point, seed) = spec.run_of(run);
-    let loaded = spec.load_point(point)?;
-    let out = run::run(&loaded, Some(seed), false)?;
+    let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
+    let loaded = spec.load_point(point).map_err(within)?;
+    let budget = run::Budget { max_events, progress: None };
+    let out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
     let values = run_metrics(&out);
     if let Some(extra) = values.keys().find(|k| !columns.contains(k)) {
         return Err(err(format!(
@@ -753,38 +833,47 @@ fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize
     Ok(rows)
 }
 
-fn progress_bar(total: usize, done: usize, quiet: bool) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total as u64);
-    if let Ok(style) =
-        indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:32}] {pos}/{len} runs  {per_sec}  ETA {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_position(done as u64);
-    bar
-}
-
 /// Runs (the rest of) a sweep into `opts.out`. Unsharded and complete, it also writes
 /// `aggregate.csv` and the plots.
 pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputError> {
     spec.validate()?;
+    let events = spec.check_points(opts.max_events)?;
+    if !opts.quiet {
+        let jobs = opts.jobs.max(1) as u64;
+        eprintln!(
+            "{} runs ({} grid points × {} seeds), about {} events: about {} on {jobs} core(s)",
+            run::group_digits(spec.run_count() as u64),
+            spec.point_count(),
+            spec.seed_count(),
+            run::group_digits(events),
+            run::rough_time(events / jobs)
+        );
+    }
     let columns = discover_columns(spec)?;
     let header_line = header(spec, &columns);
     let sweep_json = pretty(&spec.sweep_json());
+    // Judge --out before creating anything in it: a refused directory is left as it was.
+    check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume)?;
+    let created_dir = !opts.out.exists();
     std::fs::create_dir_all(&opts.out).map_err(|e| io(&opts.out, "create", e))?;
-    let _lock = lock_out_dir(&opts.out)?;
-    let resuming = check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume)?;
+    let lock = lock_out_dir(&opts.out)?;
+    // Judged again under the lock: another sweep may have started in between.
+    let resuming = match check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume) {
+        Ok(resuming) => resuming,
+        Err(e) => {
+            drop(lock);
+            if created_dir {
+                let _ = std::fs::remove_dir_all(&opts.out);
+            }
+            return Err(e);
+        }
+    };
     let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
     let runs = ShardRuns::new(shard, spec.run_count());
     let runs_path = opts.out.join("runs.csv");
     let done = if resuming {
         resume_rows(&runs_path, &header_line, &runs)?
     } else {
-        std::fs::create_dir_all(&opts.out).map_err(|e| io(&opts.out, "create", e))?;
         write_file(&opts.out.join("sweep.json"), &sweep_json)?;
         if let Some(s) = opts.shard {
             write_file(&opts.out.join("shard.json"), &pretty(&s.json(false, runs.len)))?;
@@ -792,13 +881,45 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         write_file(&runs_path, &format!("{header_line}\n"))?;
         0
     };
-    let mut file = OpenOptions::new().append(true).open(&runs_path).map_err(|e| io(&runs_path, "open", e))?;
+    let fresh_start = !resuming;
+    match run_chunks(spec, opts, &columns, &runs, &runs_path, done) {
+        Ok(outcome) => Ok(outcome),
+        Err((e, rows_written)) => {
+            // A sweep that failed before its first row leaves nothing behind it.
+            if fresh_start && rows_written == 0 {
+                for name in ["runs.csv", "sweep.json", "shard.json", LOCK_FILE] {
+                    let _ = std::fs::remove_file(opts.out.join(name));
+                }
+                drop(lock);
+                if created_dir {
+                    let _ = std::fs::remove_dir(&opts.out);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Runs the sweep's remaining runs from `done`; on failure, also says how many rows this call
+/// wrote.
+fn run_chunks(
+    spec: &SweepSpec,
+    opts: &RunOptions,
+    columns: &[String],
+    runs: &ShardRuns,
+    runs_path: &Path,
+    done: usize,
+) -> Result<Outcome, (InputError, usize)> {
+    let mut written = 0usize;
+    let fail = |e: InputError, written: usize| (e, written);
+    let mut file =
+        OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), written))?;
     let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.jobs.max(1))
         .build()
-        .map_err(|e| err(format!("cannot start {} worker threads: {e}", opts.jobs)))?;
-    let bar = progress_bar(runs.len, done, opts.quiet);
+        .map_err(|e| fail(err(format!("cannot start {} worker threads: {e}", opts.jobs)), written))?;
+    let bar = crate::progress::runs_bar(runs.len, done, opts.quiet);
     // Chunks of 32 × jobs runs keep every worker busy (a slow run is balanced by the others of
     // its chunk) while holding only a chunk's rows in memory; the chunk is written in run
     // order, whatever order its runs finished in, and synced once. A killed sweep keeps every
@@ -809,15 +930,17 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         let chunk = chunk_start..(chunk_start + chunk_len).min(todo.end);
         let rows: Vec<Result<String, InputError>> = pool.install(|| {
             use rayon::prelude::*;
-            chunk.clone().into_par_iter().map(|k| run_row(spec, &columns, runs.get(k))).collect()
+            chunk.clone().into_par_iter().map(|k| run_row(spec, columns, runs.get(k), opts.max_events)).collect()
         });
         let mut text = String::new();
         let mut failed = None;
+        let mut rows_here = 0;
         for row in rows {
             match row {
                 Ok(row) => {
                     text.push_str(&row);
                     text.push('\n');
+                    rows_here += 1;
                 }
                 // The rows before the failure are kept: --resume starts at the failed run.
                 Err(e) => {
@@ -826,10 +949,11 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
                 }
             }
         }
-        file.write_all(text.as_bytes()).map_err(|e| io(&runs_path, "write", e))?;
-        file.sync_data().map_err(|e| io(&runs_path, "sync", e))?;
+        file.write_all(text.as_bytes()).map_err(|e| fail(io(runs_path, "write", e), written))?;
+        file.sync_data().map_err(|e| fail(io(runs_path, "sync", e), written))?;
+        written += rows_here;
         if let Some(e) = failed {
-            return Err(e);
+            return Err(fail(e, written));
         }
         bar.inc((chunk.end - chunk.start) as u64);
     }
@@ -837,9 +961,10 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
     let outcome = Outcome { ran: todo.len(), done: todo.end, total: runs.len };
     if outcome.complete() {
         match opts.shard {
-            Some(s) => write_file(&opts.out.join("shard.json"), &pretty(&s.json(true, runs.len)))?,
+            Some(s) => write_file(&opts.out.join("shard.json"), &pretty(&s.json(true, runs.len)))
+                .map_err(|e| fail(e, written))?,
             None => {
-                finish(&opts.out)?;
+                finish(&opts.out).map_err(|e| fail(e, written))?;
             }
         }
     }
@@ -1043,7 +1168,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputErr
         return Err(err(format!("--out {}: exists and is not empty; choose a new directory", out.display())));
     }
 
-    let staged = crate::output::StagedDir::new(out).map_err(err)?;
+    let mut staged = crate::output::StagedDir::new(out, crate::output::Command::Merge).map_err(err)?;
     staged.write("sweep.json", &sweep_text).map_err(err)?;
     let mut readers = Vec::new();
     let mut header_line: Option<String> = None;

@@ -107,6 +107,39 @@ pub struct ActionOutcome {
     pub allowed: Option<bool>,
 }
 
+/// Why a world could not be built, in a form a caller can place in its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetupError {
+    /// The API server refused setup object `index` of the spec.
+    Object { index: usize, message: String },
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            SetupError::Object { index, message } => write!(f, "setup object #{index}: {message}"),
+        }
+    }
+}
+
+impl SetupError {
+    /// Reads back a message `Display` wrote (World::new reports errors as text).
+    pub fn parse(text: &str) -> Option<SetupError> {
+        let rest = text.strip_prefix("setup object #")?;
+        let (index, message) = rest.split_once(": ")?;
+        Some(SetupError::Object { index: index.parse().ok()?, message: message.to_string() })
+    }
+}
+
+/// A run stopped because it reached its event budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetExceeded {
+    pub events: u64,
+    /// True time reached, and the run's duration.
+    pub at: Nanos,
+    pub duration: Nanos,
+}
+
 /// Everything a run produced.
 pub struct RunResult {
     pub metrics: Metrics,
@@ -159,8 +192,8 @@ impl World {
             let sym = server.intern(node.identity());
             debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
         }
-        for object in &spec.setup_objects {
-            server.seed_object(0, object.clone()).map_err(|e| format!("setup object: {}", e.message))?;
+        for (index, object) in spec.setup_objects.iter().enumerate() {
+            server.seed_object(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
         }
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
@@ -261,11 +294,28 @@ impl World {
     }
 
     /// Runs to the end of the spec's duration.
-    pub fn run(mut self) -> RunResult {
+    pub fn run(self) -> RunResult {
+        match self.run_with(u64::MAX, &mut |_, _| {}) {
+            Ok(result) => result,
+            Err(_) => unreachable!("no budget"),
+        }
+    }
+
+    /// Runs to the end, or stops with [`BudgetExceeded`] once `max_events` events have been
+    /// handled. `progress` is called with (true time, events so far) every 65,536 events, for a
+    /// progress bar (it cannot change the run).
+    pub fn run_with(
+        mut self,
+        max_events: u64,
+        progress: &mut dyn FnMut(Nanos, u64),
+    ) -> Result<RunResult, BudgetExceeded> {
         let end = self.spec.duration;
         while let Some(t) = self.queue.peek_time() {
             if t > end {
                 break;
+            }
+            if self.events_processed >= max_events {
+                return Err(BudgetExceeded { events: self.events_processed, at: t, duration: end });
             }
             let (now, seq, event) = self.queue.pop_with_seq().expect("peeked");
             if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
@@ -275,10 +325,13 @@ impl World {
                 }
             }
             self.events_processed += 1;
+            if self.events_processed & 0xffff == 0 {
+                progress(now, self.events_processed);
+            }
             self.prefetch_next();
             self.handle(now, event);
         }
-        self.finish(end)
+        Ok(self.finish(end))
     }
 
     /// Asks the memory system for the state of the node the next event belongs to while this
