@@ -40,6 +40,7 @@ fn main() -> Result<(), String> {
         scenario: "split-brain".into(),
         subtitle: "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s".into(),
         unsafe_mode: true,
+        leases: Vec::new(),
     };
     let run_dir = dir.join("split-brain");
     std::fs::create_dir_all(&run_dir).map_err(|e| e.to_string())?;
@@ -56,6 +57,7 @@ fn main() -> Result<(), String> {
         ],
         metrics: summary_metric_rows(&r.metrics),
         node_table: node_metric_table(&r.metrics),
+        lease_table: Vec::new(),
         expectations: vec![(
             "a dual-leader window appears".into(),
             r.metrics.dual_leader_windows > 0,

@@ -22,6 +22,8 @@ pub struct RunOutput {
     pub traced: bool,
     /// Key parameters for plot titles (`LD 15s · RD 10s · RP 2s · skew +2m0s`).
     pub subtitle: String,
+    /// Each Lease elected on, with its settings in words, for plot labels.
+    pub lease_groups: Vec<crate::report::LeaseGroup>,
 }
 
 #[derive(Clone, Debug)]
@@ -205,6 +207,7 @@ pub fn run_budgeted(
     // off (ten times), so what `validate` accepts, `run` finishes.
     let hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
     let subtitle = crate::report::subtitle_from_spec(&spec);
+    let lease_groups = crate::report::lease_groups_from_spec(&spec);
     let duration = spec.duration;
     let mut progress = |t: u64, events: u64| {
         if let Some(p) = budget.progress.as_mut() {
@@ -244,6 +247,7 @@ pub fn run_budgeted(
         description: scenario.description.clone(),
         effective: serde_json::to_value(&scenario).unwrap_or(Value::Null),
         subtitle,
+        lease_groups,
         traced: trace,
     })
 }
@@ -261,6 +265,8 @@ pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<
         "seed": out.seed,
         "unsafe_mode": out.unsafe_mode,
         "nodes": out.result.node_names,
+        // Which Lease each node elects on, in the order of "nodes".
+        "node_leases": out.result.node_leases,
         "replay": out.replay,
         "trace": if out.traced { "on" } else { "off: run with --trace on for events" },
     });
@@ -460,7 +466,14 @@ pub fn summary_table(out: &RunOutput) -> String {
             ),
         ),
         ("leaderless time", format!("{:.3} s", m.leaderless_seconds)),
-        ("leaseTransitions", m.lease_transitions.to_string()),
+        (
+            "leaseTransitions",
+            if m.leases.len() > 1 {
+                format!("{} (sum over {} Leases, each below)", m.lease_transitions, m.leases.len())
+            } else {
+                m.lease_transitions.to_string()
+            },
+        ),
         ("leader changes", m.leader_changes.to_string()),
         ("API requests", m.api_requests.to_string()),
         (
@@ -476,6 +489,28 @@ pub fn summary_table(out: &RunOutput) -> String {
         s.push_str(&format!("  {k:<18} {v}\n"));
     }
     s.push('\n');
+    if m.leases.len() > 1 {
+        let lw = m.leases.keys().map(|k| k.chars().count()).max().unwrap_or(5).max(5);
+        let settings =
+            |key: &str| out.lease_groups.iter().find(|g| g.key == key).map(|g| g.label.clone()).unwrap_or_default();
+        let sw = m.leases.keys().map(|k| settings(k).chars().count()).max().unwrap_or(8).max(8);
+        s.push_str(&format!(
+            "  {:<lw$}  {:<sw$}  {:>9}  {:>7}  {:>11}  {:>11}\n",
+            "Lease", "settings", "dual s", "windows", "leaderless s", "transitions"
+        ));
+        for (key, l) in &m.leases {
+            s.push_str(&format!(
+                "  {:<lw$}  {:<sw$}  {:>9.3}  {:>7}  {:>11.3}  {:>11}\n",
+                key,
+                settings(key),
+                l.dual_leader_seconds,
+                l.dual_leader_windows,
+                l.leaderless_seconds,
+                l.lease_transitions
+            ));
+        }
+        s.push('\n');
+    }
     let width = m.nodes.keys().map(|k| k.len()).max().unwrap_or(4).max(4);
     s.push_str(&format!(
         "  {:<width$}  {:>9}  {:>5}  {:>8}  {:>9}  {:>11}\n",
@@ -523,8 +558,12 @@ pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
 /// The plots (in `format`) and `report.html` of a run, as `(file name, bytes)`.
 pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Result<Vec<(String, Vec<u8>)>, String> {
     use crate::report::{self, PlotMeta, ReportParts};
-    let meta =
-        PlotMeta { scenario: out.scenario_name.clone(), subtitle: out.subtitle.clone(), unsafe_mode: out.unsafe_mode };
+    let meta = PlotMeta {
+        scenario: out.scenario_name.clone(),
+        subtitle: out.subtitle.clone(),
+        unsafe_mode: out.unsafe_mode,
+        leases: out.lease_groups.clone(),
+    };
     let mut files: Vec<(String, Vec<u8>)> =
         report::render_plot_files(&out.result, &meta, format)?.into_iter().map(|f| (f.file_name, f.bytes)).collect();
     let parts = ReportParts {
@@ -538,6 +577,7 @@ pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Resu
         ],
         metrics: report::summary_metric_rows(&out.result.metrics),
         node_table: report::node_metric_table(&out.result.metrics),
+        lease_table: report::lease_metric_table(&out.result.metrics, &out.lease_groups),
         expectations: out.expectations.iter().map(|e| (e.text.clone(), e.passed, e.seen.clone())).collect(),
         replay_command: out.replay.clone(),
         unsafe_mode: out.unsafe_mode,

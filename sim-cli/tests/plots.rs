@@ -23,6 +23,7 @@ fn steady() -> (RunResult, PlotMeta) {
         scenario: "steady".into(),
         subtitle: "3 nodes · client-go · LD 15s · RD 10s · RP 2s".into(),
         unsafe_mode: false,
+        leases: Vec::new(),
     };
     (run(spec), meta)
 }
@@ -50,6 +51,7 @@ fn split_brain() -> (RunResult, PlotMeta) {
         scenario: "split-brain".into(),
         subtitle: "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s".into(),
         unsafe_mode: true,
+        leases: Vec::new(),
     };
     (run(spec), meta)
 }
@@ -82,6 +84,7 @@ fn clocks_and_pause() -> (RunResult, PlotMeta) {
         scenario: "clocks-and-pause".into(),
         subtitle: "3 nodes · client-go · skew +120s · drift +50000 ppm · pause 25s".into(),
         unsafe_mode: false,
+        leases: Vec::new(),
     };
     (run(spec), meta)
 }
@@ -96,6 +99,7 @@ fn parts(r: &RunResult, meta: &PlotMeta) -> ReportParts {
         ],
         metrics: summary_metric_rows(&r.metrics),
         node_table: node_metric_table(&r.metrics),
+        lease_table: Vec::new(),
         expectations: vec![
             ("runs to the end".into(), true, "ok".into()),
             (
@@ -194,8 +198,12 @@ fn crowded() -> (RunResult, PlotMeta) {
         };
         spec.faults.push(TimedFault { at: secs(10 + 9 * k), target: Target::Node((k % 5) as usize), kind });
     }
-    let meta =
-        PlotMeta { scenario: "crowded".into(), subtitle: "5 nodes · 24 faults · RD 30s".into(), unsafe_mode: true };
+    let meta = PlotMeta {
+        scenario: "crowded".into(),
+        subtitle: "5 nodes · 24 faults · RD 30s".into(),
+        unsafe_mode: true,
+        leases: Vec::new(),
+    };
     (run(spec), meta)
 }
 
@@ -209,7 +217,8 @@ fn a_crowded_run_still_renders_deterministically() {
 #[test]
 fn a_run_without_a_trace_says_its_markers_are_missing() {
     let r = run(WorldSpec::basic(2, 3, Algorithm::ClientGo, secs(60)));
-    let meta = PlotMeta { scenario: "untraced".into(), subtitle: String::new(), unsafe_mode: false };
+    let meta =
+        PlotMeta { scenario: "untraced".into(), subtitle: String::new(), unsafe_mode: false, leases: Vec::new() };
     let (svg, _) = render_all_twice(&r, &meta);
     assert!(svg.contains("Run without a trace"));
 }
@@ -241,4 +250,80 @@ fn the_index_lists_runs_with_their_verdicts() {
     assert!(html.contains("href=\"steady/report.html\""));
     assert!(html.contains("split &lt;brain&gt;"));
     assert!(html.contains("1 with failed expectations"));
+}
+
+/// The instructor's demo, two Leases side by side (issue 12): every picture and table tells
+/// the same story per Lease. Before: one transitions lane for the first Lease only (one ▲, the
+/// unsafe takeover had none), a transitions plot of 1 against a summary of 2, no per-Lease rows.
+#[test]
+fn the_two_lease_demo_shows_each_lease_in_every_picture_and_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rd");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .current_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap())
+        .args(["run", "renew-deadline-vs-lease-duration", "--trace", "on", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let timeline = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    let transitions = std::fs::read_to_string(out.join("transitions.svg")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let trace = std::fs::read_to_string(out.join("trace.jsonl")).unwrap();
+
+    // Group labels, and a ▲ per takeover: one in each Lease's lane, one in the legend.
+    assert!(timeline.contains("Lease op-leader/safe-operator: RD 10s &lt; LD 15s — safe"), "{timeline}");
+    assert!(timeline.contains("Lease op-leader/unsafe-operator: RD 25s &gt; LD 15s — unsafe"));
+    let triangles = timeline.lines().filter(|l| l.starts_with("<polygon") && l.contains("#1F77B4")).count();
+    assert_eq!(triangles, 3, "two transitions and the legend's ▲");
+    // The transitions plot agrees with the summary: 1 + 1 = 2.
+    assert!(transitions.contains("leaseTransitions at the end: safe-operator 1 · unsafe-operator 1"));
+    assert!(stdout.contains("leaseTransitions   2 (sum over 2 Leases, each below)"), "{stdout}");
+    assert!(stdout.contains("op-leader/unsafe-operator  RD 25s > LD 15s — unsafe"), "{stdout}");
+    assert!(html.contains("<h2>Leases</h2>") && html.contains("RD 10s &lt; LD 15s — safe"));
+    // Every Lease event names its Lease; the header maps nodes to Leases.
+    assert!(trace.lines().next().unwrap().contains(r#""node_leases":["op-leader/safe-operator""#));
+    assert!(trace.contains(r#""kind":"lease-changed","lease":"op-leader/unsafe-operator""#));
+    assert!(trace.contains(r#""kind":"dual-leader-start","lease":"op-leader/unsafe-operator""#));
+    // The new leaders' refused applies read as one band that says why, not dozens of alarms.
+    assert!(timeline.contains("writes refused (409): field owned by safe-0"));
+    assert!(timeline.contains("writes refused (409): field owned by unsafe-0"));
+    // The legend lists only what occurs: nobody is paused here, no Lease write is refused.
+    assert!(!timeline.contains("\npaused\n</text>"));
+    assert!(!timeline.contains("\nLease 409\n</text>"));
+    assert!(timeline.contains("\npartitioned\n</text>"));
+}
+
+#[test]
+fn a_steady_runs_legend_lists_only_what_it_shows() {
+    let (r, meta) = steady();
+    let svg = timeline_svg(&r, &meta).unwrap();
+    for absent in ["paused", "partitioned", "fault", "dual-leader window", "failed renewal", "wall clock − true time"]
+    {
+        assert!(!svg.contains(&format!("\n{absent}\n</text>")), "{absent} is in the legend of a run without it");
+    }
+    for present in ["candidate", "acting leader"] {
+        assert!(svg.contains(&format!("\n{present}\n</text>")), "{present} is missing from the legend");
+    }
+}
+
+/// Issue 12: report.html shows its plots at a size where the smallest text is at least 12 px
+/// at 100% zoom (narrower windows scroll the figure rather than shrink it).
+#[test]
+fn report_plots_keep_text_at_12_px_or_more_at_100_percent_zoom() {
+    for (r, meta) in [split_brain(), clocks_and_pause()] {
+        let html = report_html(&parts(&r, &meta));
+        let min_width = sim_cli::report::MIN_PLOT_WIDTH_PX as f64;
+        assert!(html.contains(&format!("min-width: {min_width}px")), "the CSS keeps plots at least that wide");
+        for svg in html.split("<svg").skip(1) {
+            let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+            let smallest = svg
+                .split("font-size=\"")
+                .skip(1)
+                .map(|rest| rest.split('"').next().unwrap().parse::<f64>().unwrap())
+                .fold(f64::INFINITY, f64::min);
+            let on_screen = smallest * min_width.min(width) / width;
+            assert!(on_screen >= 12.0, "smallest text {smallest} in a {width} px plot shows at {on_screen:.1} px");
+        }
+    }
 }

@@ -281,3 +281,26 @@ fn control_characters_in_a_dump_cannot_forge_a_healthy_line() {
         }
     }
 }
+
+/// The image docs/distributed.md runs is built from the repository's Dockerfile (CI cannot
+/// build it without a network): everything it copies exists, it builds the binary the docs
+/// call, with the committed lock file, on a Rust new enough for the workspace.
+#[test]
+fn the_dockerfile_copies_what_exists_and_builds_leasesim() {
+    let root = repo();
+    let dockerfile = std::fs::read_to_string(root.join("Dockerfile")).expect("a Dockerfile at the root");
+    for line in dockerfile.lines().filter(|l| l.starts_with("COPY ") && !l.contains("--from=")) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        for source in &parts[1..parts.len() - 1] {
+            assert!(root.join(source).exists(), "{line}: {source} does not exist");
+        }
+    }
+    assert!(dockerfile.contains("cargo build --release --locked -p sim-cli --bin leasesim"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let needed = manifest.split("rust-version = \"").nth(1).unwrap().split('"').next().unwrap();
+    let from = dockerfile.split("FROM rust:").nth(1).unwrap().split('-').next().unwrap();
+    let version = |v: &str| v.split('.').map(|p| p.parse::<u32>().unwrap()).collect::<Vec<_>>();
+    assert!(version(from) >= version(needed), "rust:{from} is older than rust-version {needed}");
+    let docs = std::fs::read_to_string(root.join("docs/distributed.md")).unwrap();
+    assert!(docs.contains("docker build -t registry.example.com/leasesim:0.1.0 ."));
+}

@@ -151,9 +151,13 @@ fn the_envelope_boundary_separates_safe_and_dual_runs() {
     // lag eats in some runs; 2× leaves 4.5 s.
     assert!(dual[2] > 5 && dual[3] >= 9, "outside: most runs dual, got {dual:?}");
     let sweep = String::from_utf8(read(&out, "sweep.json")).unwrap();
-    assert!(sweep.contains("\"boundary\": {"), "the drift axis gets the envelope boundary: {sweep}");
+    assert!(sweep.contains("\"boundaries\": ["), "the drift axis gets the envelope boundary: {sweep}");
     let svg = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
-    assert!(svg.contains("envelope"), "the plot draws and labels the boundary");
+    assert!(svg.contains("envelope: rate 1.250× = LD/(RD+RP)"), "the plot draws and labels the boundary");
+    // Drift reads as a rate ratio beside the ppm value.
+    for (ppm, ratio) in [("100000", "1.1×"), ("500000", "1.5×"), ("1000000", "2×")] {
+        assert!(text_x(&svg, ppm).is_some() && text_x(&svg, ratio).is_some(), "{ppm} with {ratio}");
+    }
 }
 
 #[test]
@@ -274,4 +278,54 @@ fn the_shipped_sweeps_run_in_full() {
         let outcome = run_sweep(&spec, &opts(&tmp.path().join(name), 2)).unwrap();
         assert!(outcome.complete());
     }
+}
+
+/// The x of the SVG text element whose content is exactly `text`.
+fn text_x(svg: &str, text: &str) -> Option<f64> {
+    let needle = format!("\n{text}\n</text>");
+    let end = svg.find(&needle)?;
+    let start = svg[..end].rfind("<text")?;
+    let tag = &svg[start..end];
+    let x = tag.split("x=\"").nth(1)?.split('"').next()?;
+    x.parse().ok()
+}
+
+/// Issue 12: a numeric axis is spaced by value (−60, −20, 0, 10, 20, 60 s were equidistant:
+/// negative offsets did not parse as numbers), and an axis drawn for two lease durations gets
+/// one envelope per line, named for its line.
+#[test]
+fn sweep_plots_space_values_by_value_and_draw_an_envelope_per_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = SweepArgs {
+        scenario: Some(workspace().join("scenarios/renew.toml")),
+        grid: vec!["nodes.widget-operator-1.clock.offset=-60s,-20s,0s,10s,20s,60s".into()],
+        seeds: Some("1..2".into()),
+        set: vec!["duration=30s".into()],
+        ..Default::default()
+    };
+    let out = tmp.path().join("offset");
+    run_sweep(&SweepSpec::from_args(&args).unwrap(), &opts(&out, 1)).unwrap();
+    sim_cli::sweep::finish(&out).unwrap();
+    let svg = String::from_utf8(read(&out, "dual_seconds.svg")).unwrap();
+    let x: Vec<f64> = ["-60", "-20", "0", "10", "20", "60"].iter().map(|t| text_x(&svg, t).expect(t)).collect();
+    let per_second = (x[5] - x[0]) / 120.0;
+    for (value, px) in [-60.0, -20.0, 0.0, 10.0, 20.0, 60.0].iter().zip(&x) {
+        assert!((x[0] + (value + 60.0) * per_second - px).abs() <= 1.5, "{value} s at {px}, ticks {x:?}");
+    }
+
+    let args = SweepArgs {
+        scenario: Some(workspace().join("scenarios/split-brain.toml")),
+        grid: vec!["defaults.lease_duration=15s,20s".into(), "defaults.renew_deadline=10s,20s".into()],
+        seeds: Some("1..2".into()),
+        set: vec!["duration=1m".into()],
+        ..Default::default()
+    };
+    let mut spec = SweepSpec::from_args(&args).unwrap();
+    spec.plot_x = Some("defaults.renew_deadline".into());
+    let out = tmp.path().join("rd");
+    run_sweep(&spec, &opts(&out, 1)).unwrap();
+    sim_cli::sweep::finish(&out).unwrap();
+    let svg = String::from_utf8(read(&out, "dual_seconds.svg")).unwrap();
+    assert!(svg.contains("envelope: RD = LD − RP = 13s (for lease_duration=15s)"), "{svg}");
+    assert!(svg.contains("envelope: RD = LD − RP = 18s (for lease_duration=20s)"));
 }

@@ -80,8 +80,9 @@ pub enum TraceKind {
     NewLeader {
         holder: Arc<str>,
     },
-    /// The Lease on the server changed holder or transitions.
+    /// The Lease (`namespace/name`) on the server changed holder or transitions.
     LeaseChanged {
+        lease: Arc<str>,
         holder: Arc<str>,
         transitions: i32,
         rv: u64,
@@ -100,9 +101,11 @@ pub enum TraceKind {
         lease_holder: Arc<str>,
     },
     DualLeaderStart {
+        lease: Arc<str>,
         leaders: Vec<String>,
     },
     DualLeaderEnd {
+        lease: Arc<str>,
         seconds: f64,
     },
     Action {
@@ -204,7 +207,9 @@ impl TraceEvent {
                 w.write_all(b",\"holder\":")?;
                 string(w, holder)?;
             }
-            TraceKind::LeaseChanged { holder, transitions, rv } => {
+            TraceKind::LeaseChanged { lease, holder, transitions, rv } => {
+                w.write_all(b",\"lease\":")?;
+                string(w, lease)?;
                 w.write_all(b",\"holder\":")?;
                 string(w, holder)?;
                 write!(w, ",\"transitions\":{transitions},\"rv\":{rv}")?;
@@ -221,11 +226,15 @@ impl TraceEvent {
                 w.write_all(b",\"lease_holder\":")?;
                 string(w, lease_holder)?;
             }
-            TraceKind::DualLeaderStart { leaders } => {
+            TraceKind::DualLeaderStart { lease, leaders } => {
+                w.write_all(b",\"lease\":")?;
+                string(w, lease)?;
                 w.write_all(b",\"leaders\":")?;
                 serde_json::to_writer(&mut *w, leaders).map_err(std::io::Error::other)?;
             }
-            TraceKind::DualLeaderEnd { seconds } => {
+            TraceKind::DualLeaderEnd { lease, seconds } => {
+                w.write_all(b",\"lease\":")?;
+                string(w, lease)?;
                 w.write_all(b",\"seconds\":")?;
                 serde_json::to_writer(&mut *w, seconds).map_err(std::io::Error::other)?;
             }
@@ -277,16 +286,16 @@ impl TraceEvent {
             TraceKind::Timer { kind } => json!({ "timer": kind.name() }),
             TraceKind::Note { note } => json!({ "note": note.name() }),
             TraceKind::NewLeader { holder } => json!({ "holder": &**holder }),
-            TraceKind::LeaseChanged { holder, transitions, rv } => {
-                json!({ "holder": &**holder, "transitions": transitions, "rv": rv })
+            TraceKind::LeaseChanged { lease, holder, transitions, rv } => {
+                json!({ "lease": &**lease, "holder": &**holder, "transitions": transitions, "rv": rv })
             }
             TraceKind::ReconcileWrite { id, code, outcome, message } => {
                 json!({ "id": id, "code": code, "outcome": outcome, "message": message })
             }
             TraceKind::SplitBrainWrite { id, lease_holder } => json!({ "id": id, "lease_holder": &**lease_holder }),
             TraceKind::FencedRejection { lease_holder } => json!({ "lease_holder": &**lease_holder }),
-            TraceKind::DualLeaderStart { leaders } => json!({ "leaders": leaders }),
-            TraceKind::DualLeaderEnd { seconds } => json!({ "seconds": seconds }),
+            TraceKind::DualLeaderStart { lease, leaders } => json!({ "lease": &**lease, "leaders": leaders }),
+            TraceKind::DualLeaderEnd { lease, seconds } => json!({ "lease": &**lease, "seconds": seconds }),
             TraceKind::Action { name, code, message } => json!({ "name": name, "code": code, "message": message }),
             TraceKind::ProcessExit
             | TraceKind::Crash

@@ -12,7 +12,7 @@ pub(crate) const UNSAFE_BANNER: &str = "UNSAFE configuration (teaching mode)";
 
 const TITLE_SIZE: u32 = 30;
 const SUBTITLE_SIZE: u32 = 19;
-const BANNER_SIZE: u32 = 18;
+const BANNER_SIZE: u32 = 19;
 const MARGIN: i32 = 24;
 
 pub(crate) struct Header {
@@ -62,18 +62,37 @@ impl Header {
 }
 
 /// `text`, shortened with "…" until it fits in `max_width` pixels (titles longer than the plot
-/// would otherwise be cut off mid-glyph at the edge).
-fn fit(text: String, size: u32, bold: bool, max_width: i32) -> String {
-    if text_width(&text, size, bold) <= max_width {
+/// would otherwise be cut off mid-glyph at the edge). Linear in the text's length: no glyph is
+/// narrower than a quarter of the font size, so only that many characters can matter, and the
+/// longest prefix that fits is found by bisection among them.
+pub(crate) fn fit(text: String, size: u32, bold: bool, max_width: i32) -> String {
+    let max_chars = (max_width.max(0) as usize * 4) / size.max(1) as usize + 1;
+    let head: Vec<char> = text.chars().take(max_chars + 1).collect();
+    if head.len() <= max_chars && text_width(&text, size, bold) <= max_width {
         return text;
     }
-    let mut chars: Vec<char> = text.chars().collect();
-    while !chars.is_empty() {
-        chars.pop();
-        let candidate: String = chars.iter().collect::<String>() + "…";
-        if text_width(&candidate, size, bold) <= max_width {
-            return candidate;
-        }
+    let fits = |k: usize| text_width(&(head[..k].iter().collect::<String>() + "…"), size, bold) <= max_width;
+    let (mut lo, mut hi) = (0, head.len().min(max_chars));
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) { lo = mid } else { hi = mid - 1 }
     }
-    "…".to_string()
+    head[..lo].iter().collect::<String>() + "…"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_titles_are_cut_with_an_ellipsis_in_linear_time() {
+        let long = "x".repeat(50_000);
+        let cut = fit(long, TITLE_SIZE, true, 1500);
+        assert!(cut.ends_with('…') && text_width(&cut, TITLE_SIZE, true) <= 1500, "{}", cut.len());
+        assert!(cut.chars().count() > 50);
+        // Only the head that can fit is ever measured: a name 100 times longer gives the same
+        // title (before: 40 s for 10,000 characters, 572 s for 50,000, measuring every prefix).
+        assert_eq!(fit("x".repeat(5_000_000), TITLE_SIZE, true, 1500), cut);
+        assert_eq!(fit("short".into(), TITLE_SIZE, true, 1500), "short");
+    }
 }

@@ -18,6 +18,8 @@ pub struct ReportParts {
     /// Per-node numbers: a header row then one row per node (e.g. from [`node_metric_table`]);
     /// empty for none.
     pub node_table: Vec<Vec<String>>,
+    /// Per-Lease numbers in the same shape (e.g. from [`lease_metric_table`]); empty for none.
+    pub lease_table: Vec<Vec<String>>,
     /// `(what was expected, passed, detail)`.
     pub expectations: Vec<(String, bool, String)>,
     /// The one-line command that reproduces this run.
@@ -51,7 +53,15 @@ pub fn summary_metric_rows(m: &Metrics) -> Vec<(String, String)> {
         ("dual-leader windows".to_string(), m.dual_leader_windows.to_string()),
         ("longest dual-leader window".to_string(), format!("{:.3} s", m.max_dual_leader_seconds)),
         ("leaderless time".to_string(), format!("{:.3} s", m.leaderless_seconds)),
-        ("leaseTransitions (final)".to_string(), m.lease_transitions.to_string()),
+        (
+            if m.leases.len() > 1 {
+                "leaseTransitions (final, summed over Leases)"
+            } else {
+                "leaseTransitions (final)"
+            }
+            .to_string(),
+            m.lease_transitions.to_string(),
+        ),
         ("leader changes".to_string(), m.leader_changes.to_string()),
         ("API requests".to_string(), m.api_requests.to_string()),
     ];
@@ -91,6 +101,35 @@ pub fn node_metric_table(m: &Metrics) -> Vec<Vec<String>> {
     table
 }
 
+/// Per-Lease numbers for runs that elect on more than one Lease: a header row, then one row per
+/// Lease in key order; empty for a run with one Lease (the summary already says it all).
+pub fn lease_metric_table(m: &Metrics, groups: &[super::LeaseGroup]) -> Vec<Vec<String>> {
+    if m.leases.len() < 2 {
+        return Vec::new();
+    }
+    let header =
+        ["Lease", "settings", "dual-leader time", "windows", "leaderless time", "leaseTransitions", "leader changes"];
+    let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for (key, l) in &m.leases {
+        let settings = groups.iter().find(|g| &g.key == key).map(|g| g.label.clone()).unwrap_or_default();
+        table.push(vec![
+            key.clone(),
+            settings,
+            format!("{:.3} s", l.dual_leader_seconds),
+            l.dual_leader_windows.to_string(),
+            format!("{:.3} s", l.leaderless_seconds),
+            l.lease_transitions.to_string(),
+            l.leader_changes.to_string(),
+        ]);
+    }
+    table
+}
+
+/// The narrowest a plot is shown (CSS px). The plots are 1600 px wide and their smallest text
+/// is 19 px in the drawing (plotters writes it as `font-size` 15.3 in SVG); at 1260 px that is
+/// 12 px on screen at 100% zoom. A narrower window scrolls the figure instead of shrinking it.
+pub const MIN_PLOT_WIDTH_PX: u32 = 1260;
+
 const CSS: &str = r#"
 :root { --fg:#1e1e1e; --muted:#5f5f5f; --line:#d9d9d9; --pass:#1a7f37; --fail:#c00000; --bg:#ffffff; --soft:#f5f7fa; }
 * { box-sizing: border-box; }
@@ -105,15 +144,15 @@ p.description { font-size: 1.1em; max-width: 70em; margin: .3em 0 1em; }
 .verdict.fail, .result.fail { background: var(--fail); }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr)); gap: 8px 40px; }
 table { border-collapse: collapse; width: 100%; }
-th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: break-word; }
 th { background: var(--soft); font-weight: bold; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.nodes td.num, table.nodes th:not(:first-child) { text-align: right; }
 table.nodes td:first-child { white-space: nowrap; }
 .result { color: #fff; font-weight: bold; border-radius: 4px; padding: .1em .55em; white-space: nowrap; }
 pre.replay { background: #1e1e1e; color: #f0f0f0; padding: .8em 1em; border-radius: 6px; overflow-x: auto; font: 16px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
-figure { margin: 1em 0 2em; }
-figure svg { display: block; width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+figure { margin: 1em 0 2em; overflow-x: auto; }
+figure svg { display: block; width: 100%; min-width: 1260px; height: auto; border: 1px solid var(--line); border-radius: 4px; }
 figcaption { color: var(--muted); margin-top: .4em; }
 ul.runs { list-style: none; padding: 0; }
 ul.runs li { padding: .6em 0; border-bottom: 1px solid var(--line); }
@@ -137,6 +176,25 @@ fn two_column_table(out: &mut String, heading: (&str, &str), rows: &[(String, St
     let _ = writeln!(out, "<table>\n<tr><th>{}</th><th>{}</th></tr>", heading.0, heading.1);
     for (name, value) in rows {
         let _ = writeln!(out, "<tr><td>{}</td><td class=\"num\">{}</td></tr>", escape(name), escape(value));
+    }
+    out.push_str("</table>\n");
+}
+
+/// A header row and rows of numbers: the first column is a name, the others right-aligned.
+fn data_table(out: &mut String, table: &[Vec<String>]) {
+    let Some((header, rows)) = table.split_first() else { return };
+    out.push_str("<table class=\"nodes\">\n<tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>\n");
+    for row in rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i == 0 { "" } else { " class=\"num\"" };
+            let _ = write!(out, "<td{class}>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>\n");
     }
     out.push_str("</table>\n");
 }
@@ -176,21 +234,13 @@ pub fn report_html(parts: &ReportParts) -> String {
     two_column_table(&mut out, ("metric", "value"), &parts.metrics);
     out.push_str("</section>\n</div>\n");
 
-    if let Some((header, rows)) = parts.node_table.split_first() {
-        out.push_str("<h2>Nodes</h2>\n<table class=\"nodes\">\n<tr>");
-        for h in header {
-            let _ = write!(out, "<th>{}</th>", escape(h));
-        }
-        out.push_str("</tr>\n");
-        for row in rows {
-            out.push_str("<tr>");
-            for (i, cell) in row.iter().enumerate() {
-                let class = if i == 0 { "" } else { " class=\"num\"" };
-                let _ = write!(out, "<td{class}>{}</td>", escape(cell));
-            }
-            out.push_str("</tr>\n");
-        }
-        out.push_str("</table>\n");
+    if parts.lease_table.len() > 1 {
+        out.push_str("<h2>Leases</h2>\n");
+        data_table(&mut out, &parts.lease_table);
+    }
+    if parts.node_table.len() > 1 {
+        out.push_str("<h2>Nodes</h2>\n");
+        data_table(&mut out, &parts.node_table);
     }
 
     out.push_str("<h2>Expectations</h2>\n");

@@ -13,9 +13,18 @@ mod layout;
 mod timeline;
 mod transitions;
 
-pub use html::{ReportParts, index_html, node_metric_table, report_html, summary_metric_rows};
+pub use html::{
+    MIN_PLOT_WIDTH_PX, ReportParts, index_html, lease_metric_table, node_metric_table, report_html, summary_metric_rows,
+};
 pub use timeline::{timeline_png, timeline_svg};
 pub use transitions::{transitions_png, transitions_svg};
+
+pub(crate) use transitions::dashes;
+
+/// The width in pixels of `text` in the plots' font (for pictures drawn outside this module).
+pub(crate) fn text_width_px(text: &str, size: u32) -> i32 {
+    canvas::text_width(text, size, false)
+}
 
 use sim_core::model::WorldSpec;
 use sim_core::world::RunResult;
@@ -28,6 +37,45 @@ pub struct PlotMeta {
     pub subtitle: String,
     /// The run used a configuration the validator would refuse; plots say so in red.
     pub unsafe_mode: bool,
+    /// One entry per Lease elected on, in order of first use; plots with more than one label
+    /// each election's rows with it. Empty: plots label nothing per Lease.
+    pub leases: Vec<LeaseGroup>,
+}
+
+/// One election's Lease and what its settings mean, for labels on the plots.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LeaseGroup {
+    /// `namespace/name`, as in [`RunResult::node_leases`].
+    pub key: String,
+    /// "RD 10s < LD 15s — safe", "RD 25s > LD 15s — unsafe".
+    pub label: String,
+    /// Renew deadline at or above lease duration: a leader can act after others may take over.
+    pub unsafe_settings: bool,
+}
+
+/// The Leases of a run with the renew deadline of their first node compared with its lease
+/// duration: the one rule client-go enforces (`NewLeaderElector`: "leaseDuration must be greater
+/// than renewDeadline") and the one the instructor's demo is about.
+pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
+    use sim_core::time::format_duration;
+    let mut groups: Vec<LeaseGroup> = Vec::new();
+    for n in &spec.nodes {
+        let e = &n.elector;
+        let key = format!("{}/{}", e.lease_namespace, e.lease_name);
+        if groups.iter().any(|g| g.key == key) {
+            continue;
+        }
+        let (rd, ld) = (format_duration(e.renew_deadline), format_duration(e.lease_duration));
+        let unsafe_settings = e.renew_deadline >= e.lease_duration;
+        let label = if unsafe_settings {
+            let op = if e.renew_deadline == e.lease_duration { "=" } else { ">" };
+            format!("RD {rd} {op} LD {ld} — unsafe")
+        } else {
+            format!("RD {rd} < LD {ld} — safe")
+        };
+        groups.push(LeaseGroup { key, label, unsafe_settings });
+    }
+    groups
 }
 
 /// Which image files to write for each plot (`--format svg|png|both`).

@@ -26,13 +26,15 @@ pub(crate) const TRANSITION: Rgb = RGBColor(31, 119, 180);
 const FAILED_RENEWAL: Rgb = RGBColor(200, 20, 20);
 const LEASE_CONFLICT: Rgb = RGBColor(230, 110, 0);
 const WRITE_CONFLICT: Rgb = RGBColor(220, 30, 140);
+/// The band's text: the marker's hue, dark enough to read on its light fill.
+const WRITE_CONFLICT_TEXT: Rgb = RGBColor(150, 10, 90);
 const SPLIT_BRAIN_WRITE: Rgb = RGBColor(120, 0, 0);
 const FAULT: Rgb = RGBColor(60, 60, 60);
 const CLOCK: Rgb = RGBColor(0, 128, 128);
 
 // Vertical sizes, pixels.
 const LABEL_SIZE: u32 = 19;
-const SMALL_SIZE: u32 = 17;
+const SMALL_SIZE: u32 = 19;
 const ANNOTATION_LANE: i32 = 26;
 const MAX_ANNOTATION_LANES: usize = 8;
 const LEASE_LANE: i32 = 30;
@@ -41,6 +43,8 @@ const CONDITION_BAND: i32 = 10;
 const MARKER_LANE: i32 = 20;
 const CLOCK_STRIP: i32 = 34;
 const ROW_GAP: i32 = 18;
+const GROUP_HEADING: i32 = 34;
+const BLOCK_GAP: i32 = 14;
 const AXIS_HEIGHT: i32 = 62;
 
 /// Renders the timeline as SVG text.
@@ -60,8 +64,16 @@ pub fn timeline_png(r: &RunResult, meta: &PlotMeta) -> Result<Vec<u8>, String> {
 struct NodeMarks {
     failed_renewals: Vec<Nanos>,
     lease_conflicts: Vec<Nanos>,
-    write_conflicts: Vec<Nanos>,
+    /// With the field manager that owns the field, when the 409's message names one.
+    write_conflicts: Vec<(Nanos, Option<String>)>,
     split_brain_writes: Vec<Nanos>,
+}
+
+/// The manager an apply conflict names: `Apply failed with 1 conflict: conflict with "safe-0": …`
+/// (the API server's wording, `fieldmanager.NewConflictError`).
+fn conflict_owner(message: &str) -> Option<String> {
+    let rest = &message[message.find("conflict with \"")? + "conflict with \"".len()..];
+    Some(rest[..rest.find('"')?].to_string())
 }
 
 fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
@@ -83,7 +95,9 @@ fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
             TraceKind::Response { id, code: 409 } if from_elector.get(*id as usize) == Some(&true) => {
                 marks[node].lease_conflicts.push(e.t)
             }
-            TraceKind::ReconcileWrite { outcome: "conflict", .. } => marks[node].write_conflicts.push(e.t),
+            TraceKind::ReconcileWrite { outcome: "conflict", message, .. } => {
+                marks[node].write_conflicts.push((e.t, conflict_owner(message)))
+            }
             TraceKind::SplitBrainWrite { .. } => marks[node].split_brain_writes.push(e.t),
             TraceKind::Note { note: Note::FailedToRenew } => marks[node].failed_renewals.push(e.t),
             _ => {}
@@ -92,17 +106,54 @@ fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
     marks
 }
 
-/// Times at which leaseTransitions on the server changed, with the new value.
-pub(crate) fn transition_points(r: &RunResult) -> Vec<(Nanos, i32)> {
+/// Times at which leaseTransitions of one Lease on the server changed, with the new value.
+fn changes_only(series: &[(Nanos, i32)]) -> Vec<(Nanos, i32)> {
     let mut previous = 0;
     let mut points = Vec::new();
-    for &(t, value) in &r.transitions_series {
+    for &(t, value) in series {
         if value != previous {
             points.push((t, value));
             previous = value;
         }
     }
     points
+}
+
+/// Every Lease elected on (`namespace/name`, in order of first use) with the times its
+/// leaseTransitions changed. A result without per-Lease series (built by hand) counts as one
+/// Lease, the first node's.
+pub(crate) fn lease_transition_points(r: &RunResult) -> Vec<(String, Vec<(Nanos, i32)>)> {
+    if r.lease_transitions.is_empty() {
+        let key = r.node_leases.first().cloned().unwrap_or_default();
+        return vec![(key, changes_only(&r.transitions_series))];
+    }
+    r.lease_transitions.iter().map(|(key, series)| (key.clone(), changes_only(series))).collect()
+}
+
+/// `(true time, acting leaders)` at each change, counting only the nodes electing on `lease`.
+pub(crate) fn acting_on_lease(r: &RunResult, lease: &str) -> Vec<(Nanos, i64)> {
+    let mut edges: Vec<(Nanos, i64)> = Vec::new();
+    for s in r.spans.iter().filter(|s| s.kind == SpanKind::Leader) {
+        if r.node_leases.get(s.node).map(String::as_str) == Some(lease) {
+            edges.push((s.from, 1));
+            // Spans still open at the end close at the end of the run: not a loss of a leader.
+            if s.until < r.duration {
+                edges.push((s.until, -1));
+            }
+        }
+    }
+    // Ends before starts at the same instant: a hand-over is not two leaders.
+    edges.sort_by_key(|&(t, d)| (t, d));
+    let mut series: Vec<(Nanos, i64)> = Vec::new();
+    let mut count = 0;
+    for (t, d) in edges {
+        count += d;
+        match series.last_mut() {
+            Some(last) if last.0 == t => last.1 = count,
+            _ => series.push((t, count)),
+        }
+    }
+    series
 }
 
 /// A label above the rows: a fault or a dual-leader window's length.
@@ -118,6 +169,27 @@ struct Annotation {
     fault_node: Option<Option<usize>>,
 }
 
+/// One election: its Lease's transitions lane and the rows of the nodes electing on it. A run
+/// with one Lease has one, without a heading.
+struct LeaseBlock {
+    key: String,
+    /// `(y, text, unsafe)`: the group's heading, for runs with more than one Lease.
+    heading: Option<(i32, String, bool)>,
+    /// `(x centre, text)`: the lengths of this Lease's dual-leader windows, written in the
+    /// heading where they do not cover its text or each other.
+    window_labels: Vec<(i32, String)>,
+    lane_top: i32,
+    /// Bottom of its last row.
+    bottom: i32,
+}
+
+/// One node's row.
+struct Row {
+    node: usize,
+    top: i32,
+    has_clock: bool,
+}
+
 struct TimelineLayout {
     left: i32,
     right: i32,
@@ -125,9 +197,11 @@ struct TimelineLayout {
     header: Header,
     annotations: Vec<Annotation>,
     annotation_top: i32,
+    /// Top of the first transitions lane: grid lines start here.
     lease_top: i32,
-    /// Top of each node's row, and whether it has a clock strip.
-    rows: Vec<(i32, bool)>,
+    blocks: Vec<LeaseBlock>,
+    /// In drawing order: grouped by Lease, node order within a group.
+    rows: Vec<Row>,
     rows_bottom: i32,
     axis_top: i32,
     legend: Vec<(i32, i32, LegendItem)>,
@@ -165,7 +239,7 @@ impl LegendItem {
             LegendItem::Transition => "lease transition",
             LegendItem::FailedRenewal => "failed renewal",
             LegendItem::LeaseConflict => "Lease 409",
-            LegendItem::WriteConflict => "write 409 (SSA / fenced)",
+            LegendItem::WriteConflict => "write refused (409: field owned by another manager, or fenced)",
             LegendItem::SplitBrainWrite => "write accepted while not holder",
             LegendItem::Fault => "fault",
             LegendItem::Clock => "wall clock − true time",
@@ -207,7 +281,9 @@ impl TimelineLayout {
         // Labels: dual windows first (they matter most), then faults in time order, so that when
         // lanes run out it is a fault label that is left out.
         let mut annotations = Vec::new();
-        for w in &r.dual_windows {
+        // With several Leases a window's length is written in its Lease's heading instead.
+        let several_leases = r.lease_transitions.len() > 1;
+        for w in r.dual_windows.iter().filter(|_| !several_leases) {
             let text = human_seconds(w.seconds());
             let mid = (x_of(w.from) + x_of(w.until)) / 2;
             let tw = text_width(&text, LABEL_SIZE, true);
@@ -248,41 +324,103 @@ impl TimelineLayout {
 
         let annotation_top = header.height;
         let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
-        let mut y = lease_top + LEASE_LANE + 6;
         let clocked: Vec<bool> =
             (0..r.node_names.len()).map(|n| r.clock_offsets.iter().any(|&(_, node, _)| node == n)).collect();
+        let leases = lease_transition_points(r);
+        let several = leases.len() > 1;
+        let mut blocks = Vec::new();
         let mut rows = Vec::new();
-        for &has_clock in &clocked {
-            rows.push((y, has_clock));
-            y += ROLE_BAND + CONDITION_BAND + MARKER_LANE + if has_clock { CLOCK_STRIP } else { 0 } + ROW_GAP;
+        let mut y = lease_top;
+        for (index, (key, _)) in leases.iter().enumerate() {
+            let heading = several.then(|| {
+                let group = meta.leases.iter().find(|g| &g.key == key);
+                let text = match group {
+                    Some(g) => format!("Lease {key}: {}", g.label),
+                    None => format!("Lease {key}"),
+                };
+                let text = super::header::fit(text, LABEL_SIZE, true, right - 40);
+                let heading_y = y + GROUP_HEADING / 2;
+                y += GROUP_HEADING;
+                (heading_y, text, group.is_some_and(|g| g.unsafe_settings))
+            });
+            let lane_top = y;
+            y += LEASE_LANE + 6;
+            // Nodes whose Lease is not in the series (none in a real run) go with the first.
+            let members = (0..r.node_names.len()).filter(|&n| match r.node_leases.get(n) {
+                Some(l) => l == key || (index == 0 && !leases.iter().any(|(k, _)| k == l)),
+                None => index == 0,
+            });
+            for node in members {
+                let has_clock = clocked[node];
+                rows.push(Row { node, top: y, has_clock });
+                y += ROLE_BAND + CONDITION_BAND + MARKER_LANE + if has_clock { CLOCK_STRIP } else { 0 } + ROW_GAP;
+            }
+            let mut window_labels = Vec::new();
+            if let Some((_, text, _)) = &heading {
+                let mut taken_until = 40 + text_width(text, LABEL_SIZE, true) + 16;
+                for w in r.dual_windows.iter().filter(|w| &w.lease == key) {
+                    let label = human_seconds(w.seconds());
+                    let half = text_width(&label, LABEL_SIZE, true) / 2 + 4;
+                    let mid = ((x_of(w.from) + x_of(w.until)) / 2).max(taken_until + half);
+                    if mid + half <= right {
+                        window_labels.push((mid, label));
+                        taken_until = mid + half + 8;
+                    }
+                }
+            }
+            blocks.push(LeaseBlock { key: key.clone(), heading, window_labels, lane_top, bottom: y - ROW_GAP / 2 });
+            if several {
+                y += BLOCK_GAP;
+            }
+        }
+        if several {
+            y -= BLOCK_GAP;
         }
         let rows_bottom = y - ROW_GAP / 2;
         let axis_top = rows_bottom;
 
-        let mut items = vec![
-            LegendItem::Candidate,
-            LegendItem::Leader,
-            LegendItem::Down,
-            LegendItem::Paused,
-            LegendItem::Partitioned,
-            LegendItem::Dual,
-            LegendItem::Transition,
-            LegendItem::Fault,
+        // The legend lists what the picture shows, nothing it does not.
+        let marks = node_marks(r);
+        let has_span = |kind: SpanKind| r.spans.iter().any(|s| s.kind == kind);
+        let all_running_from_zero_to_end = (0..r.node_names.len()).all(|n| {
+            let mut covered = 0;
+            let mut running: Vec<(Nanos, Nanos)> = r
+                .spans
+                .iter()
+                .filter(|s| s.node == n && s.kind == SpanKind::Running)
+                .map(|s| (s.from, s.until))
+                .collect();
+            running.sort_unstable();
+            for (from, until) in running {
+                if from > covered {
+                    return false;
+                }
+                covered = covered.max(until);
+            }
+            covered >= duration
+        });
+        let mut items = Vec::new();
+        let shown = [
+            (LegendItem::Candidate, has_span(SpanKind::Running)),
+            (LegendItem::Leader, has_span(SpanKind::Leader)),
+            (LegendItem::Down, !all_running_from_zero_to_end),
+            (LegendItem::Paused, has_span(SpanKind::Paused)),
+            (LegendItem::Partitioned, has_span(SpanKind::Partitioned)),
+            (LegendItem::Dual, !r.dual_windows.is_empty()),
+            (LegendItem::Transition, leases.iter().any(|(_, points)| !points.is_empty())),
+            (LegendItem::Fault, !r.faults.is_empty()),
+            (LegendItem::FailedRenewal, marks.iter().any(|m| !m.failed_renewals.is_empty())),
+            (LegendItem::LeaseConflict, marks.iter().any(|m| !m.lease_conflicts.is_empty())),
+            (LegendItem::WriteConflict, marks.iter().any(|m| !m.write_conflicts.is_empty())),
+            (LegendItem::SplitBrainWrite, marks.iter().any(|m| !m.split_brain_writes.is_empty())),
+            (LegendItem::Clock, clocked.iter().any(|&c| c)),
         ];
-        // Renewal and 409 markers come from the trace; without one the legend says so instead of
-        // listing markers that cannot appear.
+        for (item, present) in shown {
+            if present {
+                items.push(item);
+            }
+        }
         let traced = !r.trace.is_empty();
-        if traced {
-            items.extend([
-                LegendItem::FailedRenewal,
-                LegendItem::LeaseConflict,
-                LegendItem::WriteConflict,
-                LegendItem::SplitBrainWrite,
-            ]);
-        }
-        if clocked.iter().any(|&c| c) {
-            items.push(LegendItem::Clock);
-        }
         let mut legend = Vec::new();
         let (mut lx, mut ly) = (left, axis_top + AXIS_HEIGHT + 14);
         for item in items {
@@ -315,6 +453,7 @@ impl TimelineLayout {
             annotations,
             annotation_top,
             lease_top,
+            blocks,
             rows,
             rows_bottom,
             axis_top,
@@ -343,10 +482,14 @@ impl TimelineLayout {
         self.header.draw(c)?;
         self.draw_grid_and_axis(c)?;
         self.draw_dual_shading(c, r)?;
-        self.draw_lease_lane(c, r)?;
+        let leases = lease_transition_points(r);
+        for block in &self.blocks {
+            let points = leases.iter().find(|(k, _)| *k == block.key).map(|(_, p)| p.as_slice()).unwrap_or(&[]);
+            self.draw_lease_block(c, block, points)?;
+        }
         let marks = node_marks(r);
-        for (node, &(top, has_clock)) in self.rows.iter().enumerate() {
-            self.draw_row(c, r, node, top, has_clock, marks.get(node))?;
+        for row in &self.rows {
+            self.draw_row(c, r, row, marks.get(row.node))?;
         }
         self.draw_annotations(c)?;
         self.draw_legend(c)
@@ -370,39 +513,51 @@ impl TimelineLayout {
         c.text("true time (s)", mid, y + 46, LABEL_SIZE, TEXT, HPos::Center, false)
     }
 
+    fn row_of(&self, node: usize) -> Option<&Row> {
+        self.rows.iter().find(|row| row.node == node)
+    }
+
     fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
-        let one_lease = r.node_leases.windows(2).all(|p| p[0] == p[1]);
         for w in &r.dual_windows {
             let (x0, x1) = self.x_span(w.from, w.until);
-            if one_lease {
-                c.fill(x0, self.lease_top, x1, self.rows_bottom, DUAL.mix(0.16))?;
-                c.line(vec![(x0, self.lease_top), (x0, self.rows_bottom)], DUAL.mix(0.7), 1)?;
-                c.line(vec![(x1, self.lease_top), (x1, self.rows_bottom)], DUAL.mix(0.7), 1)?;
-                continue;
-            }
-            // Elections side by side: shade only the rows of the Lease with two leaders.
-            for (n, &(top, _)) in self.rows.iter().enumerate() {
-                if r.node_leases.get(n) != Some(&w.lease) {
-                    continue;
-                }
-                let bottom = self.rows.get(n + 1).map(|&(next, _)| next - ROW_GAP / 2).unwrap_or(self.rows_bottom);
-                let top = top - ROW_GAP / 2;
-                c.fill(x0, top, x1, bottom, DUAL.mix(0.16))?;
-                c.line(vec![(x0, top), (x0, bottom)], DUAL.mix(0.7), 1)?;
-                c.line(vec![(x1, top), (x1, bottom)], DUAL.mix(0.7), 1)?;
-            }
+            // Elections side by side: shade only the block of the Lease with two leaders.
+            let block = match self.blocks.as_slice() {
+                [only] => Some(only),
+                blocks => blocks.iter().find(|b| b.key == w.lease),
+            };
+            let Some(block) = block else { continue };
+            let (top, bottom) = (block.lane_top, block.bottom);
+            c.fill(x0, top, x1, bottom, DUAL.mix(0.16))?;
+            c.line(vec![(x0, top), (x0, bottom)], DUAL.mix(0.7), 1)?;
+            c.line(vec![(x1, top), (x1, bottom)], DUAL.mix(0.7), 1)?;
         }
         Ok(())
     }
 
-    fn draw_lease_lane<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
-        let mid = self.lease_top + LEASE_LANE / 2;
-        c.text("lease transitions", self.left - 14, mid, LABEL_SIZE, TEXT, HPos::Right, false)?;
+    /// A Lease's heading (with several Leases) and its transitions lane: a ▲ and the new value
+    /// at each change of leaseTransitions on the server.
+    fn draw_lease_block<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<DB>,
+        block: &LeaseBlock,
+        points: &[(Nanos, i32)],
+    ) -> Result<(), String> {
+        if let Some((y, text, unsafe_settings)) = &block.heading {
+            let color = if *unsafe_settings { DUAL } else { LEADER };
+            c.fill(24, *y - GROUP_HEADING / 2 + 4, self.right, *y + GROUP_HEADING / 2 - 2, color.mix(0.08))?;
+            c.fill(24, *y - GROUP_HEADING / 2 + 4, 30, *y + GROUP_HEADING / 2 - 2, color.to_rgba())?;
+            c.text(text, 40, *y + 1, LABEL_SIZE, color, HPos::Left, true)?;
+            for (x, label) in &block.window_labels {
+                c.text(label, *x, *y + 1, LABEL_SIZE, DUAL, HPos::Center, true)?;
+            }
+        }
+        let mid = block.lane_top + LEASE_LANE / 2;
+        let name = if block.heading.is_some() { "transitions" } else { "lease transitions" };
+        c.text(name, self.left - 14, mid, LABEL_SIZE, TEXT, HPos::Right, false)?;
         c.line(vec![(self.left, mid), (self.right, mid)], GRID.to_rgba(), 1)?;
-        let points = transition_points(r);
         let mut last_label_end = -10_000;
         let mut last_marker = -10_000;
-        for (t, value) in points {
+        for &(t, value) in points {
             let x = self.x_of(t);
             if x - last_marker >= 3 {
                 draw_marker(c, LegendItem::Transition, x, mid)?;
@@ -423,11 +578,10 @@ impl TimelineLayout {
         &self,
         c: &Canvas<DB>,
         r: &RunResult,
-        node: usize,
-        top: i32,
-        has_clock: bool,
+        row: &Row,
         marks: Option<&NodeMarks>,
     ) -> Result<(), String> {
+        let &Row { node, top, has_clock } = row;
         let name = r.node_names.get(node).map(String::as_str).unwrap_or("?");
         c.text(name, self.left - 14, top + ROLE_BAND / 2, LABEL_SIZE, TEXT, HPos::Right, true)?;
         // Down is whatever no Running span covers: paint it first, then what ran on top.
@@ -455,21 +609,57 @@ impl TimelineLayout {
 
         let marker_mid = cond_bottom + MARKER_LANE / 2 + 1;
         if let Some(m) = marks {
+            // Kept off the row's ends so that a marker at 0 s is not cut by the margin.
+            let x_in_row = |t: Nanos| self.x_of(t).clamp(self.left + 6, self.right - 6);
+            self.draw_write_conflicts(c, &m.write_conflicts, marker_mid)?;
             for (item, times) in [
                 (LegendItem::SplitBrainWrite, &m.split_brain_writes),
-                (LegendItem::WriteConflict, &m.write_conflicts),
                 (LegendItem::LeaseConflict, &m.lease_conflicts),
                 (LegendItem::FailedRenewal, &m.failed_renewals),
             ] {
-                // Kept off the row's ends so that a marker at 0 s is not cut by the margin.
-                let xs = times.iter().map(|&t| self.x_of(t).clamp(self.left + 6, self.right - 6));
-                for x in thin_sorted(xs, 9) {
+                for x in thin_sorted(times.iter().map(|&t| x_in_row(t)), 9) {
                     draw_marker(c, item, x, marker_mid)?;
                 }
             }
         }
         if has_clock {
             self.draw_clock_strip(c, r, node, cond_bottom + MARKER_LANE + 2)?;
+        }
+        Ok(())
+    }
+
+    /// Refused writes: a lone one is a ◆; a run of them (a new leader whose every apply is
+    /// refused because the old leader's field manager still owns the field) is one band with
+    /// the count and the owner written in it, so that a room reads "refused, and why", not
+    /// dozens of alarms.
+    fn draw_write_conflicts<DB: DrawingBackend>(
+        &self,
+        c: &Canvas<DB>,
+        conflicts: &[(Nanos, Option<String>)],
+        mid: i32,
+    ) -> Result<(), String> {
+        for run in conflict_runs(conflicts, |t| self.x_of(t)) {
+            let (x0, x1) = (self.x_of(run.from).max(self.left + 6), self.x_of(run.until).min(self.right - 6));
+            if run.count < 3 || x1 - x0 < 24 {
+                let xs = conflicts[run.first..run.first + run.count].iter().map(|&(t, _)| self.x_of(t));
+                for x in thin_sorted(xs.map(|x| x.clamp(self.left + 6, self.right - 6)), 9) {
+                    draw_marker(c, LegendItem::WriteConflict, x, mid)?;
+                }
+                continue;
+            }
+            c.fill(x0, mid - 7, x1, mid + 7, WRITE_CONFLICT.mix(0.14))?;
+            c.line(vec![(x0, mid - 7), (x0, mid + 7)], WRITE_CONFLICT.to_rgba(), 2)?;
+            c.line(vec![(x1, mid - 7), (x1, mid + 7)], WRITE_CONFLICT.to_rgba(), 2)?;
+            let long = match &run.owner {
+                Some(owner) => format!("{} writes refused (409): field owned by {owner}", run.count),
+                None => format!("{} writes refused (409)", run.count),
+            };
+            let short = format!("{} × 409", run.count);
+            let room = x1 - x0 - 12;
+            let text = [long, short].into_iter().find(|t| text_width(t, SMALL_SIZE, false) <= room);
+            if let Some(text) = text {
+                c.text(&text, x0 + 6, mid, SMALL_SIZE, WRITE_CONFLICT_TEXT, HPos::Left, false)?;
+            }
         }
         Ok(())
     }
@@ -508,14 +698,12 @@ impl TimelineLayout {
                 None => self.lease_top,
             };
             let y_to = match fault_node {
-                Some(n) => {
-                    self.rows.get(n).map(|&(top, _)| top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom)
-                }
+                Some(n) => self.row_of(n).map(|row| row.top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom),
                 None => self.rows_bottom,
             };
             c.line(vec![(a.anchor_x, y_from), (a.anchor_x, y_to)], FAULT.mix(0.55), 1)?;
             let tip = match fault_node {
-                Some(n) => self.rows.get(n).map(|&(top, _)| top).unwrap_or(self.lease_top),
+                Some(n) => self.row_of(n).map(|row| row.top).unwrap_or(self.lease_top),
                 None => self.lease_top,
             };
             c.polygon(vec![(a.anchor_x - 5, tip - 7), (a.anchor_x + 5, tip - 7), (a.anchor_x, tip)], FAULT)?;
@@ -564,6 +752,11 @@ impl TimelineLayout {
                     c.polygon(vec![(mid_x - 5, y - 7), (mid_x + 5, y - 7), (mid_x, y)], FAULT)?;
                     c.line(vec![(mid_x, y - 10), (mid_x, y + 10)], FAULT.mix(0.55), 1)?;
                 }
+                LegendItem::WriteConflict => {
+                    // Both ways refusals are drawn: a band for a run of them, ◆ for one.
+                    c.fill(x - 6, y - 7, x + LEGEND_SWATCH + 6, y + 7, WRITE_CONFLICT.mix(0.14))?;
+                    draw_marker(c, item, mid_x, y)?;
+                }
                 LegendItem::Clock => {
                     c.line(vec![(x, y + 4), (x + 8, y - 4), (x + LEGEND_SWATCH, y - 2)], CLOCK.to_rgba(), 2)?;
                 }
@@ -576,6 +769,36 @@ impl TimelineLayout {
         }
         Ok(())
     }
+}
+
+/// A stretch of refused writes on one row with no gap wider than [`RUN_GAP_PX`] between them.
+struct ConflictRun {
+    first: usize,
+    count: usize,
+    from: Nanos,
+    until: Nanos,
+    /// The owner every refusal in the run names, if they all name the same one.
+    owner: Option<String>,
+}
+
+/// Refusals closer than this many pixels read as one stretch.
+const RUN_GAP_PX: i32 = 30;
+
+fn conflict_runs(conflicts: &[(Nanos, Option<String>)], x_of: impl Fn(Nanos) -> i32) -> Vec<ConflictRun> {
+    let mut runs: Vec<ConflictRun> = Vec::new();
+    for (i, (t, owner)) in conflicts.iter().enumerate() {
+        match runs.last_mut() {
+            Some(run) if x_of(*t) - x_of(run.until) <= RUN_GAP_PX => {
+                run.count += 1;
+                run.until = *t;
+                if run.owner != *owner {
+                    run.owner = None;
+                }
+            }
+            _ => runs.push(ConflictRun { first: i, count: 1, from: *t, until: *t, owner: owner.clone() }),
+        }
+    }
+    runs
 }
 
 fn draw_marker<DB: DrawingBackend>(c: &Canvas<DB>, item: LegendItem, x: i32, y: i32) -> Result<(), String> {

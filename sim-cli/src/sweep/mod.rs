@@ -474,31 +474,42 @@ impl SweepSpec {
     }
 
     /// The plot's x axis and, when it is a clock drift, the renew deadline or the lease
-    /// duration, where the safety envelope (docs/safety-envelope.md, zero latency, leader
-    /// cut off) puts the boundary.
+    /// duration, where the safety envelope (docs/safety-envelope.md, zero latency, leader cut off)
+    /// puts the boundary: one per line of the plot (each combination of the other axes' values,
+    /// read from that line's first grid point), so a sweep over two lease durations draws two.
     fn plot_json(&self) -> Value {
         let Some(x) = self.plot_x.clone().or_else(|| self.axes.first().map(|a| a.path.clone())) else {
             return Value::Null;
         };
-        let boundary = self.load_point(0).ok().and_then(|loaded| {
-            let d = &loaded.scenario.defaults;
-            let base = sim_core::elector::config::ElectorConfig::new("x", sim_core::elector::Algorithm::ClientGo);
-            let secs = |v: Option<u64>, fallback: u64| v.unwrap_or(fallback) as f64 / 1e9;
-            let ld = secs(d.lease_duration.map(|v| v.0), base.lease_duration);
-            let rd = secs(d.renew_deadline.map(|v| v.0), base.renew_deadline);
-            let rp = secs(d.retry_period.map(|v| v.0), base.retry_period);
-            if x.ends_with(".drift_ppm") {
-                let ratio = crate::envelope::max_rate_ratio(ld, rd, rp, 0.0);
-                Some(json!({"x": (ratio - 1.0) * 1e6, "label": format!("envelope: rate {ratio:.3}× = LD/(RD+RP)")}))
-            } else if x.ends_with("renew_deadline") {
-                Some(json!({"x": ld - rp, "label": format!("envelope: RD = LD − RP = {}s", ld - rp)}))
-            } else if x.ends_with("lease_duration") {
-                Some(json!({"x": rd + rp, "label": format!("envelope: LD = RD + RP = {}s", rd + rp)}))
-            } else {
-                None
+        let x_index = self.axes.iter().position(|a| a.path == x);
+        let names: Vec<String> = self.axes.iter().map(|a| a.path.clone()).collect();
+        // Points with the x axis at its first value, one per line; the plot shows at most this many.
+        const MAX_LINES: usize = 32;
+        let mut boundaries = Vec::new();
+        // The c-th point with the x axis at its first value: the axes after x count fastest.
+        let (x_len, below_x) = match x_index {
+            Some(i) => (self.axes[i].values.len(), self.axes[i + 1..].iter().map(|a| a.values.len()).product()),
+            None => (1, 1usize),
+        };
+        let lines = self.point_count() / x_len.max(1);
+        for c in 0..lines.min(MAX_LINES) {
+            let point = (c / below_x) * (x_len * below_x) + c % below_x;
+            let Ok(loaded) = self.load_point(point) else { continue };
+            let values: Vec<String> =
+                (0..self.axes.len()).map(|i| self.axes[i].values[self.axis_digit(point, i)].text.clone()).collect();
+            let series = plots::series_label(&names, &values, x_index);
+            if let Some(mut b) = envelope_boundary(&loaded, &x) {
+                b["series"] = json!(series);
+                boundaries.push(b);
             }
-        });
-        json!({"x": x, "boundary": boundary})
+        }
+        json!({"x": x, "boundaries": boundaries})
+    }
+
+    /// The index into axis `axis`'s values of grid point `point` (mixed radix, last axis fastest).
+    fn axis_digit(&self, point: usize, axis: usize) -> usize {
+        let below: usize = self.axes[axis + 1..].iter().map(|a| a.values.len()).product();
+        (point / below.max(1)) % self.axes[axis].values.len().max(1)
     }
 
     /// `sweep.json`: the effective sweep and its id (a hash of everything else in it).
@@ -992,6 +1003,27 @@ pub struct PointSummary {
 
 fn num(x: f64) -> String {
     if x.is_nan() { String::new() } else { x.to_string() }
+}
+
+/// Where the safety envelope puts the boundary along `x` for one grid point's settings, with
+/// its label, or `None` when `x` is not a drift, renew deadline or lease duration.
+fn envelope_boundary(loaded: &scenario_file::LoadedScenario, x: &str) -> Option<Value> {
+    let d = &loaded.scenario.defaults;
+    let base = sim_core::elector::config::ElectorConfig::new("x", sim_core::elector::Algorithm::ClientGo);
+    let secs = |v: Option<u64>, fallback: u64| v.unwrap_or(fallback) as f64 / 1e9;
+    let ld = secs(d.lease_duration.map(|v| v.0), base.lease_duration);
+    let rd = secs(d.renew_deadline.map(|v| v.0), base.renew_deadline);
+    let rp = secs(d.retry_period.map(|v| v.0), base.retry_period);
+    if x.ends_with(".drift_ppm") {
+        let ratio = crate::envelope::max_rate_ratio(ld, rd, rp, 0.0);
+        Some(json!({"x": (ratio - 1.0) * 1e6, "label": format!("envelope: rate {ratio:.3}× = LD/(RD+RP)")}))
+    } else if x.ends_with("renew_deadline") {
+        Some(json!({"x": ld - rp, "label": format!("envelope: RD = LD − RP = {}s", ld - rp)}))
+    } else if x.ends_with("lease_duration") {
+        Some(json!({"x": rd + rp, "label": format!("envelope: LD = RD + RP = {}s", rd + rp)}))
+    } else {
+        None
+    }
 }
 
 /// Reads `dir/runs.csv` point by point (rows are in run order, so a point's rows are together)

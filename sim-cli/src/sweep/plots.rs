@@ -30,7 +30,11 @@ fn numeric(text: &str) -> Option<f64> {
     match parse_value(text) {
         toml::Value::Integer(i) => Some(i as f64),
         toml::Value::Float(f) => Some(f),
-        toml::Value::String(s) => sim_core::time::parse_duration(&s).ok().map(|n| n as f64 / 1e9),
+        // Offsets are durations with a sign ("-60s").
+        toml::Value::String(s) => match s.strip_prefix('-') {
+            Some(magnitude) => sim_core::time::parse_duration(magnitude).ok().map(|n| -(n as f64) / 1e9),
+            None => sim_core::time::parse_duration(&s).ok().map(|n| n as f64 / 1e9),
+        },
         _ => None,
     }
 }
@@ -72,14 +76,22 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
     ];
     let x_path = sweep["plot"]["x"].as_str().map(String::from);
     let x_index = x_path.as_ref().and_then(|x| axes.iter().position(|a| a == x));
-    let boundary = sweep["plot"]["boundary"]["x"]
-        .as_f64()
-        .map(|x| (x, sweep["plot"]["boundary"]["label"].as_str().unwrap_or("safety envelope").to_string()));
+    let boundaries: Vec<(String, f64, String)> = sweep["plot"]["boundaries"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|b| {
+                    let label = b["label"].as_str().unwrap_or("safety envelope").to_string();
+                    Some((b["series"].as_str().unwrap_or("").to_string(), b["x"].as_f64()?, label))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     for figure in &figures {
         if summaries.iter().all(|s| (figure.value)(s).is_none()) {
             continue;
         }
-        draw(&dir.join(figure.file), figure, axes, x_index, boundary.as_ref(), summaries)?;
+        draw(&dir.join(figure.file), figure, axes, x_index, &boundaries, summaries)?;
     }
     if let (2, Some(x)) = (axes.len(), x_index) {
         heatmap(&dir.join("dual_probability_heatmap.svg"), axes, x, 1 - x, summaries)?;
@@ -102,13 +114,18 @@ fn distinct(summaries: &[PointSummary], axis: usize) -> Vec<&str> {
 fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointSummary]) -> Result<(), String> {
     let (xs, ys) = (distinct(summaries, x), distinct(summaries, y));
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let root = SVGBackend::new(path, (W, 720)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
+    let y_label_width = ys.iter().map(|v| width(v, LABEL)).max().unwrap_or(40) + 40;
     let mut chart = ChartBuilder::on(&root)
-        .caption("Fraction of runs with a dual-leader window", ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(90)
+        .caption(
+            "Fraction of runs with a dual-leader window (grey: none, red: all)",
+            ("sans-serif", 24).into_font().style(FontStyle::Bold),
+        )
+        .margin(20)
+        .margin_right(36)
+        .x_label_area_size(70)
+        .y_label_area_size(y_label_width.max(84) as u32)
         .build_cartesian_2d(-0.5..xs.len() as f64 - 0.5, -0.5..ys.len() as f64 - 0.5)
         .map_err(|x| e(&x))?;
     let label = |values: &[&str], v: f64| {
@@ -130,7 +147,8 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
         .y_labels(ys.len() * 2 + 1)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
-        .label_style(("sans-serif", 13))
+        .label_style(("sans-serif", LABEL))
+        .axis_desc_style(("sans-serif", LABEL + 1))
         .draw()
         .map_err(|x| e(&x))?;
     let centre = Pos::new(HPos::Center, VPos::Center);
@@ -138,24 +156,113 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
         let cx = xs.iter().position(|v| *v == s.axis_values[x]).unwrap_or(0) as f64;
         let cy = ys.iter().position(|v| *v == s.axis_values[y]).unwrap_or(0) as f64;
         let f = s.dual_fraction.clamp(0.0, 1.0);
-        let fill = RGBColor(255, (255.0 * (1.0 - 0.85 * f)) as u8, (255.0 * (1.0 - 0.85 * f)) as u8);
+        // Light grey for none (so that cells read as cells), then pale to full red.
+        let fill = if s.dual_runs == 0 {
+            RGBColor(242, 242, 242)
+        } else {
+            let other = (235.0 * (1.0 - 0.85 * f)) as u8;
+            RGBColor(255, other, other)
+        };
         chart
             .draw_series(std::iter::once(Rectangle::new([(cx - 0.5, cy - 0.5), (cx + 0.5, cy + 0.5)], fill.filled())))
             .map_err(|x| e(&x))?;
+        // White gutters between cells, so equal neighbours still read as separate cells.
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(cx - 0.5, cy - 0.5), (cx + 0.5, cy + 0.5)],
+                WHITE.stroke_width(3),
+            )))
+            .map_err(|x| e(&x))?;
         let text = format!("{}/{}", s.dual_runs, s.n);
-        let style = TextStyle::from(("sans-serif", 14).into_font()).pos(centre);
+        let ink = if f > 0.55 { WHITE } else { BLACK };
+        let style = TextStyle::from(("sans-serif", 22).into_font()).color(&ink).pos(centre);
         chart.draw_series(std::iter::once(Text::new(text, (cx, cy), style))).map_err(|x| e(&x))?;
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
 
+/// The name of the line a grid point belongs to: the other axes' values, by the last part of
+/// their paths ("lease_duration=15s, algorithm=client-go"); empty with one axis.
+pub fn series_label(axes: &[String], values: &[String], x_index: Option<usize>) -> String {
+    axes.iter()
+        .zip(values)
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != x_index)
+        .map(|(_, (a, v))| format!("{}={v}", a.rsplit('.').next().unwrap_or(a)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One line's marker, told apart by shape as well as colour (overlapping lines, greyscale).
+#[derive(Clone, Copy)]
+enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+}
+
+const MARKERS: [Marker; 4] = [Marker::Circle, Marker::Triangle, Marker::Square, Marker::Diamond];
+
+fn marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    kind: Marker,
+    (x, y): (i32, i32),
+    colour: RGBColor,
+) -> Result<(), String> {
+    let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
+    let style = colour.filled();
+    match kind {
+        Marker::Circle => area.draw(&Circle::new((x, y), 5, style)).map_err(e),
+        Marker::Triangle => {
+            area.draw(&Polygon::new(vec![(x - 6, y + 5), (x + 6, y + 5), (x, y - 6)], style)).map_err(e)
+        }
+        Marker::Square => area.draw(&Rectangle::new([(x - 5, y - 5), (x + 5, y + 5)], style)).map_err(e),
+        Marker::Diamond => {
+            area.draw(&Polygon::new(vec![(x, y - 7), (x + 7, y), (x, y + 7), (x - 7, y)], style)).map_err(e)
+        }
+    }
+}
+
+/// A polyline drawn dashed (`dash` px on, `gap` off) or solid.
+fn polyline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    points: &[(i32, i32)],
+    style: ShapeStyle,
+    dashed: bool,
+) -> Result<(), String> {
+    let parts = if dashed { crate::report::dashes(points, 10.0, 6.0) } else { vec![points.to_vec()] };
+    for part in parts {
+        area.draw(&PathElement::new(part, style)).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// `text` with its width in the plot's font, for legends and tick labels that must not overlap.
+fn width(text: &str, size: u32) -> i32 {
+    crate::report::text_width_px(text, size)
+}
+
+/// A drift in ppm as the rate of that clock against true time: 250000 ppm runs 1.25× as fast.
+fn rate_ratio(ppm: f64) -> String {
+    let ratio = 1.0 + ppm / 1e6;
+    let text = format!("{ratio:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text}×")
+}
+
+const W: u32 = 1200;
+const PLOT_H: u32 = 640;
+const LABEL: u32 = 18;
+const LEGEND_ROW: i32 = 30;
+
 fn draw(
     path: &Path,
     figure: &Figure,
     axes: &[String],
     x_index: Option<usize>,
-    boundary: Option<&(f64, String)>,
+    boundaries: &[(String, f64, String)],
     summaries: &[PointSummary],
 ) -> Result<(), String> {
     let x_texts: Vec<&str> =
@@ -177,14 +284,7 @@ fn draw(
     let mut lines: Vec<Line> = Vec::new();
     for (s, x_text) in summaries.iter().zip(&x_texts) {
         let Some((y, lo, hi)) = (figure.value)(s) else { continue };
-        let label = axes
-            .iter()
-            .zip(&s.axis_values)
-            .enumerate()
-            .filter(|(i, _)| Some(*i) != x_index)
-            .map(|(_, (a, v))| format!("{}={v}", a.rsplit('.').next().unwrap_or(a)))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let label = series_label(axes, &s.axis_values, x_index);
         let point = (x_of(x_text), y, lo, hi);
         match lines.iter_mut().find(|l| l.label == label) {
             Some(l) => l.points.push(point),
@@ -194,80 +294,177 @@ fn draw(
     for l in &mut lines {
         l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    // Envelope lines only for the series drawn, and only on a numeric axis.
+    let boundaries: Vec<(usize, f64, &str)> = if all_numeric {
+        lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| boundaries.iter().find(|b| b.0 == l.label).map(|b| (i, b.1, b.2.as_str())))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
     let (mut x0, mut x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
-    if let Some((bx, _)) = boundary.filter(|_| all_numeric) {
-        x0 = x0.min(*bx);
-        x1 = x1.max(*bx);
+    for &(_, bx, _) in &boundaries {
+        x0 = x0.min(bx);
+        x1 = x1.max(bx);
+    }
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
     }
     let pad = if all_numeric { ((x1 - x0) * 0.05).max(1e-9) } else { 0.5 };
     let (x0, x1) = if x0 == x1 && all_numeric { (x0 - 1.0, x1 + 1.0) } else { (x0 - pad, x1 + pad) };
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.3.max(p.1))).fold(0.0_f64, f64::max);
     let y1 = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
 
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    let x_axis = x_index.map(|i| axes[i].clone()).unwrap_or_default();
+    let durations = x_texts.iter().all(|t| matches!(parse_value(t), toml::Value::String(_)));
+    let drift = all_numeric && x_axis.ends_with("drift_ppm");
+    let x_desc = if drift {
+        format!("{x_axis} (clock rate ×, below)")
+    } else if all_numeric && durations {
+        format!("{x_axis} (seconds)")
+    } else {
+        x_axis.clone()
+    };
+
+    // The legend goes under the plot, off the data: one row per entry that fits.
+    let mut legend: Vec<(Option<usize>, String)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (Some(i), if l.label.is_empty() { "all runs".to_string() } else { l.label.clone() }))
+        .collect();
+    for &(i, _, label) in &boundaries {
+        let series = &lines[i].label;
+        let text = if series.is_empty() || boundaries.len() == 1 {
+            label.to_string()
+        } else {
+            format!("{label} (for {series})")
+        };
+        legend.push((None, text));
+    }
+    let mut placed: Vec<(i32, i32, usize)> = Vec::new();
+    let (mut lx, mut row) = (80, 0);
+    for (k, (_, text)) in legend.iter().enumerate() {
+        let w = 44 + width(text, LABEL) + 30;
+        if lx + w > W as i32 - 20 && lx > 80 {
+            lx = 80;
+            row += 1;
+        }
+        placed.push((lx, row, k));
+        lx += w;
+    }
+    let rows = if legend.is_empty() { 0 } else { row + 1 };
+    let height = PLOT_H as i32 + rows * LEGEND_ROW + 10;
+
+    let root = SVGBackend::new(path, (W, height as u32)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(figure.title, ("sans-serif", 20))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(64)
+    let (plot_area, legend_area) = root.split_vertically(PLOT_H);
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(figure.title, ("sans-serif", 24).into_font().style(FontStyle::Bold))
+        .margin(20)
+        .margin_right(36)
+        .x_label_area_size(if drift { 92 } else { 66 })
+        .y_label_area_size(84)
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(|x| e(&x))?;
-    let durations = x_texts.iter().all(|t| matches!(parse_value(t), toml::Value::String(_)));
-    let x_desc =
-        x_index.map(|i| axes[i].clone()).unwrap_or_default() + if all_numeric && durations { " (seconds)" } else { "" };
-    // Whole numbers without a trailing ".0" (drift_ppm 250000, not 250000.0).
-    let number_label =
-        |x: &f64| if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) };
-    let category_label = |x: &f64| {
-        let i = x.round();
-        if (x - i).abs() < 1e-6 && i >= 0.0 {
-            categories.get(i as usize).map(|c| c.to_string()).unwrap_or_default()
-        } else {
-            String::new()
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .x_desc(x_desc)
+        .y_desc(figure.y_desc)
+        .label_style(("sans-serif", LABEL))
+        .axis_desc_style(("sans-serif", LABEL + 1))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(RGBColor(236, 236, 236))
+        .draw()
+        .map_err(|x| e(&x))?;
+
+    // x ticks at the values swept, placed by value, each label only where it has room.
+    let mut ticks: Vec<(f64, String)> = Vec::new();
+    for t in &x_texts {
+        let v = x_of(t);
+        if !ticks.iter().any(|(x, _)| *x == v) {
+            let label =
+                if all_numeric && durations { numeric(t).map(number_text).unwrap_or_default() } else { t.to_string() };
+            ticks.push((v, label));
         }
-    };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_desc).y_desc(figure.y_desc).label_style(("sans-serif", 13));
-    if all_numeric {
-        mesh.x_label_formatter(&number_label);
-    } else {
-        mesh.x_labels(categories.len() * 2 + 1).x_label_formatter(&category_label);
     }
-    mesh.draw().map_err(|x| e(&x))?;
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (_, y_bottom) = chart.backend_coord(&(x0, 0.0));
+    let (_, y_top) = chart.backend_coord(&(x0, y1));
+    let grid = RGBColor(236, 236, 236);
+    let mut last_end = i32::MIN;
+    for (v, label) in &ticks {
+        let (px, _) = chart.backend_coord(&(*v, 0.0));
+        plot_area
+            .draw(&PathElement::new(vec![(px, y_top), (px, y_bottom)], grid.stroke_width(1)))
+            .map_err(|x| e(&x))?;
+        plot_area
+            .draw(&PathElement::new(vec![(px, y_bottom), (px, y_bottom + 6)], BLACK.stroke_width(1)))
+            .map_err(|x| e(&x))?;
+        let half = width(label, LABEL).max(if drift { width(&rate_ratio(*v), LABEL) } else { 0 }) / 2;
+        if px - half < last_end + 10 {
+            continue;
+        }
+        last_end = px + half;
+        let centre = Pos::new(HPos::Center, VPos::Top);
+        let style = TextStyle::from(("sans-serif", LABEL).into_font()).pos(centre);
+        plot_area.draw(&Text::new(label.clone(), (px, y_bottom + 10), style.clone())).map_err(|x| e(&x))?;
+        if drift {
+            let teal = TextStyle::from(("sans-serif", LABEL).into_font()).color(&RGBColor(0, 110, 110)).pos(centre);
+            plot_area.draw(&Text::new(rate_ratio(*v), (px, y_bottom + 34), teal)).map_err(|x| e(&x))?;
+        }
+    }
+
+    let red = RGBColor(214, 39, 40);
     for (i, line) in lines.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let mut band: Vec<(f64, f64)> = line.points.iter().map(|p| (p.0, p.3)).collect();
         band.extend(line.points.iter().rev().map(|p| (p.0, p.2)));
-        chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.18).filled()))).map_err(|x| e(&x))?;
-        let label = if line.label.is_empty() { "all runs".to_string() } else { line.label.clone() };
-        chart
-            .draw_series(LineSeries::new(line.points.iter().map(|p| (p.0, p.1)), colour.stroke_width(2)))
-            .map_err(|x| e(&x))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
-        chart
-            .draw_series(line.points.iter().map(|p| Circle::new((p.0, p.1), 3, colour.filled())))
-            .map_err(|x| e(&x))?;
+        chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.14).filled()))).map_err(|x| e(&x))?;
     }
-    if let Some((bx, label)) = boundary.filter(|_| all_numeric) {
-        let red = RGBColor(214, 39, 40);
-        chart
-            .draw_series(LineSeries::new([(*bx, 0.0), (*bx, y1)], red.stroke_width(2)))
-            .map_err(|x| e(&x))?
-            .label(label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+    // Each series' envelope in the series' colour, dashed red-edged so it reads as a boundary.
+    for &(i, bx, _) in &boundaries {
+        let colour = if boundaries.len() == 1 { red } else { COLOURS[i % COLOURS.len()] };
+        let (px, _) = chart.backend_coord(&(bx, 0.0));
+        polyline(&plot_area, &[(px, y_top), (px, y_bottom)], colour.stroke_width(2), true)?;
     }
-    chart
-        .configure_series_labels()
-        .label_font(("sans-serif", 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK.mix(0.4))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|x| e(&x))?;
+    for (i, line) in lines.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let pixels: Vec<(i32, i32)> = line.points.iter().map(|p| chart.backend_coord(&(p.0, p.1))).collect();
+        polyline(&plot_area, &pixels, colour.stroke_width(3), i % 2 == 1)?;
+        for &p in &pixels {
+            marker(&plot_area, MARKERS[i % MARKERS.len()], p, colour)?;
+        }
+    }
+
+    for &(lx, row, k) in &placed {
+        let y = row * LEGEND_ROW + 14;
+        let (series, text) = &legend[k];
+        match series {
+            Some(i) => {
+                let colour = COLOURS[i % COLOURS.len()];
+                polyline(&legend_area, &[(lx, y), (lx + 36, y)], colour.stroke_width(3), i % 2 == 1)?;
+                marker(&legend_area, MARKERS[i % MARKERS.len()], (lx + 18, y), colour)?;
+            }
+            None => {
+                let i = boundaries.iter().position(|b| text.starts_with(b.2)).map(|b| boundaries[b].0).unwrap_or(0);
+                let colour = if boundaries.len() == 1 { red } else { COLOURS[i % COLOURS.len()] };
+                polyline(&legend_area, &[(lx + 18, y - 11), (lx + 18, y + 11)], colour.stroke_width(2), true)?;
+            }
+        }
+        let style = TextStyle::from(("sans-serif", LABEL).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        legend_area.draw(&Text::new(text.clone(), (lx + 44, y), style)).map_err(|x| e(&x))?;
+    }
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// Whole numbers without a trailing ".0" (drift_ppm 250000, not 250000.0).
+fn number_text(x: f64) -> String {
+    if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) }
 }

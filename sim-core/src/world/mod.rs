@@ -148,8 +148,11 @@ pub struct RunResult {
     pub node_leases: Vec<String>,
     pub spans: Vec<Span>,
     pub dual_windows: Vec<DualWindow>,
-    /// `(true time, leaseTransitions)` each time the server's value changed.
+    /// `(true time, leaseTransitions)` each time the server's value changed, for the first
+    /// node's Lease.
     pub transitions_series: Vec<(Nanos, i32)>,
+    /// The same for every Lease elected on (`namespace/name`), in order of first use.
+    pub lease_transitions: Vec<(String, Vec<(Nanos, i32)>)>,
     /// `(true time, number of acting leaders)` at each change.
     pub acting_series: Vec<(Nanos, usize)>,
     /// `(true time, node, wall offset ns)` samples for nodes whose clock is not perfect.
@@ -193,7 +196,9 @@ impl World {
             debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
         }
         for (index, object) in spec.setup_objects.iter().enumerate() {
-            server.seed_object(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
+            server
+                .seed_object(0, object.clone())
+                .map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
         }
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();

@@ -36,6 +36,8 @@ pub(super) struct LeaseTrack {
     /// The last non-empty holder, to count changes through a released (empty) holder too.
     previous_holder: Option<Sym>,
     last_transitions: Option<i32>,
+    /// `(true time, leaseTransitions)` each time the server's value changed.
+    transitions_series: Vec<(Nanos, i32)>,
     leader_changes: u64,
     /// A fault hit its acting leader at this time; the failover is measured to the next
     /// acquisition by another node.
@@ -60,6 +62,7 @@ impl LeaseTrack {
             last_holder: Sym::EMPTY,
             previous_holder: None,
             last_transitions: None,
+            transitions_series: Vec::new(),
             leader_changes: 0,
             pending_failover: None,
         }
@@ -67,6 +70,10 @@ impl LeaseTrack {
 
     pub(super) fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    fn shared_key(&self) -> Arc<str> {
+        self.key().into()
     }
 }
 
@@ -251,7 +258,8 @@ impl Observer {
                     .filter(|&&i| self.acting[i])
                     .map(|&i| self.names[i].to_string())
                     .collect();
-                self.trace(now, None, None, TraceKind::DualLeaderStart { leaders });
+                let lease = self.leases[lease].shared_key();
+                self.trace(now, None, None, TraceKind::DualLeaderStart { lease, leaders });
             }
         } else if count < 2
             && let Some(from) = self.leases[lease].dual_start.take()
@@ -293,7 +301,10 @@ impl Observer {
         track.windows += 1;
         track.max_window = track.max_window.max(until - from);
         let window = DualWindow { from, until, leaders, lease: track.key() };
-        self.trace(until, None, None, TraceKind::DualLeaderEnd { seconds: window.seconds() });
+        if self.tracing() {
+            let lease = self.leases[lease].shared_key();
+            self.trace(until, None, None, TraceKind::DualLeaderEnd { lease, seconds: window.seconds() });
+        }
         self.dual_windows.push(window);
     }
 
@@ -314,6 +325,7 @@ impl Observer {
             if track == 0 {
                 self.transitions_series.push((now, transitions));
             }
+            t.transitions_series.push((now, transitions));
             t.last_transitions = Some(transitions);
             changed = true;
         }
@@ -328,7 +340,13 @@ impl Observer {
             changed = true;
         }
         if changed && self.tracing() {
-            self.trace(now, None, None, TraceKind::LeaseChanged { holder: holder_name.clone(), transitions, rv });
+            let lease = self.leases[track].shared_key();
+            self.trace(
+                now,
+                None,
+                None,
+                TraceKind::LeaseChanged { lease, holder: holder_name.clone(), transitions, rv },
+            );
         }
     }
 
@@ -390,7 +408,14 @@ impl Observer {
         for (name, m) in self.names.iter().zip(self.node_metrics) {
             self.metrics.nodes.insert(name.to_string(), m);
         }
+        let lease_transitions = self
+            .leases
+            .iter_mut()
+            .filter(|l| !l.name.is_empty())
+            .map(|l| (l.key(), std::mem::take(&mut l.transitions_series)))
+            .collect();
         RunResult {
+            lease_transitions,
             metrics: self.metrics,
             node_names: self.names.iter().map(|n| n.to_string()).collect(),
             node_leases: self.node_lease.iter().map(|&l| self.leases[l].key()).collect(),
