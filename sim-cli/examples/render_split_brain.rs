@@ -33,7 +33,7 @@ fn main() -> Result<(), String> {
     spec.faults.push(TimedFault {
         at: secs(30),
         target: Target::Node(0),
-        kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both },
+        kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
     });
     let r = sim_core::world::World::new(spec)?.run();
     let meta = PlotMeta {

@@ -207,6 +207,7 @@ pub fn run_budgeted(
     // off (ten times), so what `validate` accepts, `run` finishes.
     let hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
     let subtitle = crate::report::subtitle_from_spec(&spec);
+    let spec_unsafe = spec.unsafe_mode;
     let lease_groups = crate::report::lease_groups_from_spec(&spec);
     let duration = spec.duration;
     let mut progress = |t: u64, events: u64| {
@@ -242,7 +243,7 @@ pub fn run_budgeted(
         expectations,
         replay: replay_command(&loaded.path, scenario.seed, &loaded.overrides),
         seed: scenario.seed,
-        unsafe_mode: scenario.unsafe_mode,
+        unsafe_mode: spec_unsafe,
         scenario_name: scenario.name.clone(),
         description: scenario.description.clone(),
         effective: serde_json::to_value(&scenario).unwrap_or(Value::Null),
@@ -288,6 +289,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
             json!({
                 "name": a.name, "at_seconds": as_secs_f64(a.at), "code": a.code, "reason": a.reason,
                 "message": a.message, "kubectl_stderr": a.kubectl_stderr, "allowed": a.allowed,
+                "object": a.object,
             })
         })
         .collect();

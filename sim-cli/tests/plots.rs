@@ -45,7 +45,7 @@ fn split_brain() -> (RunResult, PlotMeta) {
     spec.faults.push(TimedFault {
         at: secs(30),
         target: Target::Node(0),
-        kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both },
+        kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
     });
     let meta = PlotMeta {
         scenario: "split-brain".into(),
@@ -191,7 +191,7 @@ fn crowded() -> (RunResult, PlotMeta) {
     spec.nodes[3].clock.offset_ns = -30_000_000_000;
     for k in 0..24u64 {
         let kind = match k % 4 {
-            0 => FaultKind::Partition { duration: secs(18), cut: Cut::Both },
+            0 => FaultKind::Partition { duration: secs(18), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
             1 => FaultKind::Pause { duration: secs(4) },
             2 => FaultKind::Restart { delay: secs(3) },
             _ => FaultKind::ClockStep { delta_ns: 20_000_000_000 },

@@ -7,9 +7,12 @@
 //! object that a write of it can depend on — the server takes uid, creationTimestamp and
 //! managedFields from the stored object, not from the body.
 
-use crate::api::{ApiServer, Body, Kind, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb};
+use crate::api::{
+    ApiServer, Body, Kind, Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb,
+};
 use crate::elector::{LockError, LockOp, LockResult, Record};
 use crate::sym::Sym;
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct LeaseLock {
@@ -23,6 +26,10 @@ pub struct LeaseLock {
     /// The Python client's LeaseLock: it edits the fetched spec in place (never writing
     /// `leaseTransitions`), does not cache Update responses, and sends times via `isoformat()`.
     python_style: bool,
+    /// `LeaseLock.Labels` (client-go ≥ v0.34, `NewWithLabels`).
+    labels: Option<Arc<Labels>>,
+    /// v0.34.0–v0.34.1: writing labels into a cached Lease without any panics.
+    labels_panic_without_map: bool,
 }
 
 /// A lock operation as a request: the typed path, or (for the Python client's JSON with a
@@ -44,7 +51,39 @@ impl LockRequest {
 
 impl LeaseLock {
     pub fn new(lease: LeaseRef, user: UserId, field_manager: Sym, python_style: bool) -> Self {
-        LeaseLock { lease, user, field_manager, cached: None, python_style }
+        LeaseLock {
+            lease,
+            user,
+            field_manager,
+            cached: None,
+            python_style,
+            labels: None,
+            labels_panic_without_map: false,
+        }
+    }
+
+    /// The labels the lock sets: on create as they are, on every update merged into the cached
+    /// Lease's labels (its own keys overwritten, every other key kept: client-go
+    /// `LeaseLock.Update`).
+    pub fn set_labels(&mut self, labels: Arc<Labels>, panic_without_map: bool) {
+        self.labels = Some(labels);
+        self.labels_panic_without_map = panic_without_map;
+    }
+
+    /// The labels an Update carries: the cached ones with the lock's merged in. The cached map
+    /// is reused when it already holds them (every renewal after the first write), so the
+    /// hot path allocates nothing.
+    fn update_labels(&self, cached: &Option<Arc<Labels>>) -> Result<Option<Arc<Labels>>, LockError> {
+        let Some(mine) = &self.labels else { return Ok(cached.clone()) };
+        match cached {
+            None if self.labels_panic_without_map => Err(LockError::Panic),
+            Some(c) if mine.iter().all(|(k, v)| c.get(k) == Some(v)) => Ok(Some(Arc::clone(c))),
+            _ => {
+                let mut merged = cached.as_deref().cloned().unwrap_or_default();
+                merged.extend(mine.iter().map(|(k, v)| (k.clone(), v.clone())));
+                Ok(Some(Arc::new(merged)))
+            }
+        }
     }
 
     pub fn lease(&self) -> LeaseRef {
@@ -87,13 +126,13 @@ impl LeaseLock {
     pub fn request(&self, op: &LockOp, server: &ApiServer) -> Result<LockRequest, LockError> {
         let typed = match op {
             LockOp::Get => LeaseOp::Get,
-            LockOp::Create(record) => LeaseOp::Create { spec: self.spec_of(record, None), labels: None },
+            LockOp::Create(record) => LeaseOp::Create { spec: self.spec_of(record, None), labels: self.labels.clone() },
             LockOp::Update(record) => {
                 let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
                 LeaseOp::Update {
                     resource_version: cached.resource_version,
                     spec: self.spec_of(record, Some(&cached.spec)),
-                    labels: cached.labels.clone(),
+                    labels: self.update_labels(&cached.labels)?,
                 }
             }
             LockOp::MergePatch(record) => LeaseOp::MergePatch { spec: self.spec_of(record, None) },
@@ -160,6 +199,8 @@ pub fn record_of(spec: &LeaseSpecC) -> Record {
         acquire_time_micros: spec.acquire_time.map(|t| t.unix_micros()),
         renew_time_micros: spec.renew_time.map(|t| t.unix_micros()),
         leader_transitions: spec.lease_transitions.unwrap_or(0),
+        strategy: spec.strategy.unwrap_or(Sym::EMPTY),
+        preferred_holder: spec.preferred_holder.unwrap_or(Sym::EMPTY),
     }
 }
 

@@ -28,6 +28,43 @@ pub struct NodeMetrics {
     pub fenced_rejections: u64,
     /// 409s the elector received on Lease writes (lost races, stale fast paths).
     pub lease_conflicts: u64,
+    /// Requests this node sent (elector, reconciler and event recorder), by verb.
+    pub requests_sent: RequestCounts,
+    /// Of those, the ones that got no answer from the API server because the network lost the
+    /// request or its answer (loss, a partition, a refused connection) or the server was down.
+    pub requests_lost: RequestCounts,
+}
+
+/// A count per request verb (`nodes.<id>.requests_sent.update` in expectations and sweeps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RequestCounts {
+    pub get: u64,
+    pub list: u64,
+    pub create: u64,
+    pub update: u64,
+    pub patch: u64,
+    pub apply: u64,
+    pub delete: u64,
+}
+
+impl RequestCounts {
+    pub fn add(&mut self, verb: crate::api::Verb) {
+        use crate::api::Verb;
+        let slot = match verb {
+            Verb::Get => &mut self.get,
+            Verb::List => &mut self.list,
+            Verb::Create => &mut self.create,
+            Verb::Update => &mut self.update,
+            Verb::Patch => &mut self.patch,
+            Verb::Apply => &mut self.apply,
+            Verb::Delete => &mut self.delete,
+        };
+        *slot += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.get + self.list + self.create + self.update + self.patch + self.apply + self.delete
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]

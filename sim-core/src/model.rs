@@ -4,7 +4,7 @@
 //! directly. Everything here is plain data; all validation that needs more than one field lives
 //! in [`WorldSpec::validate`].
 
-use crate::api::{Kind, User};
+use crate::api::{Kind, User, Verb};
 use crate::clock::ClockSpec;
 use crate::elector::ElectorConfig;
 use crate::net::{Cut, LinkSpec, ServerAvailability};
@@ -59,6 +59,7 @@ pub struct NodeSpec {
     pub lease_field_manager: String,
     /// True time at which the process starts.
     pub start_at: Nanos,
+    pub healthz: Option<HealthzSpec>,
 }
 
 impl NodeSpec {
@@ -102,6 +103,7 @@ pub enum FaultKind {
     Partition {
         duration: Nanos,
         cut: Cut,
+        mode: crate::net::PartitionMode,
     },
     ServerOutage {
         duration: Nanos,
@@ -167,6 +169,7 @@ pub enum RandomFaultKind {
     Partition {
         duration: DurationDist,
         cut: Cut,
+        mode: crate::net::PartitionMode,
     },
     ClockStep {
         delta: DurationDist,
@@ -202,13 +205,81 @@ pub struct ScriptedAction {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ActionOp {
-    Get { kind: Kind, namespace: String, name: String },
-    Create { body: serde_json::Value },
-    Update { body: serde_json::Value },
-    MergePatch { kind: Kind, namespace: String, name: String, patch: serde_json::Value },
-    Apply { body: serde_json::Value, field_manager: String, force: bool },
-    Delete { kind: Kind, namespace: String, name: String },
-    CanI { verb: String, kind: Kind, namespace: String, name: Option<String>, user: User },
+    Get {
+        kind: Kind,
+        namespace: String,
+        name: String,
+    },
+    /// All objects of a kind in a namespace (`kubectl get events -n ns -o json`).
+    List {
+        kind: Kind,
+        namespace: String,
+    },
+    Create {
+        body: serde_json::Value,
+    },
+    Update {
+        body: serde_json::Value,
+    },
+    MergePatch {
+        kind: Kind,
+        namespace: String,
+        name: String,
+        patch: serde_json::Value,
+    },
+    Apply {
+        body: serde_json::Value,
+        field_manager: String,
+        force: bool,
+    },
+    Delete {
+        kind: Kind,
+        namespace: String,
+        name: String,
+    },
+    CanI {
+        verb: String,
+        kind: Kind,
+        namespace: String,
+        name: Option<String>,
+        user: User,
+    },
+}
+
+/// `[[server.errors]]`: the API server answers matching requests with an error instead of
+/// handling them (a 504 after handling them: the timeout filter answers while the handler runs
+/// on, so the write lands).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerErrorRule {
+    pub from: Nanos,
+    pub until: Nanos,
+    pub verb: Option<Verb>,
+    pub kind: Option<Kind>,
+    /// Only requests from this node.
+    pub node: Option<usize>,
+    /// Chance that a matching request gets the error (each drawn from the rule's own stream).
+    pub probability: f64,
+    /// 409, 429, 500, 503 or 504.
+    pub code: u16,
+    /// The `Retry-After` header (seconds on the wire); 429 has one by default.
+    pub retry_after: Option<Nanos>,
+    /// For 500 and 503: the message.
+    pub message: String,
+}
+
+/// A liveness probe on client-go's `HealthzAdaptor` (see `docs/algorithms.md`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HealthzSpec {
+    /// `NewLeaderHealthzAdaptor(timeout)`: the check fails once a leader's last observation is
+    /// older than LeaseDuration + this.
+    pub tolerance: Nanos,
+    pub initial_delay: Nanos,
+    pub period: Nanos,
+    /// A probe not answered within this fails (a paused process answers nothing).
+    pub timeout: Nanos,
+    pub failure_threshold: u32,
+    /// The kubelet starts the container again this long after killing it.
+    pub restart_delay: Nanos,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -219,6 +290,7 @@ pub struct WorldSpec {
     pub epoch: UnixNanos,
     pub nodes: Vec<NodeSpec>,
     pub server: ServerAvailability,
+    pub server_errors: Vec<ServerErrorRule>,
     pub faults: Vec<TimedFault>,
     pub random_faults: Vec<RandomFault>,
     pub actions: Vec<ScriptedAction>,
@@ -284,7 +356,7 @@ impl WorldSpec {
 /// The RBAC objects that let the given service accounts run leader election and a reconciler
 /// in `namespace`: the seed lab's Role (leases get/create/update) plus `patch` for the
 /// merge-patching algorithms and ConfigMap rights for reconcilers.
-pub fn default_rbac_objects(namespace: &str, service_accounts: &[String]) -> Vec<serde_json::Value> {
+pub fn default_rbac_objects(namespace: &str, service_accounts: &[String], events: bool) -> Vec<serde_json::Value> {
     let mut objects = Vec::new();
     if namespace != "default" && namespace != "kube-system" {
         objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
@@ -292,13 +364,18 @@ pub fn default_rbac_objects(namespace: &str, service_accounts: &[String]) -> Vec
     for sa in service_accounts {
         objects.push(serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": namespace}}));
     }
+    let mut rules = vec![
+        serde_json::json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update", "patch"]}),
+        serde_json::json!({"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "update", "patch"]}),
+    ];
+    // What an event recorder needs (kube-controller-manager's role grants the same).
+    if events {
+        rules.push(serde_json::json!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}));
+    }
     objects.push(serde_json::json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
         "metadata": {"name": "leader-election", "namespace": namespace},
-        "rules": [
-            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update", "patch"]},
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "create", "update", "patch"]}
-        ]
+        "rules": rules
     }));
     let subjects: Vec<_> = service_accounts
         .iter()
@@ -335,6 +412,7 @@ impl WorldSpec {
                     user: User::service_account(namespace, name),
                     lease_field_manager: name.clone(),
                     start_at: 0,
+                    healthz: None,
                 }
             })
             .collect();
@@ -344,10 +422,11 @@ impl WorldSpec {
             epoch: crate::time::DEFAULT_EPOCH_UNIX_NANOS,
             nodes,
             server: ServerAvailability::default(),
+            server_errors: Vec::new(),
             faults: Vec::new(),
             random_faults: Vec::new(),
             actions: Vec::new(),
-            setup_objects: default_rbac_objects(namespace, &names),
+            setup_objects: default_rbac_objects(namespace, &names, false),
             unsafe_mode: false,
             trace: false,
         }
@@ -400,6 +479,9 @@ impl WorldSpec {
                 let key = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
                 let slot = leases.entry(key).or_insert(0.0);
                 *slot = slot.max(per_lease); // one leader per Lease reconciles at a time
+            }
+            if let Some(h) = &n.healthz {
+                per_second += 1e9 / h.period.max(1) as f64;
             }
         }
         per_second += leases.values().sum::<f64>();

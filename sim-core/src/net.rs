@@ -5,10 +5,16 @@
 //! distribution and drops a message with its own probability. Partitions are intervals of true
 //! time per direction.
 //!
-//! **Messages in flight when a partition starts are lost**: a message is delivered only if its
-//! direction is open both when it is sent and when it would arrive. This is the cable-cut reading
-//! of a partition (TCP retransmission across a short cut is not modelled; a client sees a
-//! timeout, which is what a request outliving its deadline looks like anyway).
+//! A partition has a mode, for the three ways a cut looks to a client:
+//! - `drop` (the default): a message is delivered only if its direction is open both when it is
+//!   sent and when it would arrive; the others are lost (a cable cut, a DROP rule): the client
+//!   waits for its timeout, forever without one;
+//! - `hold`: a message that meets the cut waits and is delivered once it heals, with its latency
+//!   from then (TCP retransmitting across a short cut): a call without a timeout returns after the
+//!   heal;
+//! - `refuse`: a message that meets the cut fails at once (a REJECT rule, a dead endpoint, a
+//!   reset connection): the client sees a connection error right away and the message never
+//!   arrives.
 //!
 //! Every send makes the same number of random draws (one for loss, one or two for latency)
 //! whatever the outcome, so partitions and loss do not shift the stream for later messages.
@@ -116,12 +122,41 @@ impl Cut {
     }
 }
 
+/// What a partition does to the messages it meets (see the module documentation).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PartitionMode {
+    #[default]
+    Drop,
+    Hold,
+    Refuse,
+}
+
+impl PartitionMode {
+    pub fn parse(text: &str) -> Option<PartitionMode> {
+        match text {
+            "drop" => Some(PartitionMode::Drop),
+            "hold" => Some(PartitionMode::Hold),
+            "refuse" => Some(PartitionMode::Refuse),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PartitionMode::Drop => "drop",
+            PartitionMode::Hold => "hold",
+            PartitionMode::Refuse => "refuse",
+        }
+    }
+}
+
 /// A partition of one link over `[from, until)` in true time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Partition {
     pub from: Nanos,
     pub until: Nanos,
     pub cut: Cut,
+    pub mode: PartitionMode,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -142,7 +177,12 @@ pub struct LinkSpec {
 pub enum Delivery {
     Arrives(Nanos),
     Lost,
+    /// Lost to a `drop` partition.
     Partitioned,
+    /// Met a `hold` partition: arrives at this time, after the heal.
+    Held(Nanos),
+    /// Met a `refuse` partition: the sender sees a connection error now.
+    Refused,
 }
 
 /// One node's link to the API server.
@@ -179,23 +219,45 @@ impl Link {
 
     /// Is `dir` cut at true time `t`?
     pub fn is_cut(&self, dir: Direction, t: Nanos) -> bool {
-        self.partitions.iter().any(|p| p.from <= t && t < p.until && p.cut.blocks(dir))
+        self.cut_at(dir, t).is_some()
+    }
+
+    /// The partition cutting `dir` at `t` (the first added, if several).
+    fn cut_at(&self, dir: Direction, t: Nanos) -> Option<&Partition> {
+        self.partitions.iter().find(|p| p.from <= t && t < p.until && p.cut.blocks(dir))
+    }
+
+    /// When a message held at `t` gets through: the first instant from `t` on at which `dir` is
+    /// open (overlapping and back-to-back partitions are waited out together).
+    fn heal_after(&self, dir: Direction, mut t: Nanos) -> Nanos {
+        while let Some(p) = self.cut_at(dir, t) {
+            t = p.until;
+        }
+        t
     }
 
     /// Sends one message at `now` in direction `dir`.
+    #[inline]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
         let (spec, rng) = match dir {
             Direction::Up => (&self.spec.up, &mut self.up_rng),
             Direction::Down => (&self.spec.down, &mut self.down_rng),
         };
         let lost = rng.bernoulli(spec.loss);
-        let arrival = now.saturating_add(spec.latency.sample(rng));
-        if self.is_cut(dir, now) || self.is_cut(dir, arrival) {
-            Delivery::Partitioned
-        } else if lost {
-            Delivery::Lost
-        } else {
-            Delivery::Arrives(arrival)
+        let latency = spec.latency.sample(rng);
+        let arrival = now.saturating_add(latency);
+        // The cut the message meets: one it is sent into, else one that starts under it.
+        let cut = self.cut_at(dir, now).or_else(|| self.cut_at(dir, arrival)).map(|p| (p.mode, p.from));
+        match cut {
+            Some((PartitionMode::Drop, _)) => Delivery::Partitioned,
+            Some((PartitionMode::Refuse, _)) => Delivery::Refused,
+            Some((PartitionMode::Hold, from)) if !lost => {
+                // Sent into the cut, or caught in flight by it: through at the heal.
+                let heal = self.heal_after(dir, now.max(from));
+                Delivery::Held(heal.saturating_add(latency))
+            }
+            _ if lost => Delivery::Lost,
+            _ => Delivery::Arrives(arrival),
         }
     }
 }
@@ -231,7 +293,12 @@ mod tests {
         let spec =
             LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
         let mut link = Link::new(spec, 1, "n");
-        link.add_partition(Partition { from: millis(100), until: millis(200), cut: Cut::Up });
+        link.add_partition(Partition {
+            from: millis(100),
+            until: millis(200),
+            cut: Cut::Up,
+            mode: PartitionMode::Drop,
+        });
         assert_eq!(link.send(millis(50), Direction::Up), Delivery::Arrives(millis(60)));
         // Sent before the cut, would arrive inside it: lost in flight.
         assert_eq!(link.send(millis(95), Direction::Up), Delivery::Partitioned);
@@ -239,6 +306,40 @@ mod tests {
         // The other direction is unaffected by an Up cut.
         assert!(matches!(link.send(millis(150), Direction::Down), Delivery::Arrives(_)));
         assert_eq!(link.send(millis(200), Direction::Up), Delivery::Arrives(millis(210)));
+    }
+
+    #[test]
+    fn a_hold_partition_delivers_after_the_heal_and_a_refuse_partition_fails_at_once() {
+        let spec =
+            LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
+        let mut hold = Link::new(spec.clone(), 1, "n");
+        hold.add_partition(Partition {
+            from: millis(100),
+            until: millis(200),
+            cut: Cut::Both,
+            mode: PartitionMode::Hold,
+        });
+        hold.add_partition(Partition {
+            from: millis(200),
+            until: millis(250),
+            cut: Cut::Up,
+            mode: PartitionMode::Hold,
+        });
+        // Sent into the cut: through once both back-to-back cuts heal, with its latency.
+        assert_eq!(hold.send(millis(150), Direction::Up), Delivery::Held(millis(260)));
+        // Caught in flight when the cut starts.
+        assert_eq!(hold.send(millis(95), Direction::Up), Delivery::Held(millis(260)));
+        // The down direction (1 ms by default) is cut only by the first.
+        assert_eq!(hold.send(millis(150), Direction::Down), Delivery::Held(millis(201)));
+        let mut refuse = Link::new(spec, 1, "n");
+        refuse.add_partition(Partition {
+            from: millis(100),
+            until: millis(200),
+            cut: Cut::Up,
+            mode: PartitionMode::Refuse,
+        });
+        assert_eq!(refuse.send(millis(150), Direction::Up), Delivery::Refused);
+        assert_eq!(refuse.send(millis(200), Direction::Up), Delivery::Arrives(millis(210)));
     }
 
     #[test]

@@ -259,7 +259,20 @@ pub struct NodeDoc {
     /// `restart`, `exit` or `rejoin`.
     pub after_lost: Option<String>,
     pub restart_delay: Option<Duration>,
-    pub start_at: Option<Duration>,
+    /// When the process starts: `"2s"`, or drawn per seed, `{ uniform = ["0s", "100ms"] }`.
+    pub start_at: Option<DurationDistDoc>,
+    /// For `algorithm = "client-go"`: the release the node runs, `"v0.26"` … `"v0.37"`.
+    pub client_go: Option<String>,
+    /// Overrides the algorithm's expiry rule: `observed-time` or `renew-time`.
+    pub expiry: Option<String>,
+    /// Overrides whether the leader renews with an optimistic update without a Get.
+    pub fast_path: Option<bool>,
+    /// Labels the lock sets on the Lease (client-go ≥ v0.34 `NewWithLabels`).
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Record "became leader" / "stopped leading" Events (default: true for client-go).
+    pub events: Option<bool>,
+    /// A liveness probe on client-go's leader-election health check.
+    pub healthz: Option<HealthzDoc>,
     /// The reconciler's value for this node (default: A, B, C… by position).
     pub value: Option<String>,
     /// Who the process authenticates as (default: the service account named after it).
@@ -273,11 +286,39 @@ pub struct NodeDoc {
     pub reconciler: Option<ReconcilerDoc>,
 }
 
+/// `healthz = { tolerance = "20s", period = "10s", failure_threshold = 8 }`: client-go's
+/// `HealthzAdaptor` (kube-controller-manager: `NewLeaderHealthzAdaptor(20 * time.Second)`) probed
+/// as the kubelet probes a container (kubeadm's kube-controller-manager liveness probe: initial
+/// delay 10 s, period 10 s, timeout 15 s, failure threshold 8).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthzDoc {
+    pub tolerance: Option<Duration>,
+    pub period: Option<Duration>,
+    pub failure_threshold: Option<u32>,
+    pub initial_delay: Option<Duration>,
+    /// How long a probe waits for an answer (a paused process never answers).
+    pub timeout: Option<Duration>,
+    /// How long after the kill the kubelet starts the container again.
+    pub restart_delay: Option<Duration>,
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LeaseDoc {
     pub namespace: Option<String>,
     pub name: Option<String>,
+    /// Run configurations client-go refuses for the nodes electing on this Lease only.
+    #[serde(rename = "unsafe")]
+    pub unsafe_mode: Option<bool>,
+}
+
+/// `[leases."<name>"]`: settings of a Lease other nodes elect on (`lease_name`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LeaseOptionsDoc {
+    #[serde(rename = "unsafe")]
+    pub unsafe_mode: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -291,6 +332,8 @@ pub struct FaultDoc {
     pub kind: String,
     pub duration: Option<Duration>,
     pub cut: Option<String>,
+    /// For partitions: `drop` (default), `hold` or `refuse`.
+    pub mode: Option<String>,
     pub delay: Option<Duration>,
     pub delta: Option<SignedDuration>,
     pub extra: Option<Duration>,
@@ -311,6 +354,7 @@ pub struct RandomFaultDoc {
     pub delta: Option<DurationDistDoc>,
     pub backwards: Option<bool>,
     pub cut: Option<String>,
+    pub mode: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -326,6 +370,25 @@ pub struct WindowDoc {
 pub struct ServerDoc {
     pub outages: Option<Vec<WindowDoc>>,
     pub slowdowns: Option<Vec<WindowDoc>>,
+    pub errors: Option<Vec<ServerErrorDoc>>,
+}
+
+/// `[[server.errors]]`: answer matching requests with an error (see [`crate::model::ServerErrorRule`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerErrorDoc {
+    pub from: Duration,
+    pub duration: Duration,
+    /// 409, 429, 500, 503 or 504.
+    pub code: u16,
+    /// `get`, `create`, `update`, `patch`, `apply`, `delete` or `list`.
+    pub verb: Option<String>,
+    /// `leases`, `configmaps`, `events`, …
+    pub resource: Option<String>,
+    pub node: Option<String>,
+    pub probability: Option<f64>,
+    pub retry_after: Option<Duration>,
+    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -376,6 +439,9 @@ pub struct Scenario {
     pub from_cluster: Option<String>,
     #[serde(default)]
     pub lease: LeaseDoc,
+    /// Per-Lease settings, by Lease name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub leases: BTreeMap<String, LeaseOptionsDoc>,
     #[serde(default)]
     pub defaults: NodeDoc,
     #[serde(default)]
@@ -515,6 +581,15 @@ impl Scenario {
         for (i, doc) in self.nodes.iter().enumerate() {
             nodes.push(self.node_spec(i, doc, &identities[i], &namespace, &lease_name)?);
         }
+        let nodes_unsafe: bool = nodes.iter().any(|n: &NodeSpec| n.elector.validate().is_err());
+        for name in self.leases.keys() {
+            if !nodes.iter().any(|n| &n.elector.lease_name == name) {
+                return Err(err(
+                    &["leases", name],
+                    format!("no node elects on a Lease named {name:?} (set `lease_name` on the nodes that do)"),
+                ));
+            }
+        }
         let mut faults = Vec::new();
         for (i, f) in self.faults.iter().enumerate() {
             let idx = i.to_string();
@@ -550,6 +625,7 @@ impl Scenario {
                 "partition" => FaultKind::Partition {
                     duration: need(f.duration, "duration")?,
                     cut: parse_cut(f.cut.as_deref()).map_err(|m| err(&p("cut"), m))?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
                 },
                 "server-outage" => FaultKind::ServerOutage { duration: need(f.duration, "duration")? },
                 "server-slow" => {
@@ -588,6 +664,7 @@ impl Scenario {
                 "partition" => RandomFaultKind::Partition {
                     duration: dist(&f.duration, "duration")?,
                     cut: parse_cut(f.cut.as_deref()).map_err(|m| err(&p("cut"), m))?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
                 },
                 "clock-step" => RandomFaultKind::ClockStep {
                     delta: dist(&f.delta, "delta")?,
@@ -635,6 +712,58 @@ impl Scenario {
                 .ok_or_else(|| err(&["server", "slowdowns", &i.to_string(), "extra"], "a slowdown needs `extra`"))?;
             server.slowdowns.push((w.from.0, w.from.0 + w.duration.0, extra.0));
         }
+        let mut server_errors = Vec::new();
+        for (i, e) in self.server.errors.iter().flatten().enumerate() {
+            let idx = i.to_string();
+            let p = |k: &'static str| -> Vec<&str> { vec!["server", "errors", idx.as_str(), k] };
+            if !matches!(e.code, 409 | 429 | 500 | 503 | 504) {
+                return Err(err(
+                    &p("code"),
+                    format!("{} is not an error leasesim injects; expected 409, 429, 500, 503 or 504", e.code),
+                ));
+            }
+            let verb = match &e.verb {
+                None => None,
+                Some(v) => Some(crate::api::Verb::parse(v).ok_or_else(|| {
+                    err(
+                        &p("verb"),
+                        format!("unknown verb {v:?}; expected get, list, create, update, patch, apply or delete"),
+                    )
+                })?),
+            };
+            let kind = match &e.resource {
+                None => None,
+                Some(r) => Some(Kind::parse(r).ok_or_else(|| err(&p("resource"), format!("unknown resource {r:?}")))?),
+            };
+            let node = match &e.node {
+                None => None,
+                Some(n) => Some(node_index(n, &p("node"))?),
+            };
+            let probability = e.probability.unwrap_or(1.0);
+            if !(0.0..=1.0).contains(&probability) {
+                return Err(err(&p("probability"), format!("{probability} must be between 0 and 1")));
+            }
+            if e.retry_after.is_some() && matches!(e.code, 409 | 504) {
+                return Err(err(&p("retry_after"), format!("the API server sends no Retry-After with a {}", e.code)));
+            }
+            let default_message = match e.code {
+                500 => "etcdserver: request timed out",
+                503 => "apiserver is shutting down",
+                _ => "",
+            };
+            server_errors.push(crate::model::ServerErrorRule {
+                from: e.from.0,
+                until: e.from.0.saturating_add(e.duration.0),
+                verb,
+                kind,
+                node,
+                probability,
+                code: e.code,
+                // APF's 429 always carries one (its minimum is 1 s).
+                retry_after: e.retry_after.map(|d| d.0).or((e.code == 429).then_some(1_000_000_000)),
+                message: e.message.clone().unwrap_or_else(|| default_message.to_string()),
+            });
+        }
         let mut actions = Vec::new();
         for (i, a) in self.actions.iter().enumerate() {
             actions.push(self.action(i, a, &identities, &namespace, &lease_name)?);
@@ -648,7 +777,8 @@ impl Scenario {
                 .filter(|(n, _)| n.user.is_none() && self.defaults.user.is_none())
                 .map(|(_, id)| id.clone())
                 .collect();
-            setup_objects.extend(default_rbac_objects(&namespace, &accounts));
+            let events = nodes.iter().any(|n| n.elector.record_events);
+            setup_objects.extend(default_rbac_objects(&namespace, &accounts, events));
         } else if namespace != "default" && namespace != "kube-system" {
             setup_objects
                 .push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
@@ -660,11 +790,13 @@ impl Scenario {
             epoch,
             nodes,
             server,
+            server_errors,
             faults,
             random_faults,
             actions,
             setup_objects,
-            unsafe_mode: self.unsafe_mode,
+            // Unsafe only if a configuration client-go refuses actually runs.
+            unsafe_mode: nodes_unsafe,
             trace,
         };
         spec.validate().map_err(|m| err(&["nodes"], m))?;
@@ -717,6 +849,66 @@ impl Scenario {
             )
         })?;
         let mut elector = ElectorConfig::new(identity, algorithm);
+        // Version, expiry and fast path: a node's own key must fit its algorithm; a default
+        // applies only to the nodes it fits.
+        let is_client_go = algorithm == Algorithm::ClientGo;
+        if let Some(v) = &doc.client_go
+            && !is_client_go
+        {
+            return Err(perr(
+                "client_go",
+                format!(
+                    "{v:?} names a client-go release, but this node runs {algorithm_name:?}{}",
+                    if algorithm == Algorithm::ClientGoLegacy {
+                        " (client-go-legacy is client-go v0.26: write algorithm = \"client-go\" with client_go instead)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if let Some(v) = pick!(client_go).filter(|_| is_client_go) {
+            elector.client_go = crate::elector::ClientGoVersion::parse(&v).map_err(|m| perr("client_go", m))?;
+        }
+        if algorithm == Algorithm::PythonClient {
+            for (key, set) in [("expiry", doc.expiry.is_some()), ("fast_path", doc.fast_path.is_some())] {
+                if set {
+                    return Err(perr(
+                        if key == "expiry" { "expiry" } else { "fast_path" },
+                        format!(
+                            "the Python client has its own loop; `{key}` applies to the client-go and renew-time algorithms"
+                        ),
+                    ));
+                }
+            }
+        } else {
+            if let Some(e) = pick!(expiry) {
+                elector.expiry = Some(crate::elector::ExpiryRule::parse(&e).ok_or_else(|| {
+                    perr("expiry", format!("unknown expiry rule {e:?}; expected observed-time or renew-time"))
+                })?);
+            }
+            elector.fast_path = pick!(fast_path);
+        }
+        if let Some(labels) = pick!(labels) {
+            if elector.client_go_version().is_none_or(|v| v.minor < 34) {
+                return Err(perr(
+                    "labels",
+                    "Lease labels need client-go v0.34 or later (resourcelock.NewWithLabels arrived in v0.34.0)".into(),
+                ));
+            }
+            for (k, v) in &labels {
+                crate::api::check_label(k, v).map_err(|m| perr("labels", m))?;
+            }
+            elector.labels = labels.into_iter().collect();
+        }
+        if elector.client_go_version().is_some() {
+            elector.record_events = pick!(events).unwrap_or(true);
+        } else if doc.events == Some(true) {
+            return Err(perr(
+                "events",
+                format!("{algorithm_name} records no leader-election Events; `events` applies to client-go"),
+            ));
+        }
         elector.lease_namespace = namespace.into();
         elector.lease_name = pick!(lease_name).unwrap_or_else(|| lease_name.into());
         if let Some(v) = pick!(lease_duration) {
@@ -761,7 +953,14 @@ impl Scenario {
             )
             .map_err(|m| perr("identity", m))?;
         }
-        if !self.unsafe_mode {
+        // `unsafe` waives client-go's checks for the whole file or for one Lease; whether the
+        // run *is* unsafe (a waived check fails) is decided per node and shown only then.
+        let lease_unsafe = if elector.lease_name == lease_name {
+            self.lease.unsafe_mode.unwrap_or(false)
+        } else {
+            self.leases.get(&elector.lease_name).and_then(|l| l.unsafe_mode).unwrap_or(false)
+        };
+        if !self.unsafe_mode && !lease_unsafe {
             elector.validate().map_err(|m| {
                 // Point at the key the message is about; only the ordering rules can be waived.
                 let key = if m.starts_with("retryPeriod") {
@@ -772,11 +971,13 @@ impl Scenario {
                     "renew_deadline"
                 };
                 let advice = if m.contains("greater than renewDeadline") || m.contains("JitterFactor") {
-                    " (client-go refuses this configuration; set `unsafe = true` at the top of the file to run it anyway, for teaching)"
+                    " (set `unsafe = true` at the top of the file, or for this Lease only in [lease] or \
+                     [leases.\"<name>\"], to run it anyway, for teaching)"
                 } else {
                     ""
                 };
-                perr(key, format!("{m}{advice}"))
+                // NewLeaderElector's own words, quoted, after the key they are about.
+                perr(key, format!("client-go refuses this configuration: \"{m}\"{advice}"))
             })?;
         }
         // Clock: defaults overridden key by key.
@@ -924,10 +1125,56 @@ impl Scenario {
             Some(u) => user_named(&u, &self.identities(), namespace),
             None => User::service_account(namespace, identity),
         };
-        let start_at = pick!(start_at).map(|d| d.0).unwrap_or(0);
-        if start_at > self.duration.0 {
-            return Err(perr("start_at", "is beyond the run's duration".into()));
-        }
+        let start_at = match pick!(start_at) {
+            None => 0,
+            Some(DurationDistDoc::Fixed(d)) => {
+                if d.0 > self.duration.0 {
+                    return Err(perr("start_at", "is beyond the run's duration".into()));
+                }
+                d.0
+            }
+            // Drawn per seed from the node's own stream; a draw past the end means the node
+            // never starts in this run.
+            Some(dist) => {
+                if let DurationDistDoc::Shaped(DurationShape::Uniform([a, b])) = &dist
+                    && a.0 > b.0
+                {
+                    return Err(perr("start_at", "uniform bounds must be in order (the first ≤ the second)".into()));
+                }
+                let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/start_at"));
+                dist.to_dist().sample(&mut rng)
+            }
+        };
+        let healthz = match pick!(healthz) {
+            None => None,
+            Some(_) if elector.client_go_version().is_none() => {
+                return Err(perr(
+                    "healthz",
+                    format!("the health check is client-go's (HealthzAdaptor); {algorithm_name} has none"),
+                ));
+            }
+            Some(h) => {
+                let dh = d.healthz.clone().unwrap_or_default();
+                let secs = |v: Option<Duration>, dv: Option<Duration>, default: u64| {
+                    v.or(dv).map(|d| d.0).unwrap_or(default * 1_000_000_000)
+                };
+                let spec = crate::model::HealthzSpec {
+                    tolerance: secs(h.tolerance, dh.tolerance, 20),
+                    initial_delay: secs(h.initial_delay, dh.initial_delay, 10),
+                    period: secs(h.period, dh.period, 10),
+                    timeout: secs(h.timeout, dh.timeout, 15),
+                    failure_threshold: h.failure_threshold.or(dh.failure_threshold).unwrap_or(8),
+                    restart_delay: secs(h.restart_delay, dh.restart_delay, 10),
+                };
+                if spec.period == 0 || spec.timeout == 0 {
+                    return Err(perr("healthz", "period and timeout must be greater than zero".into()));
+                }
+                if spec.failure_threshold == 0 {
+                    return Err(perr("healthz", "failure_threshold must be at least 1".into()));
+                }
+                Some(spec)
+            }
+        };
         Ok(NodeSpec {
             elector,
             clock,
@@ -936,6 +1183,7 @@ impl Scenario {
             user,
             lease_field_manager: pick!(lease_field_manager).unwrap_or_else(|| identity.to_string()),
             start_at,
+            healthz,
         })
     }
 
@@ -955,13 +1203,14 @@ impl Scenario {
         let user = user_named(a.as_user.as_deref().unwrap_or("admin"), identities, namespace);
         let kind = |a: &ActionDoc| -> Result<Kind, ScenarioError> {
             let r = a.resource.as_deref().unwrap_or("lease");
-            Kind::parse(r).ok_or_else(|| err(&p("resource"), format!("unknown resource {r:?}; expected leases, configmaps, namespaces, serviceaccounts, roles or rolebindings")))
+            Kind::parse(r).ok_or_else(|| err(&p("resource"), format!("unknown resource {r:?}; expected leases, configmaps, namespaces, serviceaccounts, roles, rolebindings, events or leasecandidates")))
         };
         let ns = a.namespace.clone().unwrap_or_else(|| namespace.into());
         let object = a.object.clone().unwrap_or_else(|| lease_name.into());
         let body = || a.body.clone().ok_or_else(|| err(&p("verb"), format!("a {} action needs a `body`", a.verb)));
         let op = match a.verb.as_str() {
             "get" => ActionOp::Get { kind: kind(a)?, namespace: ns, name: object },
+            "list" => ActionOp::List { kind: kind(a)?, namespace: ns },
             "delete" => ActionOp::Delete { kind: kind(a)?, namespace: ns, name: object },
             "create" => ActionOp::Create { body: body()? },
             "update" => ActionOp::Update { body: body()? },
@@ -1023,7 +1272,7 @@ const FAULT_KINDS: [&str; 8] =
     ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow"];
 const RANDOM_FAULT_KINDS: [&str; 7] =
     ["crash", "crash-restart", "pause", "stop", "partition", "clock-step", "server-outage"];
-const ACTION_VERBS: [&str; 7] = ["get", "create", "update", "merge-patch", "apply", "delete", "can-i"];
+const ACTION_VERBS: [&str; 8] = ["get", "list", "create", "update", "merge-patch", "apply", "delete", "can-i"];
 
 fn is_server_fault(kind: &str) -> bool {
     kind == "server-outage" || kind == "server-slow"
@@ -1049,6 +1298,16 @@ fn parse_cut(s: Option<&str>) -> Result<Cut, String> {
         "down" => Ok(Cut::Down),
         other => Err(format!("unknown cut {other:?}; expected both, up (requests lost) or down (responses lost)")),
     }
+}
+
+fn parse_mode(s: Option<&str>) -> Result<crate::net::PartitionMode, String> {
+    let text = s.unwrap_or("drop");
+    crate::net::PartitionMode::parse(text).ok_or_else(|| {
+        format!(
+            "unknown partition mode {text:?}; expected drop (messages lost), hold (delivered when it heals) or \
+             refuse (the call fails at once)"
+        )
+    })
 }
 
 /// Looks a node identity up, reporting at the given path.
@@ -1102,6 +1361,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "epoch",
             "from_cluster",
             "lease",
+            "leases",
             "defaults",
             "nodes",
             "faults",
@@ -1112,7 +1372,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "actions",
             "expect",
         ],
-        "lease" => &["namespace", "name"],
+        "lease" => &["namespace", "name", "unsafe"],
         "defaults" | "nodes" => &[
             "identity",
             "algorithm",
@@ -1125,6 +1385,12 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "after_lost",
             "restart_delay",
             "start_at",
+            "client_go",
+            "expiry",
+            "fast_path",
+            "labels",
+            "events",
+            "healthz",
             "value",
             "user",
             "lease_field_manager",
@@ -1133,10 +1399,11 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "network",
             "reconciler",
         ],
+        "healthz" => &["tolerance", "period", "failure_threshold", "initial_delay", "timeout", "restart_delay"],
         "clock" => &["offset", "drift_ppm", "steps", "wander", "offset_seconds_dist", "drift_ppm_dist"],
         "network" => &["latency", "loss", "up", "down"],
         "reconciler" => &["mode", "period", "object", "field", "field_manager", "timeout"],
-        "faults" => &["at", "node", "target", "kind", "duration", "cut", "delay", "delta", "extra"],
+        "faults" => &["at", "node", "target", "kind", "duration", "cut", "mode", "delay", "delta", "extra"],
         "random_faults" => &[
             "name",
             "kind",
@@ -1149,8 +1416,10 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "delta",
             "backwards",
             "cut",
+            "mode",
         ],
-        "server" => &["outages", "slowdowns"],
+        "server" => &["outages", "slowdowns", "errors"],
+        "errors" => &["from", "duration", "code", "verb", "resource", "node", "probability", "retry_after", "message"],
         "rbac" => &["auto"],
         "actions" => &[
             "name",

@@ -113,6 +113,44 @@ pub enum TraceKind {
         code: u16,
         message: String,
     },
+    /// The elector's recorder created an Event (`name`, message "<identity> <message>").
+    EventRecorded {
+        name: String,
+        message: &'static str,
+    },
+    /// The connection was refused (a `refuse` partition): the call fails without reaching
+    /// the other side (`dir` up) or its answer is reset (`dir` down).
+    Refused {
+        id: u64,
+        dir: &'static str,
+    },
+    /// A `hold` partition keeps the message until it heals; it arrives then.
+    Held {
+        id: u64,
+        dir: &'static str,
+        until: Nanos,
+    },
+    /// `[[server.errors]]` answered this request with `code` instead of handling it (504: after
+    /// handling it).
+    InjectedError {
+        id: u64,
+        code: u16,
+    },
+    /// The client waits `wait_ns` (the answer's Retry-After) and sends the request again.
+    RetryAfter {
+        id: u64,
+        wait_ns: Nanos,
+    },
+    /// An exception escaped the elector's `run()` (the Python client): no OnStoppedLeading.
+    Exception {
+        message: &'static str,
+    },
+    /// A liveness probe of the leader-election health check failed (`failures` in a row).
+    ProbeFailed {
+        failures: u32,
+    },
+    /// The kubelet kills the container after too many failed probes.
+    LivenessKill,
 }
 
 impl TraceKind {
@@ -147,6 +185,14 @@ impl TraceKind {
             TraceKind::DualLeaderStart { .. } => "dual-leader-start",
             TraceKind::DualLeaderEnd { .. } => "dual-leader-end",
             TraceKind::Action { .. } => "action",
+            TraceKind::EventRecorded { .. } => "event-recorded",
+            TraceKind::Refused { .. } => "refused",
+            TraceKind::Held { .. } => "held",
+            TraceKind::InjectedError { .. } => "injected-error",
+            TraceKind::RetryAfter { .. } => "retry-after",
+            TraceKind::Exception { .. } => "exception",
+            TraceKind::ProbeFailed { .. } => "probe-failed",
+            TraceKind::LivenessKill => "liveness-kill",
         }
     }
 }
@@ -244,13 +290,25 @@ impl TraceEvent {
                 write!(w, ",\"code\":{code},\"message\":")?;
                 string(w, message)?;
             }
+            TraceKind::EventRecorded { name, message } => {
+                w.write_all(b",\"name\":")?;
+                string(w, name)?;
+                write!(w, ",\"message\":\"{message}\"")?;
+            }
+            TraceKind::Refused { id, dir } => write!(w, ",\"id\":{id},\"dir\":\"{dir}\"")?,
+            TraceKind::Held { id, dir, until } => write!(w, ",\"id\":{id},\"dir\":\"{dir}\",\"until_ns\":{until}")?,
+            TraceKind::InjectedError { id, code } => write!(w, ",\"id\":{id},\"code\":{code}")?,
+            TraceKind::RetryAfter { id, wait_ns } => write!(w, ",\"id\":{id},\"wait_ns\":{wait_ns}")?,
+            TraceKind::Exception { message } => write!(w, ",\"message\":\"{message}\"")?,
+            TraceKind::ProbeFailed { failures } => write!(w, ",\"failures\":{failures}")?,
             TraceKind::ProcessExit
             | TraceKind::Crash
             | TraceKind::PauseEnd
             | TraceKind::StopRequested
             | TraceKind::PartitionEnd
             | TraceKind::StartedLeading
-            | TraceKind::StoppedLeading => {}
+            | TraceKind::StoppedLeading
+            | TraceKind::LivenessKill => {}
         }
         w.write_all(b"}")
     }
@@ -297,13 +355,21 @@ impl TraceEvent {
             TraceKind::DualLeaderStart { lease, leaders } => json!({ "lease": &**lease, "leaders": leaders }),
             TraceKind::DualLeaderEnd { lease, seconds } => json!({ "lease": &**lease, "seconds": seconds }),
             TraceKind::Action { name, code, message } => json!({ "name": name, "code": code, "message": message }),
+            TraceKind::EventRecorded { name, message } => json!({ "name": name, "message": message }),
+            TraceKind::Refused { id, dir } => json!({ "id": id, "dir": dir }),
+            TraceKind::Held { id, dir, until } => json!({ "id": id, "dir": dir, "until_ns": until }),
+            TraceKind::InjectedError { id, code } => json!({ "id": id, "code": code }),
+            TraceKind::RetryAfter { id, wait_ns } => json!({ "id": id, "wait_ns": wait_ns }),
+            TraceKind::Exception { message } => json!({ "message": message }),
+            TraceKind::ProbeFailed { failures } => json!({ "failures": failures }),
             TraceKind::ProcessExit
             | TraceKind::Crash
             | TraceKind::PauseEnd
             | TraceKind::StopRequested
             | TraceKind::PartitionEnd
             | TraceKind::StartedLeading
-            | TraceKind::StoppedLeading => json!({}),
+            | TraceKind::StoppedLeading
+            | TraceKind::LivenessKill => json!({}),
         };
         if let Value::Object(extra) = fields {
             m.extend(extra);

@@ -61,7 +61,7 @@ proptest! {
             let (at, node, kind) = match *f {
                 F::Crash(t, n) => (t, n, FaultKind::Crash),
                 F::Restart(t, n, d) => (t, n, FaultKind::Restart { delay: secs(d) }),
-                F::Partition(t, n, d) => (t, n, FaultKind::Partition { duration: secs(d), cut: Cut::Both }),
+                F::Partition(t, n, d) => (t, n, FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop }),
             };
             spec.faults.push(TimedFault { at: secs(at), target: Target::Node(node), kind });
         }

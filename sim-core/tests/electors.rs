@@ -75,7 +75,11 @@ fn graceful_stop_with_release_hands_over_within_one_jittered_retry_period() {
 fn partition_of_the_leader_with_renew_deadline_below_lease_duration_gives_no_dual_leader_time() {
     for seed in 0..20 {
         let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(120));
-        spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(40), cut: Cut::Both }));
+        spec.faults.push(fault(
+            secs(30),
+            0,
+            FaultKind::Partition { duration: secs(40), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
+        ));
         let r = run(spec);
         assert_eq!(r.metrics.dual_leader_seconds, 0.0, "seed {seed}");
         assert!(r.metrics.leader_changes >= 1);
@@ -92,7 +96,11 @@ fn unsafe_split_brain(mode: ReconcileMode, manager: FieldManager) -> RunResult {
         n.elector.renew_deadline = secs(30);
         n.elector.after_lost = AfterLost::Exit;
     }
-    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(20), cut: Cut::Both }));
+    spec.faults.push(fault(
+        secs(30),
+        0,
+        FaultKind::Partition { duration: secs(20), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
+    ));
     run(spec)
 }
 
@@ -180,7 +188,11 @@ fn a_fast_candidate_clock_beyond_the_rate_tolerance_makes_dual_leaders_and_below
         let mut spec = WorldSpec::basic(seed, 2, Algorithm::ClientGo, secs(90));
         spec.nodes[1].clock.drift_ppb = drift_ppb;
         spec.nodes[1].start_at = millis(500);
-        spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(60), cut: Cut::Both }));
+        spec.faults.push(fault(
+            secs(30),
+            0,
+            FaultKind::Partition { duration: secs(60), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
+        ));
         run(spec)
     };
     let mut above = 0;
@@ -366,7 +378,7 @@ fn a_python_leader_whose_call_hangs_keeps_leading() {
     spec.faults.push(TimedFault {
         at: secs(30),
         target: Target::Holder,
-        kind: FaultKind::Partition { duration: secs(90), cut: Cut::Down },
+        kind: FaultKind::Partition { duration: secs(90), cut: Cut::Down, mode: sim_core::net::PartitionMode::Drop },
     });
     let r = run(spec);
     let longest = r.metrics.nodes.values().map(|n| n.acting_leader_seconds).fold(0.0, f64::max);
@@ -471,7 +483,11 @@ fn trace_events_write_the_same_json_as_their_tree() {
         n.elector.renew_deadline = secs(30);
         n.elector.after_lost = AfterLost::Exit;
     }
-    spec.faults.push(fault(secs(30), 0, FaultKind::Partition { duration: secs(20), cut: Cut::Both }));
+    spec.faults.push(fault(
+        secs(30),
+        0,
+        FaultKind::Partition { duration: secs(20), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
+    ));
     spec.faults.push(fault(secs(100), 1, FaultKind::Pause { duration: secs(25) }));
     spec.faults.push(fault(secs(150), 2, FaultKind::ClockStep { delta_ns: -3_000_000_000 }));
     let r = run(spec);

@@ -56,7 +56,11 @@ fn partition_run(renew_deadline_s: u64) -> Result<RunResult, String> {
     spec.faults.push(TimedFault {
         at: secs(PARTITION_AT_S),
         target: Target::Holder,
-        kind: FaultKind::Partition { duration: secs(PARTITION_FOR_S), cut: Cut::Both },
+        kind: FaultKind::Partition {
+            duration: secs(PARTITION_FOR_S),
+            cut: Cut::Both,
+            mode: sim_core::net::PartitionMode::Drop,
+        },
     });
     run(spec)
 }

@@ -23,7 +23,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// Bumped whenever the meaning of a sweep's files changes; part of the sweep id.
-pub const SWEEP_FORMAT: u32 = 1;
+pub const SWEEP_FORMAT: u32 = 2;
 
 /// The most values one grid axis may have, and the most runs a sweep may have (a sweep of more
 /// would take years; shards split one of at most this size).
@@ -55,6 +55,8 @@ pub struct Axis {
     /// A `--set` key path (`defaults.renew_deadline`, `nodes.widget-operator-1.clock.drift_ppm`).
     pub path: String,
     pub values: Vec<AxisValue>,
+    /// Varies together with the axis before it (a `[[zip]]` group): value i goes with value i.
+    pub zipped: bool,
 }
 
 /// An effective sweep: everything that decides its runs and outputs.
@@ -97,6 +99,9 @@ struct SweepFile {
     seeds: Option<toml::Value>,
     #[serde(default)]
     grid: toml::Table,
+    /// `[[zip]]`: keys that vary together (all lists of one length), as one more dimension.
+    #[serde(default)]
+    zip: Vec<toml::Table>,
     metrics: Option<Vec<String>>,
     #[serde(default)]
     set: Vec<String>,
@@ -230,7 +235,12 @@ fn axis_from_toml(path: &str, value: &toml::Value) -> Result<Axis, String> {
     if Vec::is_empty(&values) {
         return Err(format!("grid axis {path:?} has no values"));
     }
-    Ok(Axis { path: path.to_string(), values })
+    Ok(Axis { path: path.to_string(), values, zipped: false })
+}
+
+/// Is the axis after the one at `path` zipped to it (so `path` leads a zip group)?
+fn axes_zipped_after(axes: &[Axis], path: &str) -> bool {
+    axes.iter().position(|a| a.path == path).and_then(|i| axes.get(i + 1)).is_some_and(|a| a.zipped)
 }
 
 /// `PATH=V1,V2,…` from the command line.
@@ -241,7 +251,7 @@ pub fn parse_grid_arg(text: &str) -> Result<Axis, String> {
     if values.is_empty() {
         return Err(format!("--grid {text:?}: no values after ="));
     }
-    Ok(Axis { path: path.trim().to_string(), values })
+    Ok(Axis { path: path.trim().to_string(), values, zipped: false })
 }
 
 /// `a/b/../c` → `a/c` without touching the file system (the scenario may be named relative to
@@ -288,6 +298,40 @@ impl SweepSpec {
                 // TOML tables are unordered; the file's order is the natural nesting order.
                 keyed.sort_by_key(|(at, _)| *at);
                 axes = keyed.into_iter().map(|(_, a)| a).collect();
+                for (g, group) in doc.zip.iter().enumerate() {
+                    let mut members: Vec<(usize, Axis)> = Vec::new();
+                    for (path, value) in group {
+                        let span = span_of_path(&source, &["zip".into(), g.to_string(), path.clone()]);
+                        let at = |m: &str| err(located(&name, &source, span.clone(), m));
+                        if !matches!(value, toml::Value::Array(_)) {
+                            return Err(at(&format!("zip key {path:?}: expected a list of values")));
+                        }
+                        let axis = axis_from_toml(path, value).map_err(|m| at(&m))?;
+                        if axes.iter().any(|a| a.path == axis.path) || members.iter().any(|(_, a)| a.path == axis.path)
+                        {
+                            return Err(at(&format!("{path:?} is already an axis of this sweep")));
+                        }
+                        members.push((span.map(|s| s.start).unwrap_or(0), axis));
+                    }
+                    members.sort_by_key(|(at, _)| *at);
+                    if members.len() < 2 {
+                        return Err(err(format!("{name}: [[zip]] #{} needs two or more keys to vary together", g + 1)));
+                    }
+                    let len = members[0].1.values.len();
+                    if let Some((_, odd)) = members.iter().find(|(_, a)| a.values.len() != len) {
+                        return Err(err(format!(
+                            "{name}: [[zip]] #{}: {:?} has {} values but {:?} has {len}; zipped keys need one value each per step",
+                            g + 1,
+                            odd.path,
+                            odd.values.len(),
+                            members[0].1.path
+                        )));
+                    }
+                    for (k, (_, mut axis)) in members.into_iter().enumerate() {
+                        axis.zipped = k > 0;
+                        axes.push(axis);
+                    }
+                }
                 seeds_text = match doc.seeds {
                     None => None,
                     Some(toml::Value::String(s)) => Some(s),
@@ -314,6 +358,13 @@ impl SweepSpec {
         };
         for g in &args.grid {
             let axis = parse_grid_arg(g).map_err(err)?;
+            let in_zip = axes.iter().any(|a| a.path == axis.path && a.zipped) || axes_zipped_after(&axes, &axis.path);
+            if in_zip {
+                return Err(err(format!(
+                    "--grid {:?}: that key is in a [[zip]] group of the sweep file; change it there",
+                    axis.path
+                )));
+            }
             match axes.iter_mut().find(|a| a.path == axis.path) {
                 Some(existing) => *existing = axis,
                 None => axes.push(axis),
@@ -340,6 +391,7 @@ impl SweepSpec {
         }
         let runs = axes
             .iter()
+            .filter(|a| !a.zipped)
             .try_fold(seeds.1 - seeds.0, |acc, a| acc.checked_mul(a.values.len() as u64))
             .filter(|&runs| runs <= MAX_RUNS);
         if runs.is_none() {
@@ -380,7 +432,7 @@ impl SweepSpec {
     }
 
     pub fn point_count(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.axes.iter().filter(|a| !a.zipped).map(|a| a.values.len()).product()
     }
 
     pub fn seed_count(&self) -> usize {
@@ -391,13 +443,25 @@ impl SweepSpec {
         self.point_count() * self.seed_count()
     }
 
-    /// The value index on each axis of grid point `point` (the last axis varies fastest).
+    /// The value index on each axis of grid point `point` (the last axis varies fastest; a
+    /// zipped axis takes the index of the axis it is zipped to).
     pub fn point_indices(&self, point: usize) -> Vec<usize> {
         let mut rest = point;
         let mut out = vec![0; self.axes.len()];
-        for (i, axis) in self.axes.iter().enumerate().rev() {
-            out[i] = rest % axis.values.len();
-            rest /= axis.values.len();
+        let mut i = self.axes.len();
+        while i > 0 {
+            // A group: its leading axis and the zipped axes after it.
+            let mut lead = i - 1;
+            while lead > 0 && self.axes[lead].zipped {
+                lead -= 1;
+            }
+            let len = self.axes[lead].values.len();
+            let index = rest % len;
+            rest /= len;
+            for slot in &mut out[lead..i] {
+                *slot = index;
+            }
+            i = lead;
         }
         out
     }
@@ -486,18 +550,18 @@ impl SweepSpec {
         // Points with the x axis at its first value, one per line; the plot shows at most this many.
         const MAX_LINES: usize = 32;
         let mut boundaries = Vec::new();
-        // The c-th point with the x axis at its first value: the axes after x count fastest.
-        let (x_len, below_x) = match x_index {
-            Some(i) => (self.axes[i].values.len(), self.axes[i + 1..].iter().map(|a| a.values.len()).product()),
-            None => (1, 1usize),
-        };
-        let lines = self.point_count() / x_len.max(1);
-        for c in 0..lines.min(MAX_LINES) {
-            let point = (c / below_x) * (x_len * below_x) + c % below_x;
+        // The first points with the x axis at its first value, one per line: at most MAX_LINES
+        // of them, found within MAX_LINES × (values of x) points.
+        let x_len = x_index.map(|i| self.axes[i].values.len()).unwrap_or(1);
+        let firsts = (0..self.point_count())
+            .take(MAX_LINES.saturating_mul(x_len))
+            .filter(|&p| x_index.is_none_or(|i| self.axis_digit(p, i) == 0))
+            .take(MAX_LINES);
+        for point in firsts {
             let Ok(loaded) = self.load_point(point) else { continue };
             let values: Vec<String> =
                 (0..self.axes.len()).map(|i| self.axes[i].values[self.axis_digit(point, i)].text.clone()).collect();
-            let series = plots::series_label(&names, &values, x_index);
+            let series = plots::series_label(&names, &values, &self.x_group(x_index));
             if let Some(mut b) = envelope_boundary(&loaded, &x) {
                 b["series"] = json!(series);
                 boundaries.push(b);
@@ -506,10 +570,15 @@ impl SweepSpec {
         json!({"x": x, "boundaries": boundaries})
     }
 
+    /// The axes that move with the plot's x axis (its zip group), by index.
+    fn x_group(&self, x_index: Option<usize>) -> Vec<usize> {
+        let zipped: Vec<bool> = self.axes.iter().map(|a| a.zipped).collect();
+        plots::zip_group(&zipped, x_index)
+    }
+
     /// The index into axis `axis`'s values of grid point `point` (mixed radix, last axis fastest).
     fn axis_digit(&self, point: usize, axis: usize) -> usize {
-        let below: usize = self.axes[axis + 1..].iter().map(|a| a.values.len()).product();
-        (point / below.max(1)) % self.axes[axis].values.len().max(1)
+        self.point_indices(point)[axis]
     }
 
     /// `sweep.json`: the effective sweep and its id (a hash of everything else in it).
@@ -521,7 +590,13 @@ impl SweepSpec {
             "scenario": self.scenario_path,
             "scenario_fnv1a64": fnv1a64(self.scenario_source.as_bytes()),
             "set": self.set,
-            "grid": self.axes.iter().map(|a| json!({"path": a.path, "values": a.values.iter().map(|v| &v.text).collect::<Vec<_>>()})).collect::<Vec<_>>(),
+            "grid": self.axes.iter().map(|a| {
+                let mut axis = json!({"path": a.path, "values": a.values.iter().map(|v| &v.text).collect::<Vec<_>>()});
+                if a.zipped {
+                    axis["zipped_with_previous"] = json!(true);
+                }
+                axis
+            }).collect::<Vec<_>>(),
             "seeds": {"from": self.seeds.0, "to_exclusive": self.seeds.1, "count": self.seed_count()},
             "points": self.point_count(),
             "runs": self.run_count(),
@@ -683,6 +758,8 @@ fn header(spec: &SweepSpec, columns: &[String]) -> String {
     let mut fields: Vec<&str> = vec!["run", "point"];
     fields.extend(spec.axes.iter().map(|a| a.path.as_str()));
     fields.push("seed");
+    // 1 where the run's configuration is one client-go refuses (run under `unsafe`).
+    fields.push("unsafe");
     fields.extend(columns.iter().map(String::as_str));
     fields.push("replay");
     csv::record(fields)
@@ -705,6 +782,7 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     let mut fields = vec![run.to_string(), point.to_string()];
     fields.extend(spec.point_values(point).iter().map(|s| s.to_string()));
     fields.push(seed.to_string());
+    fields.push(if out.unsafe_mode { "1" } else { "0" }.to_string());
     fields.extend(columns.iter().map(|c| values.get(c).map(|v| v.to_string()).unwrap_or_default()));
     fields.push(replay_command(&spec.scenario_path, seed, &loaded.overrides));
     Ok(csv::record(fields))
@@ -994,6 +1072,8 @@ fn write_file(path: &Path, contents: &str) -> Result<(), InputError> {
 pub struct PointSummary {
     pub point: usize,
     pub axis_values: Vec<String>,
+    /// Some run of the point ran a configuration client-go refuses.
+    pub unsafe_point: bool,
     pub n: usize,
     pub dual_runs: usize,
     pub dual_fraction: f64,
@@ -1047,6 +1127,8 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
     let metric_cols: Vec<usize> = metrics.iter().map(|m| col(m)).collect::<Result<_, _>>()?;
     let dual_col = col("dual_leader_seconds")?;
     let point_col = col("point")?;
+    let unsafe_col = col("unsafe")?;
+    let mut point_unsafe = false;
 
     let mut summaries = Vec::new();
     let mut current: Option<(usize, Vec<String>)> = None;
@@ -1057,6 +1139,7 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
         let summary = PointSummary {
             point,
             axis_values,
+            unsafe_point: false,
             n,
             dual_runs: *dual_runs,
             dual_fraction: *dual_runs as f64 / n.max(1) as f64,
@@ -1076,8 +1159,11 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
             .ok_or_else(|| err(format!("{}: a row without a point number: {line}", runs_path.display())))?;
         if current.as_ref().is_some_and(|(p, _)| *p != point) {
             let (p, axis_values) = current.take().expect("checked");
-            summaries.push(close(p, axis_values, &mut values, &mut dual_runs));
+            let mut summary = close(p, axis_values, &mut values, &mut dual_runs);
+            summary.unsafe_point = std::mem::take(&mut point_unsafe);
+            summaries.push(summary);
         }
+        point_unsafe |= fields.get(unsafe_col).is_some_and(|v| v == "1");
         if current.is_none() {
             current = Some((point, fields[2..2 + axes.len()].to_vec()));
         }
@@ -1090,12 +1176,15 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
         }
     }
     if let Some((p, axis_values)) = current.take() {
-        summaries.push(close(p, axis_values, &mut values, &mut dual_runs));
+        let mut summary = close(p, axis_values, &mut values, &mut dual_runs);
+        summary.unsafe_point = point_unsafe;
+        summaries.push(summary);
     }
 
     let mut out = String::new();
     let mut head_fields: Vec<String> = vec!["point".into()];
     head_fields.extend(axes.iter().cloned());
+    head_fields.push("unsafe".into());
     head_fields.extend(["n", "dual_runs", "dual_fraction", "dual_wilson_low", "dual_wilson_high"].map(String::from));
     for m in &metrics {
         for s in ["mean", "std", "ci95_low", "ci95_high", "p50", "p95", "p99", "max"] {
@@ -1107,6 +1196,7 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
     for s in &summaries {
         let mut fields = vec![s.point.to_string()];
         fields.extend(s.axis_values.iter().cloned());
+        fields.push(if s.unsafe_point { "1" } else { "0" }.to_string());
         fields.extend([
             s.n.to_string(),
             s.dual_runs.to_string(),

@@ -76,6 +76,8 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
     ];
     let x_path = sweep["plot"]["x"].as_str().map(String::from);
     let x_index = x_path.as_ref().and_then(|x| axes.iter().position(|a| a == x));
+    let zipped: Vec<bool> = (0..axes.len()).map(|i| sweep["grid"][i]["zipped_with_previous"] == true).collect();
+    let x_group = zip_group(&zipped, x_index);
     let boundaries: Vec<(String, f64, String)> = sweep["plot"]["boundaries"]
         .as_array()
         .map(|list| {
@@ -91,10 +93,14 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
         if summaries.iter().all(|s| (figure.value)(s).is_none()) {
             continue;
         }
-        draw(&dir.join(figure.file), figure, axes, x_index, &boundaries, summaries)?;
+        draw(&dir.join(figure.file), figure, axes, x_index, &x_group, &boundaries, summaries)?;
     }
-    if let (2, Some(x)) = (axes.len(), x_index) {
-        heatmap(&dir.join("dual_probability_heatmap.svg"), axes, x, 1 - x, summaries)?;
+    // Two independent axes (a zipped pair counts as one): a heatmap of the lead axes.
+    let leads: Vec<usize> = (0..axes.len()).filter(|&i| !zipped[i]).collect();
+    if let (2, Some(x)) = (leads.len(), x_index) {
+        let x_lead = zip_group(&zipped, Some(x))[0];
+        let y_lead = if leads[0] == x_lead { leads[1] } else { leads[0] };
+        heatmap(&dir.join("dual_probability_heatmap.svg"), axes, x_lead, y_lead, summaries)?;
     }
     Ok(())
 }
@@ -184,14 +190,29 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
 
 /// The name of the line a grid point belongs to: the other axes' values, by the last part of
 /// their paths ("lease_duration=15s, algorithm=client-go"); empty with one axis.
-pub fn series_label(axes: &[String], values: &[String], x_index: Option<usize>) -> String {
+pub fn series_label(axes: &[String], values: &[String], x_group: &[usize]) -> String {
     axes.iter()
         .zip(values)
         .enumerate()
-        .filter(|(i, _)| Some(*i) != x_index)
+        .filter(|(i, _)| !x_group.contains(i))
         .map(|(_, (a, v))| format!("{}={v}", a.rsplit('.').next().unwrap_or(a)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The axes that move together with axis `x` (its `[[zip]]` group, `zipped[i]` meaning axis i
+/// moves with axis i − 1), by index; empty without an x axis.
+pub fn zip_group(zipped: &[bool], x: Option<usize>) -> Vec<usize> {
+    let Some(x) = x else { return Vec::new() };
+    let mut lead = x;
+    while lead > 0 && zipped[lead] {
+        lead -= 1;
+    }
+    let mut end = lead + 1;
+    while end < zipped.len() && zipped[end] {
+        end += 1;
+    }
+    (lead..end).collect()
 }
 
 /// One line's marker, told apart by shape as well as colour (overlapping lines, greyscale).
@@ -262,6 +283,7 @@ fn draw(
     figure: &Figure,
     axes: &[String],
     x_index: Option<usize>,
+    x_group: &[usize],
     boundaries: &[(String, f64, String)],
     summaries: &[PointSummary],
 ) -> Result<(), String> {
@@ -284,7 +306,7 @@ fn draw(
     let mut lines: Vec<Line> = Vec::new();
     for (s, x_text) in summaries.iter().zip(&x_texts) {
         let Some((y, lo, hi)) = (figure.value)(s) else { continue };
-        let label = series_label(axes, &s.axis_values, x_index);
+        let label = series_label(axes, &s.axis_values, x_group);
         let point = (x_of(x_text), y, lo, hi);
         match lines.iter_mut().find(|l| l.label == label) {
             Some(l) => l.points.push(point),

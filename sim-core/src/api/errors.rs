@@ -162,6 +162,39 @@ impl ApiError {
         )
     }
 
+    /// The API server's 429 from priority-and-fairness or max-in-flight
+    /// (`filters.tooManyRequests`: `http.Error(w, "Too many requests, please try again later.",
+    /// 429)` with a `Retry-After` header): a plain-text body, not a Status.
+    pub fn too_many_requests() -> ApiError {
+        ApiError {
+            code: 429,
+            reason: Reason::TooManyRequests,
+            message: "Too many requests, please try again later.".into(),
+            details: StatusDetails::default(),
+        }
+    }
+
+    /// `errors.NewServiceUnavailable(reason)`: no details.
+    pub fn service_unavailable(message: &str) -> ApiError {
+        ApiError {
+            code: 503,
+            reason: Reason::ServiceUnavailable,
+            message: message.to_string(),
+            details: StatusDetails::default(),
+        }
+    }
+
+    /// `errors.NewTimeoutError("request did not complete within the allotted timeout", 0)`
+    /// from the timeout filter (`filters/timeout.go`): the handler may still be running.
+    pub fn request_timeout() -> ApiError {
+        ApiError {
+            code: 504,
+            reason: Reason::Timeout,
+            message: "Timeout: request did not complete within the allotted timeout".into(),
+            details: StatusDetails::default(),
+        }
+    }
+
     /// `errors.NewBadRequest`: no details.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError { code: 400, reason: Reason::BadRequest, message: message.into(), details: StatusDetails::default() }

@@ -37,7 +37,7 @@ pub fn kubectl_auth_can_i(allowed: bool) -> (&'static str, i32) {
 pub fn kubectl_yaml(obj: &Value) -> String {
     let mut shown = obj.clone();
     if let Some(Value::Object(meta)) = shown.get_mut("metadata") {
-        meta.remove("managedFields");
+        meta.shift_remove("managedFields");
     }
     let mut out = String::new();
     match &shown {

@@ -36,10 +36,10 @@ pub use rbac::{Attributes, rule_allows};
 pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
 pub use typed::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use types::{
-    ConfigMap, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role, RoleBinding,
-    RoleRef, ServiceAccount, Subject, User, Verb,
+    ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
+    RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
 };
-pub use validation::{validate_lease_spec, validate_name};
+pub use validation::{check_label, validate_lease_spec, validate_name};
 
 #[cfg(test)]
 mod parity_tests;

@@ -19,7 +19,9 @@ use super::merge_patch::merge_patch;
 use super::microtime::Time;
 use super::rbac::{self, Attributes};
 use super::typed::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
-use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb};
+use super::types::{
+    ConfigMap, JsonObject, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb,
+};
 use super::validation::{validate_name, validate_object};
 use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
@@ -94,6 +96,7 @@ pub(crate) enum Stored {
     ServiceAccount(Arc<ServiceAccount>),
     Role(Arc<Role>),
     RoleBinding(Arc<RoleBinding>),
+    Json(Kind, Arc<JsonObject>),
 }
 
 /// The wire JSON of a typed object: `kind`, `apiVersion`, then the struct's fields in Go order.
@@ -120,6 +123,7 @@ impl Stored {
             Stored::ServiceAccount(_) => Kind::ServiceAccount,
             Stored::Role(_) => Kind::Role,
             Stored::RoleBinding(_) => Kind::RoleBinding,
+            Stored::Json(kind, _) => *kind,
         }
     }
 
@@ -131,6 +135,7 @@ impl Stored {
             Stored::ServiceAccount(o) => &o.metadata,
             Stored::Role(o) => &o.metadata,
             Stored::RoleBinding(o) => &o.metadata,
+            Stored::Json(_, o) => &o.metadata,
         }
     }
 
@@ -143,6 +148,7 @@ impl Stored {
             Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
             Stored::Role(o) => &mut Arc::make_mut(o).metadata,
             Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Json(_, o) => &mut Arc::make_mut(o).metadata,
         }
     }
 
@@ -154,6 +160,7 @@ impl Stored {
             Stored::ServiceAccount(o) => object_json(Kind::ServiceAccount, o.as_ref()),
             Stored::Role(o) => object_json(Kind::Role, o.as_ref()),
             Stored::RoleBinding(o) => object_json(Kind::RoleBinding, o.as_ref()),
+            Stored::Json(kind, o) => object_json(*kind, o.as_ref()),
         }
     }
 
@@ -166,6 +173,14 @@ impl Stored {
             Kind::ServiceAccount => Stored::ServiceAccount(decode_typed(value)?),
             Kind::Role => Stored::Role(decode_typed(value)?),
             Kind::RoleBinding => Stored::RoleBinding(decode_typed(value)?),
+            Kind::Event | Kind::LeaseCandidate => {
+                let mut object: JsonObject = JsonObject::deserialize(value).map_err(|e| e.to_string())?;
+                // `kind` and `apiVersion` are the wire's, not the object's.
+                // (shift_remove: a plain remove would swap the last field into its place.)
+                object.rest.shift_remove("kind");
+                object.rest.shift_remove("apiVersion");
+                Stored::Json(kind, Arc::new(object))
+            }
         })
     }
 
@@ -190,6 +205,7 @@ impl Stored {
             }
             (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
             (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
+            (Stored::Json(ka, a), Stored::Json(kb, b)) => ka == kb && a.rest == b.rest,
             _ => false,
         }
     }
@@ -346,6 +362,11 @@ impl ApiServer {
         });
         self.lease_ref_index.insert((ns.to_string(), name.to_string()), r);
         r
+    }
+
+    /// The name of the Lease a number stands for.
+    pub fn lease_name(&self, lease: LeaseRef) -> String {
+        self.lease_refs[lease.0 as usize].name.to_string()
     }
 
     /// The number of `ns/name` if [`Self::lease_ref`] gave it one.
@@ -518,8 +539,8 @@ impl ApiServer {
             .map(|&slot| {
                 let mut item = self.record_at(slot).object.to_json();
                 if let Value::Object(map) = &mut item {
-                    map.remove("kind");
-                    map.remove("apiVersion");
+                    map.shift_remove("kind");
+                    map.shift_remove("apiVersion");
                 }
                 item
             })

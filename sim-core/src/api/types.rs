@@ -147,6 +147,16 @@ pub struct RoleBinding {
     pub role_ref: RoleRef,
 }
 
+/// An object the server keeps as the client sent it beyond its metadata (core/v1 Events,
+/// coordination.k8s.io/v1beta1 LeaseCandidates): fields after `metadata` in the order given.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct JsonObject {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(flatten)]
+    pub rest: serde_json::Map<String, serde_json::Value>,
+}
+
 /// An authenticated caller.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct User {
@@ -194,11 +204,26 @@ pub enum Kind {
     ServiceAccount,
     Role,
     RoleBinding,
+    Event,
+    LeaseCandidate,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] =
-        [Kind::Lease, Kind::ConfigMap, Kind::Namespace, Kind::ServiceAccount, Kind::Role, Kind::RoleBinding];
+    pub const ALL: [Kind; 8] = [
+        Kind::Lease,
+        Kind::ConfigMap,
+        Kind::Namespace,
+        Kind::ServiceAccount,
+        Kind::Role,
+        Kind::RoleBinding,
+        Kind::Event,
+        Kind::LeaseCandidate,
+    ];
+
+    /// Kept as JSON beyond the metadata ([`JsonObject`]).
+    pub fn is_json(self) -> bool {
+        matches!(self, Kind::Event | Kind::LeaseCandidate)
+    }
 
     /// The plural resource name (`leases`).
     pub fn resource(self) -> &'static str {
@@ -209,14 +234,16 @@ impl Kind {
             Kind::ServiceAccount => "serviceaccounts",
             Kind::Role => "roles",
             Kind::RoleBinding => "rolebindings",
+            Kind::Event => "events",
+            Kind::LeaseCandidate => "leasecandidates",
         }
     }
 
     /// The API group (`""` for core).
     pub fn group(self) -> &'static str {
         match self {
-            Kind::Lease => "coordination.k8s.io",
-            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount => "",
+            Kind::Lease | Kind::LeaseCandidate => "coordination.k8s.io",
+            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount | Kind::Event => "",
             Kind::Role | Kind::RoleBinding => "rbac.authorization.k8s.io",
         }
     }
@@ -230,6 +257,8 @@ impl Kind {
             Kind::ServiceAccount => "serviceaccounts",
             Kind::Role => "roles.rbac.authorization.k8s.io",
             Kind::RoleBinding => "rolebindings.rbac.authorization.k8s.io",
+            Kind::Event => "events",
+            Kind::LeaseCandidate => "leasecandidates.coordination.k8s.io",
         }
     }
 
@@ -242,6 +271,8 @@ impl Kind {
             Kind::ServiceAccount => "ServiceAccount",
             Kind::Role => "Role",
             Kind::RoleBinding => "RoleBinding",
+            Kind::Event => "Event",
+            Kind::LeaseCandidate => "LeaseCandidate",
         }
     }
 
@@ -258,7 +289,8 @@ impl Kind {
     pub fn api_version(self) -> &'static str {
         match self {
             Kind::Lease => "coordination.k8s.io/v1",
-            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount => "v1",
+            Kind::LeaseCandidate => "coordination.k8s.io/v1beta1",
+            Kind::ConfigMap | Kind::Namespace | Kind::ServiceAccount | Kind::Event => "v1",
             Kind::Role | Kind::RoleBinding => "rbac.authorization.k8s.io/v1",
         }
     }
@@ -272,6 +304,8 @@ impl Kind {
             Kind::ServiceAccount => "serviceaccount",
             Kind::Role => "role.rbac.authorization.k8s.io",
             Kind::RoleBinding => "rolebinding.rbac.authorization.k8s.io",
+            Kind::Event => "event",
+            Kind::LeaseCandidate => "leasecandidate.coordination.k8s.io",
         }
     }
 
@@ -288,6 +322,7 @@ impl Kind {
                 Kind::ConfigMap => "cm",
                 Kind::Namespace => "ns",
                 Kind::ServiceAccount => "sa",
+                Kind::Event => "ev",
                 _ => "",
             };
             lower == singular
@@ -327,6 +362,20 @@ impl Verb {
             Verb::Update => "update",
             Verb::Delete => "delete",
             Verb::Patch | Verb::Apply => "patch",
+        }
+    }
+
+    /// A verb as scenarios write it (`apply` for server-side apply).
+    pub fn parse(text: &str) -> Option<Verb> {
+        match text {
+            "get" => Some(Verb::Get),
+            "list" => Some(Verb::List),
+            "create" => Some(Verb::Create),
+            "update" => Some(Verb::Update),
+            "delete" => Some(Verb::Delete),
+            "patch" => Some(Verb::Patch),
+            "apply" => Some(Verb::Apply),
+            _ => None,
         }
     }
 }

@@ -28,6 +28,46 @@ fn is_dns1123_subdomain(s: &str) -> bool {
         })
 }
 
+const LABEL_VALUE_ERROR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
+fn is_label_text(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// apimachinery's `ValidateLabels` for one label: the key a qualified name (`[prefix/]name`,
+/// the prefix a DNS subdomain), the value empty or a label text. The message is the
+/// validator's.
+pub fn check_label(key: &str, value: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix
+        && (p.is_empty() || !is_dns1123_subdomain(p))
+    {
+        return Err(format!("label key {key:?}: prefix part {DNS1123_SUBDOMAIN_ERROR}"));
+    }
+    if name.len() > 63 {
+        return Err(format!("label key {key:?}: name part must be no more than 63 characters"));
+    }
+    if !is_label_text(name) {
+        return Err(format!("label key {key:?}: {QUALIFIED_NAME_ERROR}"));
+    }
+    if value.len() > 63 {
+        return Err(format!("label value {value:?}: must be no more than 63 characters"));
+    }
+    if !value.is_empty() && !is_label_text(value) {
+        return Err(format!("label value {value:?}: {LABEL_VALUE_ERROR}"));
+    }
+    Ok(())
+}
+
 /// `metadata.name`: required; a DNS-1123 label for Namespaces, a subdomain otherwise.
 pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
     if name.is_empty() {

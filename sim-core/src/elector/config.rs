@@ -49,6 +49,94 @@ impl Algorithm {
     }
 }
 
+/// A client-go release, by minor version (`v0.26` … `v0.37`), with an optional patch number
+/// where a patch changed behaviour (v0.34.0 and v0.34.1 panic on a Lease without labels).
+/// `docs/algorithms.md` has the table of what changed in which release, with the commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClientGoVersion {
+    pub minor: u8,
+    /// `None`: the newest patch of that minor.
+    pub patch: Option<u8>,
+}
+
+impl ClientGoVersion {
+    /// The oldest and newest releases modelled.
+    pub const OLDEST: u8 = 26;
+    pub const NEWEST: u8 = 37;
+    /// The default: the newest release.
+    pub const LATEST: ClientGoVersion = ClientGoVersion { minor: Self::NEWEST, patch: None };
+    /// `client-go-legacy`: client-go before v0.27.
+    pub const LEGACY: ClientGoVersion = ClientGoVersion { minor: 26, patch: None };
+
+    /// `"v0.37"`, `"v0.34.1"`, `"0.30"`.
+    pub fn parse(text: &str) -> Result<ClientGoVersion, String> {
+        let body = text.trim().strip_prefix('v').unwrap_or(text.trim());
+        let mut parts = body.split('.');
+        let bad = || {
+            format!(
+                "{text:?} is not a client-go version: expected \"v0.{}\" … \"v0.{}\" (a patch such as \"v0.34.1\" \
+                 is accepted too)",
+                Self::OLDEST,
+                Self::NEWEST
+            )
+        };
+        if parts.next() != Some("0") {
+            return Err(bad());
+        }
+        let minor: u8 = parts.next().and_then(|m| m.parse().ok()).ok_or_else(bad)?;
+        let patch = match parts.next() {
+            None => None,
+            Some(p) => Some(p.parse::<u8>().map_err(|_| bad())?),
+        };
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        if !(Self::OLDEST..=Self::NEWEST).contains(&minor) {
+            return Err(format!(
+                "client-go v0.{minor} is not modelled: leasesim models v0.{} … v0.{} (older releases behave as v0.{}, \
+                 see docs/algorithms.md)",
+                Self::OLDEST,
+                Self::NEWEST,
+                Self::OLDEST
+            ));
+        }
+        Ok(ClientGoVersion { minor, patch })
+    }
+
+    pub fn name(&self) -> String {
+        match self.patch {
+            Some(p) => format!("v0.{}.{p}", self.minor),
+            None => format!("v0.{}", self.minor),
+        }
+    }
+}
+
+/// How a lease's expiry is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpiryRule {
+    /// Local observedTime + duration, on the local monotonic clock (client-go).
+    ObservedTime,
+    /// The writer's renewTime + leaseDurationSeconds against the local wall clock.
+    RenewTime,
+}
+
+impl ExpiryRule {
+    pub fn parse(text: &str) -> Option<ExpiryRule> {
+        match text {
+            "observed-time" => Some(ExpiryRule::ObservedTime),
+            "renew-time" => Some(ExpiryRule::RenewTime),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ExpiryRule::ObservedTime => "observed-time",
+            ExpiryRule::RenewTime => "renew-time",
+        }
+    }
+}
+
 /// What a node's process does after its elector's `Run` returns (leadership lost).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AfterLost {
@@ -78,6 +166,19 @@ pub struct ElectorConfig {
     /// `max(1s, RenewDeadline/2)`; `None` means "no timeout" (the Python client).
     pub request_timeout: Option<Nanos>,
     pub after_lost: AfterLost,
+    /// For `client-go`: the release the node runs (default the newest).
+    pub client_go: ClientGoVersion,
+    /// Overrides of the algorithm's expiry rule and fast path (`expiry`, `fast_path` node keys),
+    /// so that one thing can be changed at a time.
+    pub expiry: Option<ExpiryRule>,
+    pub fast_path: Option<bool>,
+    /// `resourcelock.NewWithLabels` (client-go ≥ v0.34): set on create, merged into the cached
+    /// Lease's labels on every update. Sorted by key.
+    pub labels: Vec<(String, String)>,
+    /// The lock's EventRecorder is set: "<identity> became leader" / "stopped leading" Events
+    /// are created in the Lease's namespace (kube-controller-manager and controller-runtime set
+    /// one).
+    pub record_events: bool,
 }
 
 impl ElectorConfig {
@@ -96,6 +197,24 @@ impl ElectorConfig {
             release_on_cancel: false,
             request_timeout: default_request_timeout_for(algorithm, renew_deadline),
             after_lost: AfterLost::Restart { delay: 10 * NANOS_PER_SEC },
+            client_go: if algorithm == Algorithm::ClientGoLegacy {
+                ClientGoVersion::LEGACY
+            } else {
+                ClientGoVersion::LATEST
+            },
+            expiry: None,
+            fast_path: None,
+            labels: Vec::new(),
+            record_events: false,
+        }
+    }
+
+    /// The client-go release whose code this node runs, if it runs client-go's loop.
+    pub fn client_go_version(&self) -> Option<ClientGoVersion> {
+        match self.algorithm {
+            Algorithm::ClientGo => Some(self.client_go),
+            Algorithm::ClientGoLegacy => Some(ClientGoVersion::LEGACY),
+            _ => None,
         }
     }
 
@@ -125,7 +244,8 @@ impl ElectorConfig {
         if self.retry_period < 1 {
             return Err("retryPeriod must be greater than zero".into());
         }
-        if self.identity.is_empty() {
+        // v0.28.0 (client-go 0011bf6b0) added the identity check, last.
+        if self.identity.is_empty() && self.client_go_version().is_none_or(|v| v.minor >= 28) {
             return Err("Lock identity is empty".into());
         }
         Ok(())

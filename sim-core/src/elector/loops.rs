@@ -18,24 +18,35 @@
 //! `renewTime`-based crates (see [`Rules`]).
 
 use super::record::{RawRecord, Record, micros_of};
-use super::{Algorithm, ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
+use super::{
+    Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
+    TimerKind,
+};
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
 
-/// How a lease's expiry is judged.
+/// How `release()` goes, by client-go release (`leaderelection.go`, `release`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Expiry {
-    /// Local observedTime + duration (client-go).
-    ObservedTime,
-    /// The writer's renewTime + leaseDurationSeconds against the local wall clock.
-    RenewTime,
+enum ReleaseStyle {
+    /// ≤ v0.30: PUT of the cached Lease (its possibly stale resourceVersion) with the observed
+    /// transitions, no Get, under `context.TODO()` (only the HTTP timeout bounds it).
+    CachedNoTimeout,
+    /// v0.31–v0.33: the same under a RenewDeadline timeout (client-go f9eba8e8c).
+    CachedWithTimeout,
+    /// v0.34–v0.36: Get (refreshing the cached resourceVersion), then the PUT, both under one
+    /// RenewDeadline timeout; a 409 gives up (client-go 500bfe00c, e36950929).
+    GetThenUpdate,
+    /// v0.37: as above, but a 409 on the PUT starts over with a fresh Get until the timeout
+    /// (`tryRelease` recursing on `IsConflict`, client-go 1b1630d32, kubernetes#137988).
+    GetThenUpdateRetrying,
 }
 
-/// The variations on client-go's loop that distinguish the algorithm families.
+/// The variations on client-go's loop: the client-go releases, and the algorithm families
+/// that share the loop with other expiry and write rules.
 #[derive(Clone, Copy, Debug)]
 struct Rules {
-    expiry: Expiry,
+    expiry: ExpiryRule,
     /// Use the record's leaseDurationSeconds (client-go ≥ v0.27) or the own config (older).
     duration_from_record: bool,
     /// The leader's optimistic update without a Get (client-go ≥ v0.30).
@@ -44,51 +55,75 @@ struct Rules {
     unfenced: bool,
     /// A lease with an empty holder may be taken at once.
     empty_holder_is_free: bool,
-    /// client-go before v0.27: renew rounds use `PollImmediateUntil`, whose ticker starts after
-    /// the immediate attempt and drops ticks nobody is waiting for (no buffered tick); release
-    /// PUTs the cached object without a Get and without a timeout of its own.
-    legacy: bool,
+    /// client-go ≤ v0.31: renew rounds use `PollImmediateUntil`, whose ticker starts after the
+    /// immediate attempt and drops ticks nobody is waiting for (no buffered tick).
+    legacy_poller: bool,
+    release: ReleaseStyle,
+    /// client-go ≥ v0.31 records `strategy` and `preferredHolder`, so a change of either alone
+    /// changes the raw record and restarts a follower's observedTime.
+    raw_has_strategy: bool,
+    /// client-go ≥ v0.27 records "stopped leading" whenever `renew` returns (a deferred call,
+    /// client-go ac40ba329); v0.26 only when a renew round fails.
+    stopped_event_always: bool,
 }
 
 impl Rules {
-    fn of(algorithm: Algorithm) -> Rules {
-        match algorithm {
-            Algorithm::ClientGo => Rules {
-                expiry: Expiry::ObservedTime,
-                duration_from_record: true,
-                fast_path: true,
-                unfenced: false,
-                empty_holder_is_free: true,
-                legacy: false,
+    fn of(config: &ElectorConfig) -> Rules {
+        let mut rules = match config.client_go_version() {
+            Some(v) => {
+                let minor = v.minor;
+                Rules {
+                    expiry: ExpiryRule::ObservedTime,
+                    duration_from_record: minor >= 27,
+                    fast_path: minor >= 30,
+                    unfenced: false,
+                    empty_holder_is_free: true,
+                    legacy_poller: minor <= 31,
+                    release: match minor {
+                        ..=30 => ReleaseStyle::CachedNoTimeout,
+                        31..=33 => ReleaseStyle::CachedWithTimeout,
+                        34..=36 => ReleaseStyle::GetThenUpdate,
+                        _ => ReleaseStyle::GetThenUpdateRetrying,
+                    },
+                    raw_has_strategy: minor >= 31,
+                    stopped_event_always: minor >= 27,
+                }
+            }
+            None => match config.algorithm {
+                Algorithm::RenewTime => Rules {
+                    expiry: ExpiryRule::RenewTime,
+                    duration_from_record: true,
+                    fast_path: false,
+                    unfenced: false,
+                    empty_holder_is_free: true,
+                    legacy_poller: false,
+                    release: ReleaseStyle::GetThenUpdate,
+                    raw_has_strategy: false,
+                    stopped_event_always: true,
+                },
+                // kube-leader-election has no empty-holder shortcut: a released lease (duration
+                // 1) becomes takeable one second after its renewTime.
+                Algorithm::RenewTimeUnfenced => Rules {
+                    expiry: ExpiryRule::RenewTime,
+                    duration_from_record: true,
+                    fast_path: false,
+                    unfenced: true,
+                    empty_holder_is_free: false,
+                    legacy_poller: false,
+                    release: ReleaseStyle::GetThenUpdate,
+                    raw_has_strategy: false,
+                    stopped_event_always: true,
+                },
+                _ => unreachable!("the Python client has its own machine"),
             },
-            Algorithm::ClientGoLegacy => Rules {
-                expiry: Expiry::ObservedTime,
-                duration_from_record: false,
-                fast_path: false,
-                unfenced: false,
-                empty_holder_is_free: true,
-                legacy: true,
-            },
-            Algorithm::RenewTime => Rules {
-                expiry: Expiry::RenewTime,
-                duration_from_record: true,
-                fast_path: false,
-                unfenced: false,
-                empty_holder_is_free: true,
-                legacy: false,
-            },
-            // kube-leader-election has no empty-holder shortcut: a released lease (duration 1)
-            // becomes takeable one second after its renewTime.
-            Algorithm::RenewTimeUnfenced => Rules {
-                expiry: Expiry::RenewTime,
-                duration_from_record: true,
-                fast_path: false,
-                unfenced: true,
-                empty_holder_is_free: false,
-                legacy: false,
-            },
-            Algorithm::PythonClient => unreachable!("the Python client has its own machine"),
+        };
+        if let Some(expiry) = config.expiry {
+            rules.expiry = expiry;
         }
+        if let Some(fast_path) = config.fast_path {
+            rules.fast_path = fast_path;
+        }
+        rules
     }
 }
 
@@ -161,11 +196,13 @@ pub struct LoopElector {
     awaiting: bool,
     /// The run context has been cancelled.
     stopping: bool,
+    /// `renew` was entered (the acquire succeeded): its deferred "stopped leading" is due.
+    renewing: bool,
 }
 
 impl LoopElector {
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
-        let rules = Rules::of(config.algorithm);
+        let rules = Rules::of(&config);
         LoopElector {
             config,
             me,
@@ -179,6 +216,7 @@ impl LoopElector {
             generations: [0; TimerKind::COUNT],
             awaiting: false,
             stopping: false,
+            renewing: false,
         }
     }
 
@@ -192,6 +230,17 @@ impl LoopElector {
 
     pub fn awaiting_result(&self) -> bool {
         self.awaiting
+    }
+
+    /// `LeaderElector.Check(maxTolerableExpiredLease)` (`leaderelection.go`, the same in every
+    /// release): healthy unless this elector believes it leads and its last observation is more
+    /// than its *own* LeaseDuration plus the tolerance old.
+    pub fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
+        if !self.is_leader() {
+            return true;
+        }
+        let Some(observed_at) = self.observed_time else { return true };
+        now_mono - observed_at <= (self.config.lease_duration + tolerance) as i64
     }
 
     // ---- inputs -----------------------------------------------------------------------------
@@ -298,8 +347,10 @@ impl LoopElector {
     fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut Vec<Output>) {
         self.maybe_report_transition(out);
         if ok {
+            out.push(Output::RecordEvent(LeaderEvent::BecameLeader));
             out.push(Output::Note(Note::AcquiredLease));
             out.push(Output::StartedLeading);
+            self.renewing = true;
             self.start_round(now, out);
         } else {
             out.push(Output::Note(Note::FailedToAcquire));
@@ -358,7 +409,7 @@ impl LoopElector {
             return;
         }
         let rp = self.config.retry_period as i64;
-        if self.rules.legacy {
+        if self.rules.legacy_poller {
             // PollImmediateUntil: the ticker starts when the immediate attempt returns, and a tick
             // that finds nobody waiting is dropped, so the next attempt is at the next tick after
             // now, never at once.
@@ -400,6 +451,9 @@ impl LoopElector {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.maybe_report_transition(out);
+        if !self.rules.stopped_event_always {
+            out.push(Output::RecordEvent(LeaderEvent::StoppedLeading));
+        }
         out.push(Output::Note(Note::FailedToRenew));
         self.after_renew_loop(now, out);
     }
@@ -410,30 +464,45 @@ impl LoopElector {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.cancel(TimerKind::NextRound);
-        if self.config.release_on_cancel && self.rules.legacy {
-            // Before v0.34 release PUT the cached object (its possibly stale resourceVersion)
-            // with the observed transitions, without a Get, under context.TODO().
-            if !self.is_leader() {
-                self.finish(out);
-                return;
-            }
-            let released = released_record(now, self.observed.leader_transitions);
-            let op = self.write_op(released);
-            match self.send(op, now, None, out) {
-                None => {
-                    self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline: i64::MAX, record: released }
-                }
-                Some(result) => self.continue_release(ReleaseStep::Update, i64::MAX, released, now, result, out),
-            }
-        } else if self.config.release_on_cancel {
-            // release() uses a fresh background context bounded by RenewDeadline.
-            let deadline = now.mono + self.config.renew_deadline as i64;
-            match self.send(LockOp::Get, now, Some(deadline), out) {
-                None => self.phase = Phase::Releasing { step: ReleaseStep::Get, deadline, record: Record::default() },
-                Some(result) => self.continue_release(ReleaseStep::Get, deadline, Record::default(), now, result, out),
-            }
-        } else {
+        if !self.config.release_on_cancel {
             self.finish(out);
+            return;
+        }
+        // release() runs on a fresh background context: bounded by RenewDeadline from v0.31,
+        // by nothing but the HTTP timeout before.
+        let deadline = match self.rules.release {
+            ReleaseStyle::CachedNoTimeout => i64::MAX,
+            _ => now.mono + self.config.renew_deadline as i64,
+        };
+        match self.rules.release {
+            ReleaseStyle::CachedNoTimeout | ReleaseStyle::CachedWithTimeout => {
+                // Before v0.34: `if !le.IsLeader() { return true }`, then the PUT of the cached
+                // object (whatever its resourceVersion) with the observed transitions.
+                if !self.is_leader() {
+                    self.finish(out);
+                    return;
+                }
+                let released = released_record(now, self.observed.leader_transitions);
+                self.release_update(released, deadline, now, out);
+            }
+            ReleaseStyle::GetThenUpdate | ReleaseStyle::GetThenUpdateRetrying => self.release_get(deadline, now, out),
+        }
+    }
+
+    fn release_get(&mut self, deadline: i64, now: Now, out: &mut Vec<Output>) {
+        let bound = (deadline != i64::MAX).then_some(deadline);
+        match self.send(LockOp::Get, now, bound, out) {
+            None => self.phase = Phase::Releasing { step: ReleaseStep::Get, deadline, record: Record::default() },
+            Some(result) => self.continue_release(ReleaseStep::Get, deadline, Record::default(), now, result, out),
+        }
+    }
+
+    fn release_update(&mut self, released: Record, deadline: i64, now: Now, out: &mut Vec<Output>) {
+        let op = self.write_op(released);
+        let bound = (deadline != i64::MAX).then_some(deadline);
+        match self.send(op, now, bound, out) {
+            None => self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline, record: released },
+            Some(result) => self.continue_release(ReleaseStep::Update, deadline, released, now, result, out),
         }
     }
 
@@ -448,22 +517,26 @@ impl LoopElector {
     ) {
         match (step, result) {
             (ReleaseStep::Get, Ok(current)) => {
+                // Judged on the previously observed record, not the one just read (v0.34+).
                 if !self.is_leader() {
-                    // Judged on the previously observed record, as client-go does.
                     self.finish(out);
                     return;
                 }
                 let released = released_record(now, current.leader_transitions);
-                let op = self.write_op(released);
-                match self.send(op, now, Some(deadline), out) {
-                    None => self.phase = Phase::Releasing { step: ReleaseStep::Update, deadline, record: released },
-                    Some(result) => self.continue_release(ReleaseStep::Update, deadline, released, now, result, out),
-                }
+                self.release_update(released, deadline, now, out);
             }
             (ReleaseStep::Update, Ok(_)) => {
                 self.set_observed(record, now);
                 out.push(Output::Note(Note::Released));
                 self.finish(out);
+            }
+            // v0.37: "Conflict when releasing lease, retrying": a fresh Get and PUT, at once,
+            // until the RenewDeadline timeout ends the tries.
+            (ReleaseStep::Update, Err(LockError::Conflict))
+                if self.rules.release == ReleaseStyle::GetThenUpdateRetrying =>
+            {
+                out.push(Output::Note(Note::ReleaseConflictRetrying));
+                self.release_get(deadline, now, out);
             }
             (_, Err(_)) => {
                 out.push(Output::Note(Note::ReleaseFailed));
@@ -478,6 +551,9 @@ impl LoopElector {
         }
         self.awaiting = false;
         self.phase = Phase::Done;
+        if std::mem::take(&mut self.renewing) && self.rules.stopped_event_always {
+            out.push(Output::RecordEvent(LeaderEvent::StoppedLeading));
+        }
         out.push(Output::StoppedLeading);
         out.push(Output::Exited);
     }
@@ -491,6 +567,7 @@ impl LoopElector {
             acquire_time_micros: Some(micros_of(now.wall)),
             renew_time_micros: Some(micros_of(now.wall)),
             leader_transitions: 0,
+            ..Record::default()
         };
         Try { started: now, step: Step::Get, candidate }
     }
@@ -536,7 +613,7 @@ impl LoopElector {
                 (Step::Get, Ok(record)) => {
                     // `len(oldLeaderElectionRecord.HolderIdentity) > 0`: the record just read.
                     let holder_set = !record.holder_is_empty();
-                    let raw = record.raw();
+                    let raw = record.raw(self.rules.raw_has_strategy);
                     if self.observed_raw.as_ref() != Some(&raw) {
                         self.set_observed(record, now);
                         self.observed_raw = Some(raw);
@@ -570,7 +647,7 @@ impl LoopElector {
     /// `isLeaseValid(now)` under this elector's expiry rule.
     fn is_lease_valid(&self, now: Now) -> bool {
         match self.rules.expiry {
-            Expiry::ObservedTime => {
+            ExpiryRule::ObservedTime => {
                 let Some(observed_at) = self.observed_time else { return false };
                 let duration = if self.rules.duration_from_record {
                     self.observed.lease_duration_seconds as i64 * NANOS_PER_SEC as i64
@@ -579,7 +656,7 @@ impl LoopElector {
                 };
                 observed_at + duration > now.mono
             }
-            Expiry::RenewTime => match self.observed.renew_expiry_unix_nanos() {
+            ExpiryRule::RenewTime => match self.observed.renew_expiry_unix_nanos() {
                 // Expired iff renewTime + duration < now.
                 Some(expiry) => expiry >= now.wall,
                 None => false,
@@ -645,5 +722,6 @@ fn released_record(now: Now, leader_transitions: i32) -> Record {
         acquire_time_micros: Some(micros_of(now.wall)),
         renew_time_micros: Some(micros_of(now.wall)),
         leader_transitions,
+        ..Record::default()
     }
 }

@@ -16,7 +16,9 @@ pub mod loops;
 pub mod python;
 pub mod record;
 
-pub use config::{AfterLost, Algorithm, ElectorConfig, JITTER_FACTOR, default_request_timeout_for};
+pub use config::{
+    AfterLost, Algorithm, ClientGoVersion, ElectorConfig, ExpiryRule, JITTER_FACTOR, default_request_timeout_for,
+};
 pub use record::Record;
 
 use crate::rng::ComponentRng;
@@ -57,6 +59,9 @@ impl LockOp {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LockError {
     NotFound,
+    /// The lock code panicked (client-go v0.34.0–v0.34.1 writing labels into a Lease without
+    /// any): the process crashes.
+    Panic,
     /// 409 from an optimistic-lock conflict or AlreadyExists.
     Conflict,
     /// The request's timeout or context deadline passed first.
@@ -65,6 +70,10 @@ pub enum LockError {
     ContextDone,
     /// Any other status code.
     Status(u16),
+    /// The connection was refused or reset (a `refuse` partition): no answer.
+    Refused,
+    /// An error whose body is not a Status (the API server's plain-text 429).
+    NotStatus(u16),
 }
 
 pub type LockResult = Result<Record, LockError>;
@@ -114,6 +123,8 @@ pub enum Note {
     FailedToRenew,
     Released,
     ReleaseFailed,
+    /// v0.37's release got a 409 and tries again with a fresh Get.
+    ReleaseConflictRetrying,
 }
 
 impl Note {
@@ -128,6 +139,26 @@ impl Note {
             Note::FailedToRenew => "failed-to-renew",
             Note::Released => "released",
             Note::ReleaseFailed => "release-failed",
+            Note::ReleaseConflictRetrying => "release-conflict-retrying",
+        }
+    }
+}
+
+/// The Events client-go's elector records through its lock (`LeaseLock.RecordEvent`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderEvent {
+    /// "<identity> became leader": in `acquire`, right after the successful try.
+    BecameLeader,
+    /// "<identity> stopped leading": when `renew` returns (v0.27+, deferred), or only when a
+    /// renew round fails (v0.26).
+    StoppedLeading,
+}
+
+impl LeaderEvent {
+    pub fn text(self) -> &'static str {
+        match self {
+            LeaderEvent::BecameLeader => "became leader",
+            LeaderEvent::StoppedLeading => "stopped leading",
         }
     }
 }
@@ -155,6 +186,11 @@ pub enum Output {
     StoppedLeading,
     NewLeader(Sym),
     Note(Note),
+    /// Record this Event (if the node has an event recorder).
+    RecordEvent(LeaderEvent),
+    /// An exception escaped `run()` (the Python client): no OnStoppedLeading; a leader's work
+    /// thread keeps running until the process ends.
+    Exception(&'static str),
     /// `Run` returned: the elector will do nothing more.
     Exited,
 }
@@ -218,6 +254,14 @@ impl Elector {
         match self {
             Elector::Loop(e) => e.config(),
             Elector::Python(e) => e.config(),
+        }
+    }
+
+    /// client-go's health check (`Check`); electors without one are always healthy.
+    pub fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
+        match self {
+            Elector::Loop(e) => e.healthy(now_mono, tolerance),
+            Elector::Python(_) => true,
         }
     }
 

@@ -11,7 +11,13 @@
 //!   RetryPeriod sleep; after a successful round, sleep RetryPeriod;
 //! - API calls carry no timeout: a request whose response never comes hangs the loop, and the
 //!   process keeps leading;
-//! - no release; leaseTransitions is never written; after a failed round `run()` returns.
+//! - no release; leaseTransitions is never written; after a failed round `run()` returns;
+//! - the lock catches only `ApiException`: a timeout (when the user set one) or a refused
+//!   connection is raised by urllib3 (`MaxRetryError`, after its retries: read timeouts of GET
+//!   and PUT are retried three times, a POST's is not, refused connects are retried at once), an
+//!   error body that is not JSON on a GET makes `json.loads` raise; any of these escapes
+//!   `try_acquire_or_renew` and `run()`, and `onstopped_leading` is never called
+//!   (`leaderelection.py` has no try/except or finally; v36.0.3).
 
 use super::record::{Record, micros_of};
 use super::{ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
@@ -55,6 +61,8 @@ pub struct PythonElector {
     candidate: Record,
     generation: Generation,
     awaiting: bool,
+    /// urllib3's retries of the request in flight so far (`Retry(3)`: three).
+    transport_retries: u8,
 }
 
 fn wall_ms(now: Now) -> i64 {
@@ -75,6 +83,7 @@ impl PythonElector {
             candidate: Record::default(),
             generation: 0,
             awaiting: false,
+            transport_retries: 0,
         }
     }
 
@@ -131,6 +140,25 @@ impl PythonElector {
 
     pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
         self.awaiting = false;
+        // What urllib3 retries and what escapes the lock's `except ApiException`.
+        match (self.step, result) {
+            (Step::Get | Step::Update, Err(LockError::Timeout)) if self.transport_retries < 3 => {
+                self.transport_retries += 1;
+                let op = if self.step == Step::Get { LockOp::Get } else { LockOp::Update(self.candidate) };
+                self.awaiting = true;
+                out.push(Output::Send { op, timeout: self.config.request_timeout });
+                return;
+            }
+            (_, Err(LockError::Timeout)) => return self.raise("urllib3 MaxRetryError (read timed out)", out),
+            (_, Err(LockError::Refused)) => {
+                return self.raise("urllib3 MaxRetryError (connection refused)", out);
+            }
+            (Step::Get, Err(LockError::NotStatus(_))) => {
+                return self.raise("json.JSONDecodeError (error body is not JSON)", out);
+            }
+            _ => {}
+        }
+        self.transport_retries = 0;
         let done = match (self.step, result) {
             (Step::Get, Err(LockError::NotFound)) => {
                 self.step = Step::Create;
@@ -237,6 +265,7 @@ impl PythonElector {
             acquire_time_micros: Some(micros_of(now.wall)),
             renew_time_micros: Some(micros_of(now.wall)),
             leader_transitions: 0,
+            ..Record::default()
         };
         self.step = Step::Get;
         self.send(LockOp::Get, out);
@@ -244,12 +273,21 @@ impl PythonElector {
 
     fn send(&mut self, op: LockOp, out: &mut Vec<Output>) {
         self.awaiting = true;
+        self.transport_retries = 0;
         out.push(Output::Send { op, timeout: self.config.request_timeout });
     }
 
     fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Vec<Output>) {
         self.generation = self.generation.wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generation });
+    }
+
+    /// An exception escapes `run()`: the loop is gone, OnStoppedLeading is not called.
+    fn raise(&mut self, what: &'static str, out: &mut Vec<Output>) {
+        self.generation = self.generation.wrapping_add(1);
+        self.phase = Phase::Done;
+        out.push(Output::Exception(what));
+        out.push(Output::Exited);
     }
 
     fn finish(&mut self, out: &mut Vec<Output>) {

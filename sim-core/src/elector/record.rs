@@ -14,6 +14,10 @@ pub struct Record {
     pub acquire_time_micros: Option<i64>,
     pub renew_time_micros: Option<i64>,
     pub leader_transitions: i32,
+    /// `strategy` and `preferredHolder` as read (coordinated leader election; [`Sym::EMPTY`]
+    /// for none). client-go's own writes never carry them: a write erases both.
+    pub strategy: Sym,
+    pub preferred_holder: Sym,
 }
 
 /// client-go compares `json.Marshal(record)` byte for byte, and the record's times are
@@ -26,6 +30,8 @@ pub struct RawRecord {
     acquire_time_secs: Option<i64>,
     renew_time_secs: Option<i64>,
     leader_transitions: i32,
+    strategy: Sym,
+    preferred_holder: Sym,
 }
 
 impl Default for Record {
@@ -36,6 +42,8 @@ impl Default for Record {
             acquire_time_micros: None,
             renew_time_micros: None,
             leader_transitions: 0,
+            strategy: Sym::EMPTY,
+            preferred_holder: Sym::EMPTY,
         }
     }
 }
@@ -46,13 +54,18 @@ impl Record {
         self.holder_identity == Sym::EMPTY
     }
 
-    pub fn raw(&self) -> RawRecord {
+    /// The raw record as a client marshals it: with `strategy` and `preferredHolder` from
+    /// client-go v0.31 (`LeaderElectionRecord` gained both, without omitempty), without them
+    /// before (an older client never decodes them).
+    pub fn raw(&self, with_strategy: bool) -> RawRecord {
         RawRecord {
             holder_identity: self.holder_identity,
             lease_duration_seconds: self.lease_duration_seconds,
             acquire_time_secs: self.acquire_time_micros.map(|us| us.div_euclid(1_000_000)),
             renew_time_secs: self.renew_time_micros.map(|us| us.div_euclid(1_000_000)),
             leader_transitions: self.leader_transitions,
+            strategy: if with_strategy { self.strategy } else { Sym::EMPTY },
+            preferred_holder: if with_strategy { self.preferred_holder } else { Sym::EMPTY },
         }
     }
 
@@ -77,8 +90,21 @@ mod tests {
         let b = Record { renew_time_micros: Some(1_000_900_000), ..a };
         let c = Record { renew_time_micros: Some(1_001_000_000), ..a };
         assert_ne!(a, b);
-        assert_eq!(a.raw(), b.raw());
-        assert_ne!(a.raw(), c.raw());
+        assert_eq!(a.raw(true), b.raw(true));
+        assert_ne!(a.raw(true), c.raw(true));
+    }
+
+    /// client-go v0.31 (20993758b) added `strategy` and `preferredHolder` to the record: a
+    /// change of only those restarts a v0.31+ follower's expiry timer, not an older one's.
+    #[test]
+    fn strategy_and_preferred_holder_count_in_the_raw_record_from_v0_31() {
+        let a = Record { holder_identity: Sym(1), renew_time_micros: Some(1_000_000_000), ..Default::default() };
+        let b = Record { preferred_holder: Sym(2), ..a };
+        let c = Record { strategy: Sym(3), ..a };
+        assert_ne!(a.raw(true), b.raw(true));
+        assert_ne!(a.raw(true), c.raw(true));
+        assert_eq!(a.raw(false), b.raw(false));
+        assert_eq!(a.raw(false), c.raw(false));
     }
 
     #[test]

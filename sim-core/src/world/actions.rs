@@ -53,6 +53,7 @@ pub(super) fn request_of(action: &ScriptedAction) -> ActionRequest<'_> {
             return ActionRequest::CanI { verb, kind: *kind, namespace, name: name.as_deref(), user };
         }
         ActionOp::Get { kind, namespace, name } => simple(Verb::Get, *kind, namespace, name, Body::None),
+        ActionOp::List { kind, namespace } => simple(Verb::List, *kind, namespace, "", Body::None),
         ActionOp::Delete { kind, namespace, name } => simple(Verb::Delete, *kind, namespace, name, Body::None),
         ActionOp::MergePatch { kind, namespace, name, patch } => Request {
             field_manager: Some("kubectl-patch".into()),

@@ -10,6 +10,8 @@ use crate::elector::{Generation, TimerKind};
 pub(super) enum Origin {
     Elector,
     Reconciler,
+    /// The elector's event recorder (answers are not read).
+    Recorder,
 }
 
 impl Origin {
@@ -17,6 +19,7 @@ impl Origin {
         match self {
             Origin::Elector => "elector",
             Origin::Reconciler => "reconciler",
+            Origin::Recorder => "recorder",
         }
     }
 }
@@ -57,9 +60,27 @@ pub(super) enum Event {
         id: u32,
         origin: Origin,
     },
+    /// The connection was refused or reset (a `refuse` partition): the request fails now.
+    Reset {
+        node: u32,
+        incarnation: u32,
+        id: u32,
+        origin: Origin,
+    },
+    /// The client sends message `msg` again after its Retry-After.
+    Resend {
+        msg: u32,
+    },
     Resume {
         node: u32,
         incarnation: u32,
+    },
+    /// The kubelet probes the process's health check (`failed`: a probe that got no answer in
+    /// time, reported at its timeout).
+    Probe {
+        node: u32,
+        incarnation: u32,
+        failed: bool,
     },
     Fault {
         index: u32,

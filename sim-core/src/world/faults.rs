@@ -84,8 +84,8 @@ impl Faults {
             RandomFaultKind::CrashRestart { restart_after } => FaultKind::Restart { delay: restart_after.sample(rng) },
             RandomFaultKind::Pause { duration } => FaultKind::Pause { duration: duration.sample(rng) },
             RandomFaultKind::Stop => FaultKind::Stop,
-            RandomFaultKind::Partition { duration, cut } => {
-                FaultKind::Partition { duration: duration.sample(rng), cut: *cut }
+            RandomFaultKind::Partition { duration, cut, mode } => {
+                FaultKind::Partition { duration: duration.sample(rng), cut: *cut, mode: *mode }
             }
             RandomFaultKind::ClockStep { delta, backwards } => {
                 let d = delta.sample(rng) as i64;
@@ -100,6 +100,9 @@ impl Faults {
 pub(super) fn detail(kind: &FaultKind) -> String {
     let show = |ns: Nanos| format_duration(ns.div_ceil(NANOS_PER_MILLI) * NANOS_PER_MILLI);
     match kind {
+        FaultKind::Partition { duration, mode, .. } if *mode != crate::net::PartitionMode::Drop => {
+            format!("{}, {}", show(*duration), mode.name())
+        }
         FaultKind::Pause { duration }
         | FaultKind::Partition { duration, .. }
         | FaultKind::ServerOutage { duration } => show(*duration),

@@ -19,10 +19,12 @@
 mod actions;
 mod event;
 mod faults;
+mod injection;
 mod network;
 mod observe;
 mod process;
 mod reconciler;
+mod recorder;
 
 use crate::api::{ApiError, ApiServer, Kind, LeaseRef, Object, Verb};
 use crate::clock::{ClockStep, NodeClock};
@@ -179,6 +181,8 @@ pub struct World {
     /// Events known before the run, latest first; the last one is in the queue.
     agenda: Vec<(Nanos, u64, Event)>,
     obs: Observer,
+    /// `[[server.errors]]`.
+    injector: injection::Injector,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
     scratch: Vec<Output>,
     stale: Vec<Event>,
@@ -275,6 +279,7 @@ impl World {
             obs.record_fault(FaultRecord { at: from, node: None, kind: "server-slow".into(), detail });
         }
         let net = Network::new(links, spec.server.clone());
+        let injector = injection::Injector::new(spec.seed, &spec.server_errors);
         Ok(World {
             spec,
             queue,
@@ -287,6 +292,7 @@ impl World {
             faults,
             agenda,
             obs,
+            injector,
             scratch: Vec::new(),
             stale: Vec::new(),
             events_processed: 0,
@@ -378,8 +384,9 @@ impl World {
         let owner = match event {
             Event::Timer { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
-            | Event::Timeout { node, incarnation, .. } => Some((node as usize, incarnation)),
-            Event::Respond { msg } => {
+            | Event::Timeout { node, incarnation, .. }
+            | Event::Reset { node, incarnation, .. } => Some((node as usize, incarnation)),
+            Event::Respond { msg } | Event::Resend { msg } => {
                 let m = self.net.get(msg);
                 Some((m.node as usize, m.incarnation))
             }
@@ -414,16 +421,26 @@ impl World {
             Event::Arrive { msg } => self.arrive(now, msg),
             Event::Apply { msg } => self.apply(now, msg),
             Event::Respond { msg } => {
-                let (node, id, origin, response) = self.net.take_answer(msg);
+                // Only an injected error can carry a Retry-After or a body that is not a Status.
+                let injected = self.net.get(msg).injected.is_some();
+                if injected && self.retry_after(now, msg) {
+                    return;
+                }
+                let plain_text = injected && self.net.get(msg).injected.as_ref().is_some_and(|i| i.plain_text);
+                let (node, id, origin, code, response) = self.net.take_answer(msg);
                 let node = node as usize;
-                trace!(self, now, Some(node), TraceKind::Response { id, code: response.code() });
+                trace!(self, now, Some(node), TraceKind::Response { id, code });
                 match origin {
-                    Origin::Elector => self.elector_response(now, node, id, response),
+                    Origin::Elector => self.elector_response(now, node, id, response, plain_text),
                     Origin::Reconciler => self.reconciler_response(now, node, id, response),
+                    Origin::Recorder => {}
                 }
             }
-            Event::Timeout { node, id, origin, .. } => self.timeout(now, node as usize, id, origin),
+            Event::Timeout { node, id, origin, .. } => self.timeout(now, node as usize, id, origin, LockError::Timeout),
+            Event::Reset { node, id, origin, .. } => self.timeout(now, node as usize, id, origin, LockError::Refused),
+            Event::Resend { msg } => self.resend(now, msg),
             Event::Resume { node, incarnation } => self.resume(now, node as usize, incarnation),
+            Event::Probe { node, incarnation, failed } => self.probe(now, node as usize, incarnation, failed),
             Event::Fault { index } => {
                 let fault = self.spec.faults[index as usize].clone();
                 let holder = self.holder_node();
@@ -451,7 +468,7 @@ impl World {
 
     /// Drops an event that will never be taken, freeing the message it holds.
     fn discard(&mut self, event: Event) {
-        if let Event::Respond { msg } = event {
+        if let Event::Respond { msg } | Event::Resend { msg } = event {
             self.net.discard(msg);
         }
     }
@@ -498,9 +515,66 @@ impl World {
         let incarnation = self.procs[node].starts;
         self.obs.open_span(now, node, SpanKind::Running);
         trace!(self, now, Some(node), TraceKind::ProcessStart { incarnation });
+        if let Some(h) = &self.spec.nodes[node].healthz {
+            let first = now.saturating_add(h.initial_delay);
+            self.procs[node].probe_failures = 0;
+            self.procs[node].probe_anchor = first;
+            let incarnation = self.procs[node].incarnation;
+            self.queue.schedule(first, Event::Probe { node: node as u32, incarnation, failed: false });
+        }
         let mut out = std::mem::take(&mut self.scratch);
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
         self.process_outputs(now, node, out);
+    }
+
+    /// A liveness probe of client-go's health check, as the kubelet runs one (true time; a
+    /// probe at a time, every period from the first, each waiting up to its timeout): the
+    /// check (`LeaderElector.Check`) fails while the process believes it leads and its last
+    /// observation is older than LeaseDuration + tolerance; a paused process answers nothing, so
+    /// its probe fails at the timeout (or answers when it resumes, if that is sooner). After
+    /// `failure_threshold` failures in a row the kubelet kills the container (at once: a stuck
+    /// process would not act on SIGTERM) and starts it again after `restart_delay`.
+    fn probe(&mut self, now: Nanos, node: usize, incarnation: u32, timed_out: bool) {
+        let Some(h) = self.spec.nodes[node].healthz.clone() else { return };
+        let p = &self.procs[node];
+        if p.incarnation != incarnation || p.state != ProcState::Running {
+            return;
+        }
+        let healthy = if timed_out {
+            false
+        } else if let Some(until) = p.paused_until {
+            let answer_at = until.min(now.saturating_add(h.timeout));
+            let failed = until > now.saturating_add(h.timeout);
+            self.queue.schedule(answer_at, Event::Probe { node: node as u32, incarnation, failed });
+            return;
+        } else {
+            let mono = p.clock.monotonic(now);
+            p.elector.as_ref().is_none_or(|e| e.healthy(mono, h.tolerance))
+        };
+        if healthy {
+            self.procs[node].probe_failures = 0;
+        } else {
+            self.procs[node].probe_failures += 1;
+            let failures = self.procs[node].probe_failures;
+            trace!(self, now, Some(node), TraceKind::ProbeFailed { failures });
+            if failures >= h.failure_threshold {
+                trace!(self, now, Some(node), TraceKind::LivenessKill);
+                self.obs.record_fault(FaultRecord {
+                    at: now,
+                    node: Some(node),
+                    kind: "liveness-kill".into(),
+                    detail: format!("{failures} failed probes"),
+                });
+                self.kill(now, node, ProcState::Crashed);
+                self.queue.schedule(now.saturating_add(h.restart_delay), Event::Start { node: node as u32 });
+                return;
+            }
+        }
+        // The next probe: the first period tick after now.
+        let anchor = self.procs[node].probe_anchor;
+        let k = (now.saturating_sub(anchor)) / h.period + 1;
+        let next = anchor.saturating_add(k.saturating_mul(h.period));
+        self.queue.schedule(next, Event::Probe { node: node as u32, incarnation, failed: false });
     }
 
     /// The process dies: nothing it does afterwards counts, though its requests already on the
@@ -554,14 +628,18 @@ impl World {
         self.process_outputs(now, node, out);
     }
 
-    fn elector_response(&mut self, now: Nanos, node: usize, id: u64, response: Response) {
+    #[inline]
+    fn elector_response(&mut self, now: Nanos, node: usize, id: u64, response: Response, plain_text: bool) {
         let Some((expected, verb)) = self.procs[node].elector_request else { return };
         if expected != id {
             return; // abandoned or timed out
         }
         self.procs[node].elector_request = None;
         let Response::Lease(result) = response else { unreachable!("elector requests are Lease requests") };
-        let lock_result = self.procs[node].lock.response(verb, result);
+        let lock_result = match result {
+            Err(code) if plain_text => Err(LockError::NotStatus(code)),
+            result => self.procs[node].lock.response(verb, result),
+        };
         self.feed_elector_result(now, node, lock_result);
     }
 
@@ -574,6 +652,12 @@ impl World {
             i += 1;
             match output {
                 Output::Send { op, timeout } => match self.procs[node].lock.request(&op, &self.server) {
+                    Err(LockError::Panic) => {
+                        // An unrecovered panic in the lock code: the process dies on the spot.
+                        trace!(self, now, Some(node), TraceKind::Crash);
+                        self.kill(now, node, ProcState::Crashed);
+                        break;
+                    }
                     Err(e) => {
                         self.procs[node].drive(now, &mut out, |el, clock_now, out| el.on_result(clock_now, Err(e), out))
                     }
@@ -626,6 +710,16 @@ impl World {
                     }
                     trace!(self, now, Some(node), TraceKind::Note { note })
                 }
+                Output::RecordEvent(what) => {
+                    if self.spec.nodes[node].elector.record_events {
+                        self.record_event(now, node, what);
+                    }
+                }
+                Output::Exception(message) => {
+                    trace!(self, now, Some(node), TraceKind::Exception { message });
+                    // The leader's work thread outlives the loop: it acts on until the process ends.
+                    self.procs[node].orphan_work = self.obs.is_acting(node);
+                }
                 Output::Exited => self.process_exited(now, node),
             }
         }
@@ -633,10 +727,53 @@ impl World {
         self.scratch = out;
     }
 
+    /// Sends the Event an elector records (see `recorder`).
+    fn record_event(&mut self, now: Nanos, node: usize, what: crate::elector::LeaderEvent) {
+        let config = &self.spec.nodes[node].elector;
+        let (namespace, lease_name) = (config.lease_namespace.clone(), config.lease_name.clone());
+        let uid = self.server.peek_lease(&namespace, &lease_name).map(|l| l.metadata.uid.clone()).unwrap_or_default();
+        let p = &self.procs[node];
+        let source = recorder::EventSource {
+            identity: &p.identity,
+            namespace: &namespace,
+            lease_name: &lease_name,
+            lease_uid: &uid,
+            lease_resource_version: p.lock.cached().map(|c| c.resource_version),
+            wall: p.clock.wall(now),
+            field_manager: &self.spec.nodes[node].lease_field_manager,
+        };
+        let (request, name) = recorder::event_request(&source, what, Arc::clone(self.server.user(p.user)));
+        trace!(self, now, Some(node), TraceKind::EventRecorded { name: name.clone(), message: what.text() });
+        let id = self.net.next_id();
+        self.send(
+            now,
+            node,
+            id,
+            Origin::Recorder,
+            Payload::Generic(Box::new(request)),
+            (Verb::Create, Kind::Event),
+            None,
+        );
+    }
+
     fn process_exited(&mut self, now: Nanos, node: usize) {
         trace!(self, now, Some(node), TraceKind::ProcessExit);
         let after =
             if self.procs[node].stop_requested { AfterLost::Exit } else { self.spec.nodes[node].elector.after_lost };
+        let orphan_work = std::mem::take(&mut self.procs[node].orphan_work);
+        if orphan_work && after == AfterLost::Rejoin {
+            // An exception left `run()` (the Python client) and the program calls it again: the
+            // old leader's work thread was never told to stop, so the node goes on acting.
+            // (Its reconciler stops with the old elector: leasesim keeps one loop per node.)
+            if let Some(r) = self.recs[node].as_mut() {
+                r.deactivate();
+            }
+            self.procs[node].kill(ProcState::Exited, &mut self.stale);
+            self.discard_stale();
+            self.obs.close_span(now, node, SpanKind::Running);
+            self.queue.schedule(now, Event::Start { node: node as u32 });
+            return;
+        }
         self.kill(now, node, ProcState::Exited);
         match after {
             AfterLost::Exit => {}
@@ -664,10 +801,14 @@ impl World {
     ) {
         if self.obs.tracing() {
             let (verb, kind) = what;
-            let name = match (origin, kind) {
-                (Origin::Reconciler, Kind::ConfigMap) => {
+            let name = match (origin, kind, &payload) {
+                (Origin::Reconciler, Kind::ConfigMap, _) => {
                     self.recs[node].as_ref().expect("a node with a reconciler").object_name.clone()
                 }
+                (Origin::Recorder, _, Payload::Generic(request)) => match &request.body {
+                    crate::api::Body::Json(body) => body["metadata"]["name"].as_str().unwrap_or("").into(),
+                    _ => "".into(),
+                },
                 _ => self.obs.leases[self.obs.node_lease[node]].name.clone(),
             };
             let request = TraceKind::Request {
@@ -680,27 +821,59 @@ impl World {
             trace!(self, now, Some(node), request);
         }
         let incarnation = self.procs[node].incarnation;
-        let mut timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
-        let timeout_event = Event::Timeout { node: node as u32, incarnation, id: id as u32, origin };
+        let timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
+        let msg = self.net.insert(Message {
+            node: node as u32,
+            incarnation,
+            id,
+            origin,
+            verb: what.0,
+            attempts: 0,
+            timeout,
+            payload,
+            response: None,
+            code: 0,
+            injected: None,
+        });
+        self.transmit(now, msg);
+    }
+
+    #[inline]
+    /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
+    /// partition heals), is lost (its timeout, if any, will fire) or is refused (it fails now).
+    /// The message stays in its slot unless it will never arrive.
+    fn transmit(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let (node, id, verb) = (m.node as usize, m.id, m.verb);
+        self.obs.node_metrics[node].requests_sent.add(verb);
         match self.net.send(node, Direction::Up, now) {
-            Delivery::Arrives(at) => {
+            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
+                if matches!(delivery, Delivery::Held(_)) {
+                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "up", until: at });
+                }
                 // Arriving at or after its deadline, it has timed out first.
-                if let Some((t, seq)) = timeout
+                let m = self.net.get_mut(msg);
+                if let Some((t, seq)) = m.timeout
                     && at >= t
                 {
-                    self.queue.schedule_reserved(t, seq, timeout_event);
-                    timeout = None;
+                    m.timeout = None;
+                    let event = timeout_event(m);
+                    self.queue.schedule_reserved(t, seq, event);
                 }
-                let message = Message { node: node as u32, incarnation, id, origin, timeout, payload, response: None };
-                let msg = self.net.insert(message);
                 self.queue.schedule(at, Event::Arrive { msg });
+            }
+            Delivery::Refused => {
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "up" });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let message = self.net.remove(msg);
+                self.queue.schedule(now, reset_event(&message));
             }
             lost => {
                 let why = if lost == Delivery::Lost { "loss" } else { "partition" };
                 trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
-                if let Some((t, seq)) = timeout {
-                    self.queue.schedule_reserved(t, seq, timeout_event);
-                }
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let mut message = self.net.remove(msg);
+                self.arm_timeout(&mut message);
             }
         }
     }
@@ -709,12 +882,7 @@ impl World {
     /// if it has one, goes on the queue now.
     fn arm_timeout(&mut self, message: &mut Message) {
         if let Some((t, seq)) = message.timeout.take() {
-            let event = Event::Timeout {
-                node: message.node,
-                incarnation: message.incarnation,
-                id: message.id as u32,
-                origin: message.origin,
-            };
+            let event = timeout_event(message);
             self.queue.schedule_reserved(t, seq, event);
         }
     }
@@ -723,8 +891,22 @@ impl World {
         if self.net.availability().is_down(now) {
             let mut message = self.net.remove(msg);
             trace!(self, now, None, TraceKind::ServerDown { id: message.id });
+            self.obs.node_metrics[message.node as usize].requests_lost.add(message.verb);
             self.arm_timeout(&mut message);
             return;
+        }
+        if !self.injector.is_empty() {
+            let m = self.net.get(msg);
+            let (kind, name) = match &m.payload {
+                Payload::Lease { lease, .. } => (Kind::Lease, self.server.lease_name(*lease)),
+                Payload::Generic(r) => (r.kind, r.name.to_string()),
+            };
+            let (node, verb) = (m.node as usize, m.verb);
+            if let Some(injected) = self.injector.check(now, node, verb, kind, &name) {
+                let code = injected.error.code;
+                self.net.get_mut(msg).injected = Some(Box::new(injected));
+                trace!(self, now, Some(node), TraceKind::InjectedError { id: self.net.get(msg).id, code });
+            }
         }
         let extra = self.net.availability().extra_processing(now);
         if extra > 0 {
@@ -738,6 +920,17 @@ impl World {
 
     /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
     /// goes on the queue now.
+    /// The error `[[server.errors]]` chose for message `msg`, as `apply` reads an answer.
+    #[cold]
+    fn injected_answer(&self, msg: u32) -> (Verb, Kind, Option<LeaseRef>, Answer) {
+        let m = self.net.get(msg);
+        let error = m.injected.as_ref().expect("an injected message").error.clone();
+        match &m.payload {
+            Payload::Lease { .. } => (m.verb, Kind::Lease, None, Answer::Lease(Err(error))),
+            Payload::Generic(r) => (r.verb, r.kind, None, Answer::Object(Err(error))),
+        }
+    }
+
     fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
         let m = self.net.get_mut(msg);
         if let Some((t, seq)) = m.timeout
@@ -749,6 +942,7 @@ impl World {
         }
     }
 
+    #[inline]
     fn apply(&mut self, now: Nanos, msg: u32) {
         let (node, id, origin) = {
             let m = self.net.get(msg);
@@ -763,7 +957,10 @@ impl World {
             }
             _ => None,
         };
+        let injected = m.injected.is_some();
         let (verb, kind, lease, result) = match &m.payload {
+            // An injected error other than 504 stands in for the handling.
+            _ if injected && !m.injected.as_ref().is_some_and(|i| i.applied) => self.injected_answer(msg),
             Payload::Lease { lease, user, op } => {
                 let manager = if origin == Origin::Elector { self.procs[node].field_manager } else { Sym::EMPTY };
                 let result = self.server.lease_request(now, *lease, *user, manager, op);
@@ -778,8 +975,12 @@ impl World {
                 (request.verb, request.kind, lease, Answer::Object(result))
             }
         };
+        // A 504 after handling: the work is done, the client hears the timeout.
+        let result = if injected { self.injected_answer(msg).3 } else { result };
         let error = result.error();
-        let code = error.map_or(200, |e| e.code);
+        // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
+        let code = error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code);
+        self.net.get_mut(msg).code = code;
         self.obs.count_request(verb, code);
         let rv_after = self.server.resource_version();
         if self.obs.tracing() {
@@ -802,32 +1003,114 @@ impl World {
                 Ok(_) => Err(500),
                 Err(e) => Err(e.code),
             }),
-            (Origin::Reconciler, Answer::Object(r)) => Response::Object(r.map_err(|e| e.code)),
+            (Origin::Reconciler | Origin::Recorder, Answer::Object(r)) => Response::Object(r.map_err(|e| e.code)),
         };
         match self.net.send(node, Direction::Down, now) {
-            Delivery::Arrives(at) => {
+            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
+                if matches!(delivery, Delivery::Held(_)) {
+                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "down", until: at });
+                }
                 self.timeout_if_late(msg, at);
                 self.net.get_mut(msg).response = Some(response);
                 self.queue.schedule(at, Event::Respond { msg });
+            }
+            Delivery::Refused => {
+                // The connection is reset under the answer: the client sees the error now.
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "down" });
+                let message = self.net.remove(msg);
+                self.obs.node_metrics[node].requests_lost.add(message.verb);
+                self.queue.schedule(now, reset_event(&message));
             }
             lost => {
                 let why = if lost == Delivery::Lost { "loss" } else { "partition" };
                 trace!(self, now, Some(node), TraceKind::Lost { id, dir: "down", why });
                 let mut message = self.net.remove(msg);
+                self.obs.node_metrics[node].requests_lost.add(message.verb);
                 self.arm_timeout(&mut message);
             }
         }
     }
 
-    fn timeout(&mut self, now: Nanos, node: usize, id: u32, origin: Origin) {
+    /// An error answer with a Retry-After that the client's transport retries itself: client-go's
+    /// rest client for 429 and 5xx, any verb, up to 10 times (`rest/request.go` `checkWait`);
+    /// urllib3 (the Python client) for 413, 429 and 503 on GET and PUT, three times. The client
+    /// sleeps the Retry-After and sends the same request again, all under the first send's
+    /// timeout (the context), which ends the retries if it comes first. Only the elector's
+    /// requests are retried this way. Returns whether the answer was taken for a retry.
+    #[cold]
+    fn retry_after(&mut self, now: Nanos, msg: u32) -> bool {
+        let m = self.net.get(msg);
+        let Some(wait) = m.injected.as_ref().and_then(|i| i.retry_after) else { return false };
+        let node = m.node as usize;
+        if m.origin != Origin::Elector || self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+            return false;
+        }
+        let code = m.code;
+        let python = self.spec.nodes[node].elector.algorithm == crate::elector::Algorithm::PythonClient;
+        let retried = if python {
+            matches!(code, 413 | 429 | 503) && matches!(m.verb, Verb::Get | Verb::Update) && m.attempts < 3
+        } else {
+            (code == 429 || code >= 500) && m.attempts < 10
+        };
+        if !retried {
+            return false;
+        }
+        let id = m.id;
+        let at = self.procs[node].clock.timer_fires_at(now, wait);
+        trace!(self, now, Some(node), TraceKind::Response { id, code });
+        trace!(self, now, Some(node), TraceKind::RetryAfter { id, wait_ns: wait });
+        let m = self.net.get_mut(msg);
+        m.response = None;
+        m.injected = None;
+        m.attempts += 1;
+        match m.timeout {
+            // The context ends first: the caller sees its error, not the status.
+            Some((t, seq)) if at >= t => {
+                let mut message = self.net.remove(msg);
+                message.timeout = None;
+                self.queue.schedule_reserved(t, seq, timeout_event(&message));
+            }
+            _ => self.queue.schedule(at, Event::Resend { msg }),
+        }
+        true
+    }
+
+    /// Sends a request again after its Retry-After, unless its caller has stopped waiting.
+    fn resend(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let node = m.node as usize;
+        if self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+            self.net.discard(msg);
+            return;
+        }
+        if self.obs.tracing() {
+            let m = self.net.get(msg);
+            let name = self.obs.leases[self.obs.node_lease[node]].name.clone();
+            let request = TraceKind::Request {
+                id: m.id,
+                origin: m.origin.name(),
+                verb: verb_name(m.verb),
+                resource: Kind::Lease.resource(),
+                name,
+            };
+            trace!(self, now, Some(node), request);
+        }
+        self.transmit(now, msg);
+    }
+
+    /// The request `id` failed at the client: its timeout (`error` Timeout) or a refused
+    /// connection (Refused).
+    fn timeout(&mut self, now: Nanos, node: usize, id: u32, origin: Origin, error: LockError) {
         match origin {
             Origin::Elector => {
                 if let Some((request, _)) = self.procs[node].elector_request
                     && request as u32 == id
                 {
                     self.procs[node].elector_request = None;
-                    trace!(self, now, Some(node), TraceKind::Timeout { id: request });
-                    self.feed_elector_result(now, node, Err(LockError::Timeout));
+                    if error == LockError::Timeout {
+                        trace!(self, now, Some(node), TraceKind::Timeout { id: request });
+                    }
+                    self.feed_elector_result(now, node, Err(error));
                 }
             }
             Origin::Reconciler => {
@@ -842,6 +1125,7 @@ impl World {
                     self.arm_reconcile(now, node);
                 }
             }
+            Origin::Recorder => {}
         }
     }
 
@@ -1036,10 +1320,10 @@ impl World {
                 self.procs[n].clock.add_step(ClockStep { at: now, delta_ns });
                 trace!(self, now, Some(n), TraceKind::ClockStep { delta_ns });
             }
-            FaultKind::Partition { duration, cut } => {
+            FaultKind::Partition { duration, cut, mode } => {
                 let n = node.expect("node fault");
                 let until = now.saturating_add(duration);
-                self.net.link_mut(n).add_partition(Partition { from: now, until, cut });
+                self.net.link_mut(n).add_partition(Partition { from: now, until, cut, mode });
                 self.obs.open_span(now, n, SpanKind::Partitioned);
                 let cut_name = match cut {
                     Cut::Up => "up",
@@ -1146,6 +1430,21 @@ impl Answer {
             _ => None,
         }
     }
+}
+
+/// The timeout event of a message.
+fn timeout_event(message: &Message) -> Event {
+    Event::Timeout {
+        node: message.node,
+        incarnation: message.incarnation,
+        id: message.id as u32,
+        origin: message.origin,
+    }
+}
+
+/// The event that fails a message's request at once (a refused connection).
+fn reset_event(message: &Message) -> Event {
+    Event::Reset { node: message.node, incarnation: message.incarnation, id: message.id as u32, origin: message.origin }
 }
 
 fn verb_name(verb: Verb) -> &'static str {

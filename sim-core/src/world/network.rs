@@ -8,7 +8,7 @@
 //! never fire, and a timeout that does fire orders exactly as if scheduled at the send.
 
 use super::event::Origin;
-use crate::api::{LeaseOp, LeaseRef, LeaseView, Object, Request, UserId};
+use crate::api::{LeaseOp, LeaseRef, LeaseView, Object, Request, UserId, Verb};
 use crate::net::{Delivery, Direction, Link, ServerAvailability};
 use crate::time::Nanos;
 
@@ -30,25 +30,23 @@ pub(super) enum Response {
     Object(Result<Object, u16>),
 }
 
-impl Response {
-    pub(super) fn code(&self) -> u16 {
-        match self {
-            Response::Lease(Ok(_)) | Response::Object(Ok(_)) => 200,
-            Response::Lease(Err(code)) | Response::Object(Err(code)) => *code,
-        }
-    }
-}
-
 #[derive(Debug)]
 pub(super) struct Message {
     pub(super) node: u32,
     pub(super) incarnation: u32,
     pub(super) id: u64,
     pub(super) origin: Origin,
+    pub(super) verb: Verb,
+    /// Sends so far after a Retry-After (the client's own retries).
+    pub(super) attempts: u8,
     /// The request's timeout, not yet scheduled: (true time it fires, reserved sequence).
     pub(super) timeout: Option<(Nanos, u64)>,
     pub(super) payload: Payload,
     pub(super) response: Option<Response>,
+    /// The status code of the answer (set when the server answers).
+    pub(super) code: u16,
+    /// `[[server.errors]]` chose this request: what the server answers instead.
+    pub(super) injected: Option<Box<super::injection::Injected>>,
 }
 
 pub(super) struct Network {
@@ -64,6 +62,7 @@ impl Network {
         Network { links, availability, next_request_id: 0, slots: Vec::new(), free: Vec::new() }
     }
 
+    #[inline]
     pub(super) fn next_id(&mut self) -> u64 {
         self.next_request_id += 1;
         self.next_request_id
@@ -79,6 +78,7 @@ impl Network {
     }
 
     /// Sends one message from (Up) or to (Down) `node` at `now`.
+    #[inline]
     pub(super) fn send(&mut self, node: usize, dir: Direction, now: Nanos) -> Delivery {
         self.links[node].send(now, dir)
     }
@@ -96,6 +96,7 @@ impl Network {
         &mut self.availability
     }
 
+    #[inline]
     pub(super) fn insert(&mut self, message: Message) -> u32 {
         match self.free.pop() {
             Some(slot) => {
@@ -109,10 +110,12 @@ impl Network {
         }
     }
 
+    #[inline]
     pub(super) fn get(&self, slot: u32) -> &Message {
         self.slots[slot as usize].as_ref().expect("a live message slot")
     }
 
+    #[inline]
     pub(super) fn get_mut(&mut self, slot: u32) -> &mut Message {
         self.slots[slot as usize].as_mut().expect("a live message slot")
     }
@@ -125,9 +128,10 @@ impl Network {
 
     /// Frees the slot of an answered message, handing back who sent it and the answer (without
     /// moving the whole message out).
-    pub(super) fn take_answer(&mut self, slot: u32) -> (u32, u64, Origin, Response) {
+    #[inline]
+    pub(super) fn take_answer(&mut self, slot: u32) -> (u32, u64, Origin, u16, Response) {
         let m = self.slots[slot as usize].as_mut().expect("a live message slot");
-        let answer = (m.node, m.id, m.origin, m.response.take().expect("answered before the answer arrives"));
+        let answer = (m.node, m.id, m.origin, m.code, m.response.take().expect("answered before the answer arrives"));
         self.slots[slot as usize] = None;
         self.free.push(slot);
         answer

@@ -44,6 +44,12 @@ pub(super) struct Process {
     /// The elector's request in flight: (request id, verb).
     pub(super) elector_request: Option<(u64, Verb)>,
     pub(super) stop_requested: bool,
+    /// An exception ended the elector while it led: the leader's work is still running.
+    pub(super) orphan_work: bool,
+    /// Liveness probes failed in a row, and when this incarnation's probing began (probes run
+    /// every period from then).
+    pub(super) probe_failures: u32,
+    pub(super) probe_anchor: Nanos,
 }
 
 impl Process {
@@ -71,12 +77,23 @@ impl Process {
             lock: Self::new_lock(spec, user, lease, field_manager),
             elector_request: None,
             stop_requested: false,
+            orphan_work: false,
+            probe_failures: 0,
+            probe_anchor: 0,
         }
     }
 
     fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef, field_manager: Sym) -> LeaseLock {
         let python = spec.elector.algorithm == crate::elector::Algorithm::PythonClient;
-        LeaseLock::new(lease, user, field_manager, python)
+        let mut lock = LeaseLock::new(lease, user, field_manager, python);
+        if !spec.elector.labels.is_empty() {
+            let labels: crate::api::Labels = spec.elector.labels.iter().cloned().collect();
+            // v0.34.0 and v0.34.1 assign into a nil map when the Lease has no labels yet.
+            let panics =
+                spec.elector.client_go_version().is_some_and(|v| v.minor == 34 && v.patch.is_some_and(|p| p < 2));
+            lock.set_labels(std::sync::Arc::new(labels), panics);
+        }
+        lock
     }
 
     /// Both clock readings at true time `t`.

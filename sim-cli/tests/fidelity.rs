@@ -1,0 +1,433 @@
+//! Fidelity round two (issue 11), each behaviour from a scenario file and pinned to the real
+//! code it follows (file and function in the test's comment; docs/algorithms.md has the table).
+
+use sim_cli::run::{self, RunOutput};
+use sim_cli::scenario_file;
+use sim_core::trace::TraceKind;
+
+fn run_with(source: &str, sets: &[&str], seed: u64) -> RunOutput {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let loaded = scenario_file::load("test.toml", source, &sets).unwrap_or_else(|e| panic!("{}", e.0));
+    run::run(&loaded, Some(seed), true).unwrap_or_else(|e| panic!("{}", e.0))
+}
+
+fn refused(source: &str) -> String {
+    let loaded = match scenario_file::load("test.toml", source, &[]) {
+        Ok(l) => l,
+        Err(e) => return e.0,
+    };
+    match run::run(&loaded, Some(1), false) {
+        Ok(_) => panic!("the scenario ran"),
+        Err(e) => e.0,
+    }
+}
+
+fn failover(out: &RunOutput) -> f64 {
+    *out.result.metrics.failover_seconds.first().expect("a failover")
+}
+
+fn notes(out: &RunOutput, node: &str) -> Vec<&'static str> {
+    let n = out.result.node_names.iter().position(|x| x == node).unwrap();
+    out.result
+        .trace
+        .iter()
+        .filter(|e| e.node == Some(n))
+        .filter_map(|e| match &e.kind {
+            TraceKind::Note { note } => Some(note.name()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn count(out: &RunOutput, pred: impl Fn(&TraceKind) -> bool) -> usize {
+    out.result.trace.iter().filter(|e| pred(&e.kind)).count()
+}
+
+fn metric(out: &RunOutput, key: &str) -> f64 {
+    *sim_core::scenario::metric_values(&out.result.metrics).get(key).unwrap_or_else(|| panic!("no metric {key}"))
+}
+
+const TWO_NODES: &str = r#"
+name = "t"
+description = "t"
+duration = "60s"
+[lease]
+namespace = "op"
+name = "ctl"
+[[nodes]]
+identity = "a"
+[[nodes]]
+identity = "b"
+start_at = "3s"
+"#;
+
+/// A graceful stop while a renew is in flight: the renew lands between the release's Get and
+/// its PUT. client-go v0.34–v0.36 give up on the 409 and leave the Lease held until it expires;
+/// v0.37 (client-go 1b1630d32 "retry release on conflict from inflight renew", `tryRelease`
+/// recursing on `IsConflict`) gets it again and releases.
+#[test]
+fn v0_37_release_retries_a_conflict_from_an_in_flight_renew() {
+    let source = format!(
+        "{TWO_NODES}
+[defaults]
+release_on_cancel = true
+after_lost = \"exit\"
+network = {{ up = {{ latency = \"200ms\" }}, down = {{ latency = \"300ms\" }} }}
+[[faults]]
+at = \"11.1s\"
+kind = \"server-slow\"
+duration = \"200ms\"
+extra = \"500ms\"
+[[faults]]
+at = \"11.25s\"
+node = \"a\"
+kind = \"stop\"
+"
+    );
+    let v36 = run_with(&source, &["defaults.client_go=v0.36"], 1);
+    let v37 = run_with(&source, &["defaults.client_go=v0.37"], 1);
+    assert!(notes(&v36, "a").contains(&"release-failed"), "{:?}", notes(&v36, "a"));
+    assert!(notes(&v37, "a").ends_with(&["release-conflict-retrying", "released"]), "{:?}", notes(&v37, "a"));
+    assert!(failover(&v36) > 15.0, "v0.36 waits for expiry: {}", failover(&v36));
+    assert!(failover(&v37) < 6.0, "v0.37 hands over: {}", failover(&v37));
+}
+
+/// The fast path (client-go 3c7c00d2d, v0.30: `tryAcquireOrRenew`'s "1. fast path for the leader
+/// to update optimistically"): a renewal is one PUT; before v0.30 a GET and a PUT.
+#[test]
+fn the_fast_path_arrives_in_v0_30_and_fast_path_false_turns_it_off() {
+    let gets = |out: &RunOutput| metric(out, "nodes.a.requests_sent.get");
+    let v29 = run_with(TWO_NODES, &["defaults.client_go=v0.29"], 1);
+    let v30 = run_with(TWO_NODES, &["defaults.client_go=v0.30"], 1);
+    let off = run_with(TWO_NODES, &["defaults.client_go=v0.37", "defaults.fast_path=false"], 1);
+    assert!(gets(&v29) > 20.0, "{}", gets(&v29));
+    assert!(gets(&v30) <= 2.0, "{}", gets(&v30));
+    assert_eq!(gets(&off), gets(&v29));
+}
+
+/// From v0.31 the record carries `strategy` and `preferredHolder` (client-go 20993758b,
+/// `LeaderElectionRecord`): a change of only `preferredHolder` changes the raw record, so a v0.31+
+/// follower restarts its expiry clock; a v0.30 follower does not notice it.
+#[test]
+fn a_preferred_holder_change_alone_restarts_the_expiry_clock_from_v0_31() {
+    let source = format!(
+        "{TWO_NODES}
+[[faults]]
+at = \"10s\"
+node = \"a\"
+kind = \"crash\"
+[[actions]]
+name = \"prefer-b\"
+at = \"20s\"
+verb = \"merge-patch\"
+patch = {{ spec = {{ strategy = \"OldestEmulationVersion\", preferredHolder = \"b\" }} }}
+"
+    );
+    let v30 = run_with(&source, &["defaults.client_go=v0.30", "nodes.a.after_lost=exit"], 1);
+    let v31 = run_with(&source, &["defaults.client_go=v0.31", "nodes.a.after_lost=exit"], 1);
+    assert!(failover(&v30) < 20.0, "v0.30 takes over ~15 s after the last renewal: {}", failover(&v30));
+    assert!(failover(&v31) > 24.0, "v0.31 waits 15 s from the patch at 20 s: {}", failover(&v31));
+}
+
+/// `NewLeaderElector` (leaderelection.go): durations first, in client-go's order and words;
+/// the scenario error names the key, then quotes client-go.
+#[test]
+fn new_leader_elector_checks_run_in_client_gos_order_with_its_words() {
+    let e = refused(&format!("{TWO_NODES}\n[defaults]\nlease_duration = \"10s\"\nrenew_deadline = \"10s\"\n"));
+    assert!(
+        e.contains(
+            "renew_deadline: client-go refuses this configuration: \"leaseDuration must be greater than renewDeadline\""
+        ),
+        "{e}"
+    );
+    let e = refused(&format!("{TWO_NODES}\n[defaults]\nrenew_deadline = \"2400ms\"\nretry_period = \"2s\"\n"));
+    assert!(e.contains("\"renewDeadline must be greater than retryPeriod*JitterFactor\""), "{e}");
+}
+
+const PYTHON: &str = r#"
+name = "py"
+description = "py"
+duration = "60s"
+[lease]
+namespace = "op"
+name = "ctl"
+[defaults]
+algorithm = "python-client"
+after_lost = "exit"
+[[nodes]]
+identity = "a"
+[[nodes]]
+identity = "b"
+start_at = "3s"
+"#;
+
+/// kubernetes-client/python `leaderelection.py` (v36.0.3) catches only `ApiException` in its
+/// lock: a timed-out call (urllib3 retries GET and PUT three times, then raises
+/// `MaxRetryError`) escapes `run()`, and `onstopped_leading` is never called.
+#[test]
+fn a_python_timeout_escapes_run_without_onstopped_leading() {
+    let source = format!(
+        "{PYTHON}\n[[nodes]]\nidentity = \"c\"\nstart_at = \"4s\"\n[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"partition\"\nduration = \"40s\"\n"
+    );
+    let out = run_with(&source, &["nodes.a.request_timeout=1s"], 1);
+    let a = out.result.node_names.iter().position(|x| x == "a").unwrap();
+    let exceptions: Vec<&TraceKind> = out
+        .result
+        .trace
+        .iter()
+        .filter(|e| e.node == Some(a) && matches!(e.kind, TraceKind::Exception { .. }))
+        .map(|e| &e.kind)
+        .collect();
+    assert_eq!(exceptions.len(), 1, "{exceptions:?}");
+    assert!(matches!(exceptions[0], TraceKind::Exception { message } if message.contains("read timed out")));
+    // Four sends of the PUT that timed out: the first and urllib3's three retries.
+    let timeouts =
+        out.result.trace.iter().filter(|e| e.node == Some(a) && matches!(e.kind, TraceKind::Timeout { .. })).count();
+    assert_eq!(timeouts, 4);
+    // No "stopped leading": the loop is gone, the process exits (after_lost = exit).
+    assert!(!notes(&out, "a").contains(&"failed-to-renew"));
+    assert!(out.result.trace.iter().any(|e| e.node == Some(a) && e.kind == TraceKind::ProcessExit));
+}
+
+/// A refused connection is not an ApiException either: at once, the loop ends.
+#[test]
+fn a_python_refused_connection_escapes_run_at_once() {
+    let source = format!(
+        "{PYTHON}\n[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"partition\"\nmode = \"refuse\"\nduration = \"20s\"\n"
+    );
+    let out = run_with(&source, &[], 1);
+    assert_eq!(count(&out, |k| matches!(k, TraceKind::Exception { message } if message.contains("refused"))), 1);
+    assert_eq!(count(&out, |k| matches!(k, TraceKind::Refused { .. })), 1);
+}
+
+/// The API server's priority-and-fairness 429 is plain text with a Retry-After: urllib3 waits
+/// and retries a GET three times, then the lock's `json.loads(e.body)` raises, out of `run()`.
+#[test]
+fn a_python_get_answered_by_apf_429_retries_then_raises_json_decode_error() {
+    let source = format!(
+        "{PYTHON}\n[[server.errors]]\nfrom = \"20s\"\nduration = \"30s\"\ncode = 429\nverb = \"get\"\nnode = \"b\"\n"
+    );
+    let out = run_with(&source, &[], 1);
+    let b = out.result.node_names.iter().position(|x| x == "b").unwrap();
+    let retries =
+        out.result.trace.iter().filter(|e| e.node == Some(b) && matches!(e.kind, TraceKind::RetryAfter { .. })).count();
+    assert_eq!(retries, 3);
+    assert_eq!(
+        count(&out, |k| matches!(k, TraceKind::Exception { message } if message.contains("JSONDecodeError"))),
+        1
+    );
+}
+
+/// client-go's rest client retries a 429 with Retry-After for any verb (`rest/request.go`
+/// `checkWait`) until the request's context ends; the caller then sees the context's error. A
+/// leader whose renewals meet a long 429 storm loses the Lease; one Retry-After costs nothing.
+#[test]
+fn client_go_retries_429_until_its_context_ends() {
+    let short =
+        format!("{TWO_NODES}\n[[server.errors]]\nfrom = \"20s\"\nduration = \"1500ms\"\ncode = 429\nnode = \"a\"\n");
+    let long =
+        format!("{TWO_NODES}\n[[server.errors]]\nfrom = \"20s\"\nduration = \"30s\"\ncode = 429\nnode = \"a\"\n");
+    let short = run_with(&short, &[], 1);
+    let long = run_with(&long, &[], 1);
+    assert!(count(&short, |k| matches!(k, TraceKind::RetryAfter { .. })) >= 1);
+    assert_eq!(short.result.metrics.leader_changes, 0, "a short storm is ridden out");
+    assert!(!notes(&short, "a").contains(&"failed-to-renew"));
+    assert!(notes(&long, "a").contains(&"failed-to-renew"), "RenewDeadline passes under the storm");
+    assert_eq!(long.result.metrics.leader_changes, 1);
+}
+
+/// Each injected code has the real server's body; a 504 comes from the timeout filter while the
+/// handler runs on, so the write lands.
+#[test]
+fn injected_errors_carry_the_real_bodies_and_a_504_write_still_lands() {
+    let message = |code: u16| {
+        let source = format!(
+            "{TWO_NODES}\n[[server.errors]]\nfrom = \"10s\"\nduration = \"1s\"\ncode = {code}\nverb = \"update\"\n"
+        );
+        let out = run_with(&source, &[], 1);
+        let applied: Vec<(String, bool)> = out
+            .result
+            .trace
+            .iter()
+            .filter_map(|e| match &e.kind {
+                TraceKind::Applied { code: c, message, rv_before, rv_after, .. } if *c == code => {
+                    Some((message.clone(), rv_after != rv_before))
+                }
+                _ => None,
+            })
+            .collect();
+        applied.into_iter().next().unwrap_or_else(|| panic!("no {code}"))
+    };
+    assert!(message(409).0.starts_with("Operation cannot be fulfilled on leases.coordination.k8s.io \"ctl\""));
+    assert_eq!(message(429).0, "Too many requests, please try again later.");
+    assert_eq!(message(500).0, "Internal error occurred: etcdserver: request timed out");
+    assert_eq!(message(503).0, "apiserver is shutting down");
+    let (text, written) = message(504);
+    assert_eq!(text, "Timeout: request did not complete within the allotted timeout");
+    assert!(written, "the 504's write was applied");
+    assert!(!message(500).1, "a 500 is not applied");
+}
+
+/// Partitions that hold or refuse: a Python call without a timeout hangs forever under `drop`
+/// and returns after the heal under `hold`.
+#[test]
+fn hold_delivers_after_the_heal_where_drop_hangs_forever() {
+    let source = |mode: &str| {
+        format!(
+            "{PYTHON}\n[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"partition\"\nmode = \"{mode}\"\nduration = \"20s\"\n"
+        )
+    };
+    let drop = run_with(&source("drop"), &[], 1);
+    let hold = run_with(&source("hold"), &[], 1);
+    // Under drop a's call never returns; under hold its answer comes once the cut heals (30 s).
+    let answered_after_heal = |out: &RunOutput| {
+        out.result
+            .trace
+            .iter()
+            .any(|e| e.node == Some(0) && e.t >= 30_000_000_000 && matches!(e.kind, TraceKind::Response { .. }))
+    };
+    assert!(answered_after_heal(&hold));
+    assert!(!answered_after_heal(&drop));
+    assert!(
+        !drop
+            .result
+            .trace
+            .iter()
+            .any(|e| e.node == Some(0) && e.t > 10_000_000_000 && e.kind == TraceKind::ProcessExit)
+    );
+    assert!(count(&hold, |k| matches!(k, TraceKind::Held { .. })) >= 1);
+    assert!(metric(&drop, "nodes.a.requests_lost.update") + metric(&drop, "nodes.a.requests_lost.get") >= 1.0);
+}
+
+/// Create is answered 201 (apiserver `handlers/create.go`: `code := http.StatusCreated`).
+#[test]
+fn create_is_answered_201() {
+    let out = run_with(TWO_NODES, &[], 1);
+    assert_eq!(out.result.metrics.api_requests_by_verb_status.get("create 201"), Some(&2)); // Lease + Event
+    assert!(count(&out, |k| matches!(k, TraceKind::Response { code: 201, .. })) >= 1);
+}
+
+/// The elector's Events (`LeaseLock.RecordEvent`): "became leader" on acquiring; "stopped
+/// leading" whenever `renew` returns from v0.27 (client-go ac40ba329, a deferred call), only on
+/// a failed renewal in v0.26. A `list` action reads them back, into summary.json.
+#[test]
+fn leader_events_are_recorded_and_readable_by_a_list_action() {
+    let source = format!(
+        "{TWO_NODES}\n[[faults]]\nat = \"20s\"\nnode = \"a\"\nkind = \"stop\"\n[[actions]]\nname = \"events\"\nat = \"59s\"\nverb = \"list\"\nresource = \"events\"\n"
+    );
+    let messages = |out: &RunOutput| -> Vec<String> {
+        let object = &out.result.actions[0].object;
+        object["items"].as_array().unwrap().iter().map(|e| e["message"].as_str().unwrap().to_string()).collect()
+    };
+    let v37 = run_with(&source, &[], 1);
+    assert_eq!(messages(&v37), ["a became leader", "a stopped leading", "b became leader"]);
+    let event = &v37.result.actions[0].object["items"][0];
+    assert_eq!(event["reason"], "LeaderElection");
+    assert_eq!(event["involvedObject"]["kind"], "Lease");
+    assert!(event["metadata"]["name"].as_str().unwrap().starts_with("ctl."));
+    let summary = run::summary_json(&v37);
+    assert_eq!(summary["actions"][0]["object"]["kind"], "EventList");
+    let v26 = run_with(&source, &["defaults.client_go=v0.26"], 1);
+    assert_eq!(messages(&v26), ["a became leader", "b became leader"]);
+    let off = run_with(&source, &["defaults.events=false"], 1);
+    assert!(messages(&off).is_empty());
+}
+
+/// Lock labels (client-go v0.34 `NewWithLabels`, `LeaseLock.Update`): set on create, merged on
+/// every update, a third party's labels kept. v0.34.0–v0.34.1 panic writing into a Lease
+/// without labels (fixed in v0.34.2, 706156cea).
+#[test]
+fn lock_labels_are_set_merged_and_third_party_labels_kept() {
+    let source = format!(
+        "{TWO_NODES}\n[defaults]\nlabels = {{ \"app.kubernetes.io/name\" = \"ctl\" }}\n[[actions]]\nname = \"label\"\nat = \"10s\"\nverb = \"merge-patch\"\npatch = {{ metadata = {{ labels = {{ team = \"x\" }} }} }}\n[[actions]]\nname = \"read\"\nat = \"30s\"\nverb = \"get\"\n"
+    );
+    let out = run_with(&source, &[], 1);
+    let labels = &out.result.actions[1].object["metadata"]["labels"];
+    assert_eq!(labels["app.kubernetes.io/name"], "ctl");
+    assert_eq!(labels["team"], "x");
+    let e = refused(&format!("{TWO_NODES}\n[defaults]\nclient_go = \"v0.33\"\nlabels = {{ a = \"b\" }}\n"));
+    assert!(e.contains("need client-go v0.34"), "{e}");
+    let pre_existing = format!(
+        "{TWO_NODES}\n[defaults]\nclient_go = \"v0.34.1\"\nlabels = {{ a = \"b\" }}\n[[objects]]\napiVersion = \"coordination.k8s.io/v1\"\nkind = \"Lease\"\nmetadata = {{ name = \"ctl\", namespace = \"op\" }}\nspec = {{}}\n"
+    );
+    let out = run_with(&pre_existing, &[], 1);
+    assert!(count(&out, |k| *k == TraceKind::Crash) >= 1, "v0.34.1 panics on a Lease without labels");
+}
+
+/// client-go's health check (`healthzadaptor.go`, `LeaderElector.Check`) probed as the kubelet
+/// does: a paused leader's probes fail at their timeout, and after `failure_threshold` of them
+/// the kubelet kills it. A long pause is cut short (no dual-leader window when it would have
+/// resumed); a short one is not (the same window with and without the probe).
+#[test]
+fn a_liveness_probe_on_the_health_check_cuts_a_long_stuck_leader_short_but_not_a_short_one() {
+    let source = |pause: &str| {
+        format!(
+            "{TWO_NODES}\n[defaults]\nreconciler = {{ mode = \"apply\", period = \"1s\" }}\n[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"pause\"\nduration = \"{pause}\"\n"
+        )
+        .replace("duration = \"60s\"", "duration = \"200s\"")
+    };
+    let long = |probe: bool| {
+        let sets: &[&str] = if probe { &["defaults.healthz={ failure_threshold = 3 }"] } else { &[] };
+        run_with(&source("100s"), sets, 1)
+    };
+    let (without, with) = (long(false), long(true));
+    // A paused leader still believes it leads: acting until it resumes and fails its renewal
+    // (about 110 s) without the probe, until the kubelet kills it (about 75 s) with it.
+    let dual = |out: &RunOutput| out.result.metrics.dual_leader_seconds;
+    assert!(dual(&without) > 80.0, "{}", dual(&without));
+    assert!(dual(&with) < 55.0 && dual(&with) > 40.0, "{}", dual(&with));
+    assert_eq!(count(&with, |k| *k == TraceKind::LivenessKill), 1);
+    assert_eq!(count(&with, |k| matches!(k, TraceKind::ProbeFailed { .. })), 3);
+    let short = |probe: bool| {
+        let sets: &[&str] = if probe { &["defaults.healthz={ failure_threshold = 3 }"] } else { &[] };
+        run_with(&source("25s"), sets, 1)
+    };
+    let (without, with) = (short(false), short(true));
+    assert!(dual(&without) > 0.0);
+    assert_eq!(dual(&with), dual(&without));
+    assert_eq!(count(&with, |k| *k == TraceKind::LivenessKill), 0);
+}
+
+/// `start_at` drawn per seed; `expiry` overrides the algorithm's rule (client-go with the
+/// renew-time rule steals a healthy Lease from a clock 2 minutes ahead, as renew-time does).
+#[test]
+fn start_at_is_drawn_per_seed_and_expiry_overrides_the_rule() {
+    let drawn = format!("{TWO_NODES}\n[defaults]\nstart_at = {{ uniform = [\"0s\", \"2s\"] }}\n");
+    let starts: Vec<u64> = (1..6)
+        .map(|seed| {
+            let out = run_with(&drawn, &[], seed);
+            out.result.trace.iter().find(|e| matches!(e.kind, TraceKind::ProcessStart { .. })).unwrap().t
+        })
+        .collect();
+    assert!(starts.iter().all(|&t| t <= 2_000_000_000), "{starts:?}");
+    assert!(starts.windows(2).any(|w| w[0] != w[1]), "{starts:?}");
+    let skewed =
+        format!("{TWO_NODES}\n[[nodes]]\nidentity = \"c\"\nstart_at = \"5s\"\nclock = {{ offset = \"120s\" }}\n");
+    let go = run_with(&skewed, &[], 1);
+    let renew_rule = run_with(&skewed, &["nodes.c.expiry=renew-time"], 1);
+    assert_eq!(go.result.metrics.leader_changes, 0);
+    assert!(renew_rule.result.metrics.leader_changes >= 1);
+}
+
+/// `unsafe` per Lease: only that Lease's nodes may run a refused configuration, and only a run
+/// that does is flagged.
+#[test]
+fn unsafe_per_lease_waives_only_that_lease_and_flags_only_invalid_runs() {
+    let source = format!("{TWO_NODES}\n[lease]\nnamespace = \"op\"\nname = \"ctl\"\nunsafe = true\n").replacen(
+        "[lease]\nnamespace = \"op\"\nname = \"ctl\"\n",
+        "",
+        1,
+    );
+    let valid = run_with(&source, &[], 1);
+    assert!(!valid.unsafe_mode, "nothing refused ran");
+    let invalid = run_with(&source, &["defaults.renew_deadline=20s"], 1);
+    assert!(invalid.unsafe_mode);
+    let other = format!(
+        "{TWO_NODES}\n[[nodes]]\nidentity = \"x\"\nlease_name = \"other\"\nrenew_deadline = \"20s\"\n[leases.other]\nunsafe = true\n"
+    );
+    assert!(run_with(&other, &[], 1).unsafe_mode);
+    let e = refused(
+        &other.replace("[leases.other]\nunsafe = true\n", "").replace("identity = \"x\"", "identity = \"x\"\n"),
+    );
+    assert!(e.contains("leaseDuration must be greater than renewDeadline"), "{e}");
+}
