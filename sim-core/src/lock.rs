@@ -10,7 +10,7 @@
 use crate::api::{
     ApiServer, Body, Kind, Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb,
 };
-use crate::elector::{LockError, LockOp, LockResult, Record};
+use crate::elector::{Fields, LockError, LockOp, LockResult, Record, WriteVerb};
 use crate::sym::Sym;
 use std::sync::Arc;
 
@@ -30,6 +30,9 @@ pub struct LeaseLock {
     labels: Option<Arc<Labels>>,
     /// v0.34.0–v0.34.1: writing labels into a cached Lease without any panics.
     labels_panic_without_map: bool,
+    /// fabric8's `LeaseLock` discards a patch's response: the resourceVersion it sends is the
+    /// one of its last Get or Create (ResourceLock:47-65).
+    ignore_patch_responses: bool,
 }
 
 /// A lock operation as a request: the typed path, or (for the Python client's JSON with a
@@ -59,7 +62,13 @@ impl LeaseLock {
             python_style,
             labels: None,
             labels_panic_without_map: false,
+            ignore_patch_responses: false,
         }
+    }
+
+    /// Keep only Get and Create responses (fabric8).
+    pub fn ignore_patch_responses(&mut self) {
+        self.ignore_patch_responses = true;
     }
 
     /// The labels the lock sets: on create as they are, on every update merged into the cached
@@ -136,6 +145,58 @@ impl LeaseLock {
                 }
             }
             LockOp::MergePatch(record) => LeaseOp::MergePatch { spec: self.spec_of(record, None) },
+            LockOp::Write(record, shape) => {
+                let mut spec = LeaseSpecC {
+                    holder_identity: Some(record.holder_identity),
+                    lease_duration_seconds: Some(record.lease_duration_seconds),
+                    acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
+                    renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
+                    lease_transitions: Some(record.leader_transitions),
+                    strategy: None,
+                    preferred_holder: None,
+                };
+                let cached = self.cached.as_ref();
+                let put = shape.verb == WriteVerb::Put;
+                // A PUT sends the cached object with its spec edited: a kept field keeps the
+                // cached value; a patch leaves a kept field out. A null field is absent.
+                let old = if put { cached.map(|c| c.spec).unwrap_or_default() } else { LeaseSpecC::default() };
+                let pick = |bit: Fields| !(shape.keep.has(bit) || shape.nulls.has(bit));
+                if !pick(Fields::HOLDER) {
+                    spec.holder_identity = if shape.nulls.has(Fields::HOLDER) { None } else { old.holder_identity };
+                }
+                if !pick(Fields::DURATION) {
+                    spec.lease_duration_seconds =
+                        if shape.nulls.has(Fields::DURATION) { None } else { old.lease_duration_seconds };
+                }
+                if !pick(Fields::ACQUIRE) {
+                    spec.acquire_time = if shape.nulls.has(Fields::ACQUIRE) { None } else { old.acquire_time };
+                }
+                if !pick(Fields::RENEW) {
+                    spec.renew_time = if shape.nulls.has(Fields::RENEW) { None } else { old.renew_time };
+                }
+                if !pick(Fields::TRANSITIONS) {
+                    spec.lease_transitions =
+                        if shape.nulls.has(Fields::TRANSITIONS) { None } else { old.lease_transitions };
+                }
+                match shape.verb {
+                    WriteVerb::Post => LeaseOp::Create { spec, labels: self.labels.clone() },
+                    WriteVerb::Put => {
+                        let Some(cached) = cached else { return Err(LockError::Status(0)) };
+                        spec.strategy = cached.spec.strategy;
+                        spec.preferred_holder = cached.spec.preferred_holder;
+                        LeaseOp::Update {
+                            resource_version: cached.resource_version,
+                            spec,
+                            labels: cached.labels.clone(),
+                        }
+                    }
+                    WriteVerb::Patch { with_rv } => LeaseOp::Patch {
+                        spec,
+                        resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
+                        nulls: shape.nulls.0,
+                    },
+                }
+            }
         };
         Ok(match self.python_body(&typed, server) {
             Some(request) => LockRequest::Generic(Box::new(request)),
@@ -179,7 +240,9 @@ impl LeaseLock {
         match result {
             Ok(view) => {
                 let record = record_of(&view.spec);
-                if verb != Verb::Update || !self.python_style {
+                let ignored =
+                    (verb == Verb::Update && self.python_style) || (verb == Verb::Patch && self.ignore_patch_responses);
+                if !ignored {
                     self.cached = Some(view);
                 }
                 Ok(record)
@@ -201,6 +264,13 @@ pub fn record_of(spec: &LeaseSpecC) -> Record {
         leader_transitions: spec.lease_transitions.unwrap_or(0),
         strategy: spec.strategy.unwrap_or(Sym::EMPTY),
         preferred_holder: spec.preferred_holder.unwrap_or(Sym::EMPTY),
+        absent: Fields(
+            spec.holder_identity.is_none() as u8
+                | (spec.lease_duration_seconds.is_none() as u8) << 1
+                | (spec.acquire_time.is_none() as u8) << 2
+                | (spec.renew_time.is_none() as u8) << 3
+                | (spec.lease_transitions.is_none() as u8) << 4,
+        ),
     }
 }
 

@@ -60,6 +60,40 @@ pub struct NodeSpec {
     /// True time at which the process starts.
     pub start_at: Nanos,
     pub healthz: Option<HealthzSpec>,
+    /// When the leader's work stops once its elector says it stopped leading.
+    pub stop_acting: StopActing,
+}
+
+/// When a leader's work stops after its elector reports that it stopped leading (the
+/// `stop_acting` node key).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StopActing {
+    /// At once (work on the leader context, or an exit on OnStoppedLeading).
+    #[default]
+    AtOnce,
+    /// After this long on the node's clock: shutdown hooks that block OnStoppedLeading, so the
+    /// process cannot exit meanwhile either (cilium/cilium#42920).
+    After(Nanos),
+    /// Not until the process exits: workers started on the process context
+    /// (argoproj/argo-rollouts#2117).
+    Never,
+}
+
+impl StopActing {
+    /// `"at-once"`, `"never"` or a duration such as `"8s"`.
+    pub fn parse(text: &str) -> Result<StopActing, String> {
+        match text {
+            "at-once" => Ok(StopActing::AtOnce),
+            "never" => Ok(StopActing::Never),
+            other => match crate::time::parse_duration(other) {
+                Ok(0) => Ok(StopActing::AtOnce),
+                Ok(d) => Ok(StopActing::After(d)),
+                Err(_) => Err(format!(
+                    "{other:?} is not a stop_acting value: expected \"at-once\", \"never\" or a duration such as \"8s\""
+                )),
+            },
+        }
+    }
 }
 
 impl NodeSpec {
@@ -413,6 +447,7 @@ impl WorldSpec {
                     lease_field_manager: name.clone(),
                     start_at: 0,
                     healthz: None,
+                    stop_acting: StopActing::AtOnce,
                 }
             })
             .collect();

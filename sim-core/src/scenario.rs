@@ -273,6 +273,15 @@ pub struct NodeDoc {
     pub events: Option<bool>,
     /// A liveness probe on client-go's leader-election health check.
     pub healthz: Option<HealthzDoc>,
+    /// When the leader's work stops after its elector says it stopped leading: `"at-once"`
+    /// (default), a duration (`"8s"`: shutdown hooks that block), or `"never"` (until the process
+    /// exits: workers on the process context).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_acting: Option<String>,
+    /// controller-runtime: how long the runnables take to finish after a graceful stop
+    /// (default 0; the elector is cancelled after it, or after 30 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Duration>,
     /// The reconciler's value for this node (default: A, B, C… by position).
     pub value: Option<String>,
     /// Who the process authenticates as (default: the service account named after it).
@@ -851,7 +860,7 @@ impl Scenario {
         let mut elector = ElectorConfig::new(identity, algorithm);
         // Version, expiry and fast path: a node's own key must fit its algorithm; a default
         // applies only to the nodes it fits.
-        let is_client_go = algorithm == Algorithm::ClientGo;
+        let is_client_go = matches!(algorithm, Algorithm::ClientGo | Algorithm::ControllerRuntime);
         if let Some(v) = &doc.client_go
             && !is_client_go
         {
@@ -870,14 +879,17 @@ impl Scenario {
         if let Some(v) = pick!(client_go).filter(|_| is_client_go) {
             elector.client_go = crate::elector::ClientGoVersion::parse(&v).map_err(|m| perr("client_go", m))?;
         }
-        if algorithm == Algorithm::PythonClient {
+        if !algorithm.runs_client_go_loop() {
             for (key, set) in [("expiry", doc.expiry.is_some()), ("fast_path", doc.fast_path.is_some())] {
                 if set {
+                    let who = if algorithm == Algorithm::PythonClient {
+                        "the Python client".to_string()
+                    } else {
+                        algorithm_name.clone()
+                    };
                     return Err(perr(
                         if key == "expiry" { "expiry" } else { "fast_path" },
-                        format!(
-                            "the Python client has its own loop; `{key}` applies to the client-go and renew-time algorithms"
-                        ),
+                        format!("{who} has its own loop; `{key}` applies to the client-go and renew-time algorithms"),
                     ));
                 }
             }
@@ -931,7 +943,14 @@ impl Scenario {
             None => default_request_timeout_for(algorithm, elector.renew_deadline),
         };
         let restart_delay = pick!(restart_delay).map(|d| d.0).unwrap_or(10_000_000_000);
-        elector.after_lost = match pick!(after_lost).as_deref().unwrap_or("restart") {
+        // `run()` returns and nothing calls it again (the Java client); the C# client's
+        // RunAndTryToHoldLeadershipForeverAsync re-runs in-process.
+        let default_after_lost = match algorithm {
+            Algorithm::JavaClient => "exit",
+            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => "rejoin",
+            _ => "restart",
+        };
+        elector.after_lost = match pick!(after_lost).as_deref().unwrap_or(default_after_lost) {
             "restart" => AfterLost::Restart { delay: restart_delay },
             "exit" => AfterLost::Exit,
             "rejoin" => AfterLost::Rejoin,
@@ -939,6 +958,20 @@ impl Scenario {
                 return Err(perr("after_lost", format!("unknown value {other:?}; expected restart, exit or rejoin")));
             }
         };
+        if let Some(drain) = pick!(drain) {
+            if algorithm != Algorithm::ControllerRuntime {
+                if doc.drain.is_some() {
+                    return Err(perr(
+                        "drain",
+                        format!(
+                            "`drain` is controller-runtime's runnables draining; this node runs {algorithm_name:?}"
+                        ),
+                    ));
+                }
+            } else {
+                elector.drain = drain.0;
+            }
+        }
         if elector.retry_period == 0 {
             return Err(perr("retry_period", "must be greater than zero".into()));
         }
@@ -977,7 +1010,7 @@ impl Scenario {
                     ""
                 };
                 // NewLeaderElector's own words, quoted, after the key they are about.
-                perr(key, format!("client-go refuses this configuration: \"{m}\"{advice}"))
+                perr(key, format!("{} refuses this configuration: \"{m}\"{advice}", algorithm.library()))
             })?;
         }
         // Clock: defaults overridden key by key.
@@ -1175,6 +1208,10 @@ impl Scenario {
                 Some(spec)
             }
         };
+        let stop_acting = match pick!(stop_acting) {
+            None => crate::model::StopActing::AtOnce,
+            Some(text) => crate::model::StopActing::parse(&text).map_err(|m| perr("stop_acting", m))?,
+        };
         Ok(NodeSpec {
             elector,
             clock,
@@ -1184,6 +1221,7 @@ impl Scenario {
             lease_field_manager: pick!(lease_field_manager).unwrap_or_else(|| identity.to_string()),
             start_at,
             healthz,
+            stop_acting,
         })
     }
 
@@ -1391,6 +1429,8 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "labels",
             "events",
             "healthz",
+            "stop_acting",
+            "drain",
             "value",
             "user",
             "lease_field_manager",

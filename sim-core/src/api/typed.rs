@@ -202,6 +202,15 @@ pub enum LeaseOp {
     MergePatch {
         spec: LeaseSpecC,
     },
+    /// A merge patch of the spec as other libraries send it: with the cached resourceVersion
+    /// in the body's metadata when there is one (the server then checks it: 409 on a
+    /// mismatch), and `null` for the fields in `nulls` (bits as `elector::Fields`: holder,
+    /// duration, acquireTime, renewTime, leaseTransitions), which deletes them.
+    Patch {
+        spec: LeaseSpecC,
+        resource_version: Option<u64>,
+        nulls: u8,
+    },
 }
 
 impl LeaseOp {
@@ -210,7 +219,7 @@ impl LeaseOp {
             LeaseOp::Get => Verb::Get,
             LeaseOp::Create { .. } => Verb::Create,
             LeaseOp::Update { .. } => Verb::Update,
-            LeaseOp::MergePatch { .. } => Verb::Patch,
+            LeaseOp::MergePatch { .. } | LeaseOp::Patch { .. } => Verb::Patch,
         }
     }
 }
@@ -311,6 +320,21 @@ impl ApiServer {
             LeaseOp::MergePatch { spec } => {
                 let spec = serde_json::to_value(spec.to_spec(&self.symbols)).expect("a LeaseSpec always serialises");
                 Body::Json(serde_json::json!({ "spec": spec }))
+            }
+            LeaseOp::Patch { spec, resource_version, nulls } => {
+                let mut spec =
+                    serde_json::to_value(spec.to_spec(&self.symbols)).expect("a LeaseSpec always serialises");
+                let keys = ["holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions"];
+                for (bit, key) in keys.iter().enumerate() {
+                    if nulls & (1 << bit) != 0 {
+                        spec[*key] = serde_json::Value::Null;
+                    }
+                }
+                let mut body = serde_json::json!({ "spec": spec });
+                if let Some(rv) = resource_version {
+                    body["metadata"] = serde_json::json!({ "resourceVersion": rv.to_string() });
+                }
+                Body::Json(body)
             }
         };
         Request {

@@ -23,16 +23,58 @@ pub enum Algorithm {
     RenewTimeUnfenced,
     /// The official Python client (kubernetes 37.x `leaderelection.py`).
     PythonClient,
+    /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
+    /// release controller-runtime v0.24 depends on) with the manager's stop procedure.
+    ControllerRuntime,
+    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.5+).
+    Fabric8,
+    /// kubernetes-client/java's `LeaderElector`.
+    JavaClient,
+    /// kubernetes-client/csharp's `LeaderElector` from commit 06c216b9 (v19.0.2): expiry from
+    /// the record's leaseDurationSeconds.
+    CSharpClient,
+    /// The same before 06c216b9: expiry from the elector's own configured LeaseDuration.
+    CSharpClientPre2026,
+    /// Precise-Finance/nestjs-k8s-leader-election (TypeScript, v2.0.0).
+    NestJs,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 5] = [
+    pub const ALL: [Algorithm; 11] = [
         Algorithm::ClientGo,
         Algorithm::ClientGoLegacy,
         Algorithm::RenewTime,
         Algorithm::RenewTimeUnfenced,
         Algorithm::PythonClient,
+        Algorithm::ControllerRuntime,
+        Algorithm::Fabric8,
+        Algorithm::JavaClient,
+        Algorithm::CSharpClient,
+        Algorithm::CSharpClientPre2026,
+        Algorithm::NestJs,
     ];
+
+    /// Runs client-go's loop (`loops::LoopElector`), so client-go's keys (`expiry`,
+    /// `fast_path`) apply.
+    pub fn runs_client_go_loop(self) -> bool {
+        matches!(
+            self,
+            Algorithm::ClientGo
+                | Algorithm::ClientGoLegacy
+                | Algorithm::RenewTime
+                | Algorithm::RenewTimeUnfenced
+                | Algorithm::ControllerRuntime
+        )
+    }
+
+    /// Who refuses a configuration this algorithm's validation rejects.
+    pub fn library(self) -> &'static str {
+        match self {
+            Algorithm::Fabric8 => "fabric8's LeaderElectorBuilder",
+            Algorithm::JavaClient => "the Java client's LeaderElector",
+            _ => "client-go",
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -41,6 +83,12 @@ impl Algorithm {
             Algorithm::RenewTime => "renew-time",
             Algorithm::RenewTimeUnfenced => "renew-time-unfenced",
             Algorithm::PythonClient => "python-client",
+            Algorithm::ControllerRuntime => "controller-runtime",
+            Algorithm::Fabric8 => "fabric8",
+            Algorithm::JavaClient => "java-client",
+            Algorithm::CSharpClient => "csharp-client",
+            Algorithm::CSharpClientPre2026 => "csharp-client-pre-2026",
+            Algorithm::NestJs => "nestjs",
         }
     }
 
@@ -67,6 +115,8 @@ impl ClientGoVersion {
     pub const LATEST: ClientGoVersion = ClientGoVersion { minor: Self::NEWEST, patch: None };
     /// `client-go-legacy`: client-go before v0.27.
     pub const LEGACY: ClientGoVersion = ClientGoVersion { minor: 26, patch: None };
+    /// What controller-runtime v0.24.1 (`3be3f1bf`) depends on: client-go v0.36.0.
+    pub const CONTROLLER_RUNTIME: ClientGoVersion = ClientGoVersion { minor: 36, patch: None };
 
     /// `"v0.37"`, `"v0.34.1"`, `"0.30"`.
     pub fn parse(text: &str) -> Result<ClientGoVersion, String> {
@@ -179,40 +229,55 @@ pub struct ElectorConfig {
     /// are created in the Lease's namespace (kube-controller-manager and controller-runtime set
     /// one).
     pub record_events: bool,
+    /// controller-runtime: how long the runnables take to stop after a graceful stop (the
+    /// `drain` node key; the elector keeps renewing meanwhile, for at most
+    /// [`GRACEFUL_SHUTDOWN_TIMEOUT`]).
+    pub drain: Nanos,
 }
+
+/// controller-runtime's `defaultGracefulShutdownPeriod` (pkg/manager/internal.go:57).
+pub const GRACEFUL_SHUTDOWN_TIMEOUT: Nanos = 30 * NANOS_PER_SEC;
 
 impl ElectorConfig {
     /// The defaults of kube-controller-manager and controller-runtime: 15 s / 10 s / 2 s.
+    /// Other libraries' defaults where they have their own (see [`default_durations`]).
     pub fn new(identity: &str, algorithm: Algorithm) -> Self {
-        let renew_deadline = 10 * NANOS_PER_SEC;
+        let (lease_duration, renew_deadline, retry_period, _) = default_durations(algorithm);
         ElectorConfig {
             identity: identity.to_string(),
             lease_namespace: "default".into(),
             lease_name: "leasesim".into(),
             algorithm,
-            lease_duration: 15 * NANOS_PER_SEC,
+            lease_duration,
             renew_deadline,
-            retry_period: 2 * NANOS_PER_SEC,
+            retry_period,
             jitter_factor: JITTER_FACTOR,
             release_on_cancel: false,
             request_timeout: default_request_timeout_for(algorithm, renew_deadline),
-            after_lost: AfterLost::Restart { delay: 10 * NANOS_PER_SEC },
-            client_go: if algorithm == Algorithm::ClientGoLegacy {
-                ClientGoVersion::LEGACY
-            } else {
-                ClientGoVersion::LATEST
+            // The Java client's `run()` returns and nothing calls it again; the C# client's
+            // RunAndTryToHoldLeadershipForeverAsync re-runs in-process.
+            after_lost: match algorithm {
+                Algorithm::JavaClient => AfterLost::Exit,
+                Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => AfterLost::Rejoin,
+                _ => AfterLost::Restart { delay: 10 * NANOS_PER_SEC },
+            },
+            client_go: match algorithm {
+                Algorithm::ClientGoLegacy => ClientGoVersion::LEGACY,
+                Algorithm::ControllerRuntime => ClientGoVersion::CONTROLLER_RUNTIME,
+                _ => ClientGoVersion::LATEST,
             },
             expiry: None,
             fast_path: None,
             labels: Vec::new(),
             record_events: false,
+            drain: 0,
         }
     }
 
     /// The client-go release whose code this node runs, if it runs client-go's loop.
     pub fn client_go_version(&self) -> Option<ClientGoVersion> {
         match self.algorithm {
-            Algorithm::ClientGo => Some(self.client_go),
+            Algorithm::ClientGo | Algorithm::ControllerRuntime => Some(self.client_go),
             Algorithm::ClientGoLegacy => Some(ClientGoVersion::LEGACY),
             _ => None,
         }
@@ -228,6 +293,42 @@ impl ElectorConfig {
     /// apply client-go's to every algorithm so a scenario is refused the same way whichever
     /// rule its nodes follow, and let `unsafe` mode opt out.
     pub fn validate(&self) -> Result<(), String> {
+        let (ld, rd, rp) = (self.lease_duration, self.renew_deadline, self.retry_period);
+        match self.algorithm {
+            // LeaderElectorBuilder.withConfig (Builder:46-72), in milliseconds; `new
+            // LeaderElector(...)` skips it.
+            Algorithm::Fabric8 => {
+                let ms = |n: Nanos| n / 1_000_000;
+                if ms(ld) <= ms(rd) {
+                    return Err("leaseDuration must be greater than renewDeadline".into());
+                }
+                let rp_ms = ms(rp);
+                let jitter_ms = (rp_ms * 12).div_ceil(10);
+                if ms(rd) <= rp_ms + jitter_ms {
+                    return Err("renewDeadline must be greater than retryPeriod + retryPeriod*JitterFactor".into());
+                }
+                if ms(ld) < 1 || ms(rd) < 1 || ms(rp) < 1 {
+                    return Err("leaseDuration, renewDeadline and retryPeriod must be at least 1ms".into());
+                }
+                return Ok(());
+            }
+            // LeaderElector.java:71-105: LD > RD > RP > 0, no jitter factor.
+            Algorithm::JavaClient => {
+                if ld <= rd {
+                    return Err("leaseDuration must be greater than renewDeadline".into());
+                }
+                if rd <= rp {
+                    return Err("renewDeadline must be greater than retryPeriod".into());
+                }
+                if rp == 0 {
+                    return Err("retryPeriod must be greater than zero".into());
+                }
+                return Ok(());
+            }
+            // The C# client and the nestjs module validate nothing.
+            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 | Algorithm::NestJs => return Ok(()),
+            _ => {}
+        }
         if self.lease_duration <= self.renew_deadline {
             return Err("leaseDuration must be greater than renewDeadline".into());
         }
@@ -271,10 +372,32 @@ impl ElectorConfig {
 
 /// client-go's request timeout from `NewFromKubeconfig`: `max(1s, RenewDeadline/2)`. The
 /// Python client sets none.
+///
+/// The other libraries' timeouts (docs/algorithms.md has the sources):
+/// - controller-runtime: `max(RD/2, 1s)` (leader_election.go:102-108), as client-go's;
+/// - fabric8: the client's 10 s request timeout (Config:128);
+/// - the Java client: OkHttp read timeout 0, i.e. none (ClientBuilder.java:70-71);
+/// - the C# client: `HttpClientTimeout` 100 s (KubernetesClientConfiguration.cs:99);
+/// - nestjs (client-node 0.20): none.
 pub fn default_request_timeout_for(algorithm: Algorithm, renew_deadline: Nanos) -> Option<Nanos> {
     match algorithm {
-        Algorithm::PythonClient => None,
+        Algorithm::PythonClient | Algorithm::JavaClient | Algorithm::NestJs => None,
+        Algorithm::Fabric8 => Some(10 * NANOS_PER_SEC),
+        Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => Some(100 * NANOS_PER_SEC),
         _ => Some((renew_deadline / 2).max(NANOS_PER_SEC)),
+    }
+}
+
+/// (LeaseDuration, RenewDeadline, RetryPeriod, grace) by algorithm. client-go's callers,
+/// controller-runtime (internal.go:54-57) and the C# client (LeaderElectionConfig.cs:7-11) use
+/// 15/10/2; fabric8 and the Java client have no defaults (leasesim uses 15/10/2); nestjs renews
+/// every `renewalInterval` = 10 s (the retry period here) with LD 20 s (service.ts:47-52; RD
+/// unused).
+pub fn default_durations(algorithm: Algorithm) -> (Nanos, Nanos, Nanos, Nanos) {
+    let s = NANOS_PER_SEC;
+    match algorithm {
+        Algorithm::NestJs => (20 * s, 10 * s, 10 * s, 0),
+        _ => (15 * s, 10 * s, 2 * s, 0),
     }
 }
 

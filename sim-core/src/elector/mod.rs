@@ -10,16 +10,27 @@
 //!   renew rounds with a RenewDeadline per round, the fast path, observedTime), parameterised
 //!   by the expiry and write rules so the client-go-legacy and renew-time families share it.
 //! - [`python::PythonElector`]: the official Python client's simpler loop.
+//! - [`manager::ManagerElector`]: controller-runtime's manager around client-go's elector.
+//! - [`fabric8::Fabric8Elector`], [`java::JavaElector`], [`csharp::CSharpElector`],
+//!   [`nestjs::NestJsElector`]: the other libraries people run, each after its own source
+//!   (docs/algorithms.md).
 
 pub mod config;
+pub mod csharp;
+pub mod fabric8;
+pub mod io;
+pub mod java;
 pub mod loops;
+pub mod manager;
+pub mod nestjs;
 pub mod python;
 pub mod record;
 
 pub use config::{
-    AfterLost, Algorithm, ClientGoVersion, ElectorConfig, ExpiryRule, JITTER_FACTOR, default_request_timeout_for,
+    AfterLost, Algorithm, ClientGoVersion, ElectorConfig, ExpiryRule, GRACEFUL_SHUTDOWN_TIMEOUT, JITTER_FACTOR,
+    default_request_timeout_for,
 };
-pub use record::Record;
+pub use record::{Fields, Record};
 
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
@@ -42,6 +53,43 @@ pub enum LockOp {
     Update(Record),
     /// JSON merge patch of the spec without resourceVersion: no optimistic concurrency.
     MergePatch(Record),
+    /// A write in a library's own wire shape (see [`WriteShape`]).
+    Write(Record, WriteShape),
+}
+
+/// How a library other than client-go writes a Lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteShape {
+    pub verb: WriteVerb,
+    /// Fields written as null: absent from a PUT's spec; `null` (deleting them) in a patch.
+    pub nulls: Fields,
+    /// Fields left out: a PUT keeps the cached object's value; a patch leaves them unchanged.
+    pub keep: Fields,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteVerb {
+    /// Replace (PUT) of the cached Lease, carrying its resourceVersion.
+    Put,
+    /// Create (POST); nulled fields are left out of the new object.
+    Post,
+    /// JSON merge (or strategic, or server-side apply: for a Lease's scalar spec fields they
+    /// merge alike) patch; `with_rv` carries the cached resourceVersion in the body's
+    /// metadata, so the server checks it (409 on a mismatch).
+    Patch { with_rv: bool },
+}
+
+impl WriteShape {
+    pub const PUT: WriteShape = WriteShape { verb: WriteVerb::Put, nulls: Fields::NONE, keep: Fields::NONE };
+    pub const fn patch(with_rv: bool) -> WriteShape {
+        WriteShape { verb: WriteVerb::Patch { with_rv }, nulls: Fields::NONE, keep: Fields::NONE }
+    }
+    pub const fn nulls(self, nulls: Fields) -> WriteShape {
+        WriteShape { nulls, ..self }
+    }
+    pub const fn keep(self, keep: Fields) -> WriteShape {
+        WriteShape { keep, ..self }
+    }
 }
 
 impl LockOp {
@@ -51,6 +99,11 @@ impl LockOp {
             LockOp::Create(_) => "create",
             LockOp::Update(_) => "update",
             LockOp::MergePatch(_) => "patch",
+            LockOp::Write(_, shape) => match shape.verb {
+                WriteVerb::Put => "update",
+                WriteVerb::Post => "create",
+                WriteVerb::Patch { .. } => "patch",
+            },
         }
     }
 }
@@ -93,10 +146,14 @@ pub enum TimerKind {
     RoundDeadline,
     /// The pause between two renew rounds.
     NextRound,
+    /// controller-runtime: the runnables' drain after a graceful stop.
+    Drain,
+    /// Another library's one-off wait (a race delay, a handler's delay, a request back-off).
+    Delay,
 }
 
 impl TimerKind {
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 6;
     pub fn index(self) -> usize {
         self as usize
     }
@@ -106,6 +163,8 @@ impl TimerKind {
             TimerKind::RoundTick => "round-tick",
             TimerKind::RoundDeadline => "round-deadline",
             TimerKind::NextRound => "next-round",
+            TimerKind::Drain => "drain",
+            TimerKind::Delay => "delay",
         }
     }
 }
@@ -193,6 +252,12 @@ pub enum Output {
     Exception(&'static str),
     /// `Run` returned: the elector will do nothing more.
     Exited,
+    /// The leader's work stops `after` (local time) from now, or when the process exits if that
+    /// is sooner (controller-runtime's runnables draining after a graceful stop). The
+    /// elector's own StoppedLeading then does not stop it.
+    StopWork {
+        after: Nanos,
+    },
 }
 
 /// One node's elector, whichever algorithm it follows. Held inline (not boxed): an event of a
@@ -202,6 +267,25 @@ pub enum Output {
 pub enum Elector {
     Loop(loops::LoopElector),
     Python(python::PythonElector),
+    Manager(manager::ManagerElector),
+    Fabric8(fabric8::Fabric8Elector),
+    Java(java::JavaElector),
+    CSharp(csharp::CSharpElector),
+    NestJs(nestjs::NestJsElector),
+}
+
+macro_rules! each {
+    ($self:expr, $e:ident => $body:expr) => {
+        match $self {
+            Elector::Loop($e) => $body,
+            Elector::Python($e) => $body,
+            Elector::Manager($e) => $body,
+            Elector::Fabric8($e) => $body,
+            Elector::Java($e) => $body,
+            Elector::CSharp($e) => $body,
+            Elector::NestJs($e) => $body,
+        }
+    };
 }
 
 impl Elector {
@@ -209,67 +293,54 @@ impl Elector {
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
         match config.algorithm {
             Algorithm::PythonClient => Elector::Python(python::PythonElector::new(config, me)),
+            Algorithm::ControllerRuntime => Elector::Manager(manager::ManagerElector::new(config, me, rng)),
+            Algorithm::Fabric8 => Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
+            Algorithm::JavaClient => Elector::Java(java::JavaElector::new(config, me, rng)),
+            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => {
+                Elector::CSharp(csharp::CSharpElector::new(config, me, rng))
+            }
+            Algorithm::NestJs => Elector::NestJs(nestjs::NestJsElector::new(config, me)),
             _ => Elector::Loop(loops::LoopElector::new(config, me, rng)),
         }
     }
 
     pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
-        match self {
-            Elector::Loop(e) => e.start(now, out),
-            Elector::Python(e) => e.start(now, out),
-        }
+        each!(self, e => e.start(now, out))
     }
 
     pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
-        match self {
-            Elector::Loop(e) => e.on_timer(now, kind, generation, out),
-            Elector::Python(e) => e.on_timer(now, kind, generation, out),
-        }
+        each!(self, e => e.on_timer(now, kind, generation, out))
     }
 
     pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
-        match self {
-            Elector::Loop(e) => e.on_result(now, result, out),
-            Elector::Python(e) => e.on_result(now, result, out),
-        }
+        each!(self, e => e.on_result(now, result, out))
     }
 
     /// The run context is cancelled (graceful stop, SIGTERM).
     pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
-        match self {
-            Elector::Loop(e) => e.stop(now, out),
-            Elector::Python(e) => e.stop(now, out),
-        }
+        each!(self, e => e.stop(now, out))
     }
 
     /// `IsLeader()`: the last observed record names this elector.
     pub fn is_leader(&self) -> bool {
-        match self {
-            Elector::Loop(e) => e.is_leader(),
-            Elector::Python(e) => e.is_leader(),
-        }
+        each!(self, e => e.is_leader())
     }
 
     pub fn config(&self) -> &ElectorConfig {
-        match self {
-            Elector::Loop(e) => e.config(),
-            Elector::Python(e) => e.config(),
-        }
+        each!(self, e => e.config())
     }
 
     /// client-go's health check (`Check`); electors without one are always healthy.
     pub fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
         match self {
             Elector::Loop(e) => e.healthy(now_mono, tolerance),
-            Elector::Python(_) => true,
+            Elector::Manager(e) => e.healthy(now_mono, tolerance),
+            _ => true,
         }
     }
 
     /// Has this elector a request outstanding?
     pub fn awaiting_result(&self) -> bool {
-        match self {
-            Elector::Loop(e) => e.awaiting_result(),
-            Elector::Python(e) => e.awaiting_result(),
-        }
+        each!(self, e => e.awaiting_result())
     }
 }

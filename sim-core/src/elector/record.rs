@@ -18,6 +18,35 @@ pub struct Record {
     /// for none). client-go's own writes never carry them: a write erases both.
     pub strategy: Sym,
     pub preferred_holder: Sym,
+    /// The spec fields that were absent (null) when this record was read. client-go reads an
+    /// absent field as its zero value; some libraries (C#, Java, the Rust crates) tell the two
+    /// apart. Empty for records an elector builds.
+    pub absent: Fields,
+}
+
+/// A set of Lease spec fields (a bit each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Fields(pub u8);
+
+impl Fields {
+    pub const NONE: Fields = Fields(0);
+    pub const HOLDER: Fields = Fields(1);
+    pub const DURATION: Fields = Fields(2);
+    pub const ACQUIRE: Fields = Fields(4);
+    pub const RENEW: Fields = Fields(8);
+    pub const TRANSITIONS: Fields = Fields(16);
+
+    pub const fn with(self, other: Fields) -> Fields {
+        Fields(self.0 | other.0)
+    }
+
+    pub const fn has(self, other: Fields) -> bool {
+        self.0 & other.0 == other.0 && other.0 != 0
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
 }
 
 /// client-go compares `json.Marshal(record)` byte for byte, and the record's times are
@@ -44,6 +73,7 @@ impl Default for Record {
             leader_transitions: 0,
             strategy: Sym::EMPTY,
             preferred_holder: Sym::EMPTY,
+            absent: Fields::NONE,
         }
     }
 }

@@ -94,6 +94,12 @@ pub(super) enum Event {
     Action {
         index: u32,
     },
+    /// The leader's work stops (a blocking stop hook returned, or the runnables drained).
+    StopActing {
+        node: u32,
+        incarnation: u32,
+        generation: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 16, "events stay small: payloads live in the slab");

@@ -32,7 +32,7 @@ use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
 use crate::engine::EventQueue;
 use crate::lock::LockRequest;
 use crate::metrics::{DualWindow, Metrics};
-use crate::model::{FaultKind, WorldSpec};
+use crate::model::{FaultKind, StopActing, WorldSpec};
 use crate::net::{Cut, Delivery, Direction, Link, Partition};
 use crate::sym::Sym;
 use crate::time::Nanos;
@@ -41,7 +41,7 @@ use event::{Event, Origin};
 use faults::Faults;
 use network::{Message, Network, Payload, Response};
 use observe::{LeaseTrack, Observer};
-use process::{ProcState, Process};
+use process::{ProcState, Process, WorkStop};
 use reconciler::{Next, Reconciler};
 use std::sync::Arc;
 
@@ -304,6 +304,17 @@ impl World {
         &self.server
     }
 
+    /// Runs to the end of the spec's duration and hands back the Lease `namespace/name` as the
+    /// server holds it then (for tests that check what was written).
+    pub fn run_and_peek(mut self, namespace: &str, name: &str) -> (RunResult, Option<crate::api::Lease>) {
+        if self.advance(u64::MAX, &mut |_, _| {}).is_err() {
+            unreachable!("no budget");
+        }
+        let end = self.spec.duration;
+        let lease = self.server.peek_lease(namespace, name).map(|l| (**l).clone());
+        (self.finish(end), lease)
+    }
+
     /// Runs to the end of the spec's duration.
     pub fn run(self) -> RunResult {
         match self.run_with(u64::MAX, &mut |_, _| {}) {
@@ -320,6 +331,15 @@ impl World {
         max_events: u64,
         progress: &mut dyn FnMut(Nanos, u64),
     ) -> Result<RunResult, BudgetExceeded> {
+        self.advance(max_events, progress)?;
+        let end = self.spec.duration;
+        Ok(self.finish(end))
+    }
+
+    /// Handles events up to the end of the run (or the budget). One out-of-line copy, so the
+    /// event handlers inline into it as they did into `run_with`.
+    #[inline(never)]
+    fn advance(&mut self, max_events: u64, progress: &mut dyn FnMut(Nanos, u64)) -> Result<(), BudgetExceeded> {
         let end = self.spec.duration;
         while let Some(t) = self.queue.peek_time() {
             if t > end {
@@ -342,7 +362,7 @@ impl World {
             self.prefetch_next();
             self.handle(now, event);
         }
-        Ok(self.finish(end))
+        Ok(())
     }
 
     /// Asks the memory system for the state of the node the next event belongs to while this
@@ -383,6 +403,7 @@ impl World {
         // one's wait until it resumes.
         let owner = match event {
             Event::Timer { node, incarnation, .. }
+            | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
             | Event::Timeout { node, incarnation, .. }
             | Event::Reset { node, incarnation, .. } => Some((node as usize, incarnation)),
@@ -463,6 +484,7 @@ impl World {
                 trace!(self, now, Some(node), TraceKind::PartitionEnd);
             }
             Event::Action { index } => self.run_action(now, index as usize),
+            Event::StopActing { node, generation, .. } => self.work_stopped(now, node as usize, generation),
         }
     }
 
@@ -681,6 +703,8 @@ impl World {
                 }
                 Output::Abandon => self.procs[node].elector_request = None,
                 Output::StartedLeading => {
+                    // A stop still pending is for the previous term: this one goes on.
+                    self.procs[node].work_stop = None;
                     trace!(self, now, Some(node), TraceKind::StartedLeading);
                     self.obs.set_acting(now, node, true);
                     let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
@@ -689,12 +713,25 @@ impl World {
                         self.reconcile(now, node);
                     }
                 }
-                // Whichever comes first ends the leader's work; the other finds it ended.
-                Output::LeaderContextDone | Output::StoppedLeading => {
-                    if self.obs.is_acting(node) {
-                        trace!(self, now, Some(node), TraceKind::StoppedLeading);
+                // Whichever comes first ends the leader's work; the other finds it ended. The
+                // node's `stop_acting` says when the work really stops.
+                Output::LeaderContextDone | Output::StoppedLeading => match self.spec.nodes[node].stop_acting {
+                    StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
+                        if self.obs.is_acting(node) {
+                            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+                        }
+                        self.stop_acting(now, node);
                     }
-                    self.stop_acting(now, node);
+                    StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
+                        self.schedule_work_stop(now, node, after, WorkStop::Hook);
+                    }
+                    StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
+                    _ => {}
+                },
+                Output::StopWork { after } => {
+                    if self.obs.is_acting(node) && self.spec.nodes[node].stop_acting != StopActing::Never {
+                        self.schedule_work_stop(now, node, after, WorkStop::Drain);
+                    }
                 }
                 Output::NewLeader(holder) => {
                     if self.obs.tracing() {
@@ -720,11 +757,46 @@ impl World {
                     // The leader's work thread outlives the loop: it acts on until the process ends.
                     self.procs[node].orphan_work = self.obs.is_acting(node);
                 }
-                Output::Exited => self.process_exited(now, node),
+                Output::Exited => {
+                    if self.procs[node].work_stop.is_some_and(|(why, _)| why == WorkStop::Hook) {
+                        // OnStoppedLeading is still blocked in the hook: Run has not returned.
+                        self.procs[node].exit_deferred = true;
+                    } else {
+                        self.process_exited(now, node)
+                    }
+                }
             }
         }
         out.clear();
         self.scratch = out;
+    }
+
+    /// The leader's work will stop `after` (local time) from now.
+    #[cold]
+    fn schedule_work_stop(&mut self, now: Nanos, node: usize, after: Nanos, why: WorkStop) {
+        let p = &mut self.procs[node];
+        p.work_stop_generation = p.work_stop_generation.wrapping_add(1);
+        let generation = p.work_stop_generation;
+        p.work_stop = Some((why, generation));
+        let at = p.clock.timer_fires_at(now, after);
+        let event = Event::StopActing { node: node as u32, incarnation: p.incarnation, generation };
+        self.queue.schedule(at, event);
+    }
+
+    /// A scheduled stop of the leader's work is due.
+    #[cold]
+    fn work_stopped(&mut self, now: Nanos, node: usize, generation: u32) {
+        if self.procs[node].work_stop.is_none_or(|(_, g)| g != generation) {
+            return;
+        }
+        self.procs[node].work_stop = None;
+        if self.obs.is_acting(node) {
+            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+        }
+        self.stop_acting(now, node);
+        if std::mem::take(&mut self.procs[node].exit_deferred) {
+            self.process_exited(now, node);
+        }
     }
 
     /// Sends the Event an elector records (see `recorder`).
@@ -761,6 +833,10 @@ impl World {
         let after =
             if self.procs[node].stop_requested { AfterLost::Exit } else { self.spec.nodes[node].elector.after_lost };
         let orphan_work = std::mem::take(&mut self.procs[node].orphan_work);
+        if orphan_work && after != AfterLost::Rejoin && self.spec.nodes[node].stop_acting == StopActing::Never {
+            // Work on the process context stops with the process.
+            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+        }
         if orphan_work && after == AfterLost::Rejoin {
             // An exception left `run()` (the Python client) and the program calls it again: the
             // old leader's work thread was never told to stop, so the node goes on acting.

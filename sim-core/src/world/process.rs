@@ -15,6 +15,15 @@ use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
 
+/// Why the leader's work stops later than the elector's word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum WorkStop {
+    /// A blocking stop hook (`stop_acting` with a duration): the process cannot exit before it.
+    Hook,
+    /// Runnables draining (controller-runtime): the process may exit first, ending them.
+    Drain,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ProcState {
     NotStarted,
@@ -46,6 +55,13 @@ pub(super) struct Process {
     pub(super) stop_requested: bool,
     /// An exception ended the elector while it led: the leader's work is still running.
     pub(super) orphan_work: bool,
+    /// The leader's work is due to stop at a scheduled `StopActing` event (`stop_acting` with a
+    /// duration, or controller-runtime's drain), whose generation this is.
+    pub(super) work_stop: Option<(WorkStop, u32)>,
+    pub(super) work_stop_generation: u32,
+    /// The elector's `Run` returned while a blocking stop hook still ran: the process exits when
+    /// the hook returns.
+    pub(super) exit_deferred: bool,
     /// Liveness probes failed in a row, and when this incarnation's probing began (probes run
     /// every period from then).
     pub(super) probe_failures: u32,
@@ -78,6 +94,9 @@ impl Process {
             elector_request: None,
             stop_requested: false,
             orphan_work: false,
+            work_stop: None,
+            work_stop_generation: 0,
+            exit_deferred: false,
             probe_failures: 0,
             probe_anchor: 0,
         }
@@ -86,6 +105,9 @@ impl Process {
     fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef, field_manager: Sym) -> LeaseLock {
         let python = spec.elector.algorithm == crate::elector::Algorithm::PythonClient;
         let mut lock = LeaseLock::new(lease, user, field_manager, python);
+        if spec.elector.algorithm == crate::elector::Algorithm::Fabric8 {
+            lock.ignore_patch_responses();
+        }
         if !spec.elector.labels.is_empty() {
             let labels: crate::api::Labels = spec.elector.labels.iter().cloned().collect();
             // v0.34.0 and v0.34.1 assign into a nil map when the Lease has no labels yet.
@@ -116,6 +138,8 @@ impl Process {
         self.incarnation += 1;
         self.state = ProcState::Running;
         self.stop_requested = false;
+        self.work_stop = None;
+        self.exit_deferred = false;
         self.paused_until = None;
         stale.append(&mut self.deferred);
         self.elector_request = None;
@@ -132,6 +156,8 @@ impl Process {
         self.state = state;
         self.incarnation += 1;
         self.elector = None;
+        self.work_stop = None;
+        self.exit_deferred = false;
         self.elector_request = None;
         stale.append(&mut self.deferred);
         self.paused_until = None;

@@ -1,0 +1,313 @@
+//! kubernetes-client/java's `LeaderElector` (`extended/.../leaderelection/LeaderElector.java`,
+//! read at `4c6b3119`), as /work/notes/electors.md §3 records it:
+//! - expiry: `observedTime + OWN configured LD > now` on the **wall clock** (:338-344), where
+//!   observedTime is when the record last differed (equals: holder, LD, transitions, both
+//!   times); a record with a null holder or null times is taken at once (:310-325); holder ""
+//!   is not free;
+//! - every write is a PUT of the cached Lease (`leaseRefer`, LeaseLock.java:92-109) with its
+//!   resourceVersion; Create 409 → false; any ApiException → false;
+//! - `acquire()` (:174-218): a fixed-delay schedule, the delay `RP·(1 + 1.2·U)` drawn once per
+//!   `acquire()`, each attempt waited on for RP (then cancelled); the caller thread polls the
+//!   `acquired` flag every RP, so OnStartedLeading comes up to RP after the write;
+//! - `renewLoop()` (:220-274): a round retries `tryAcquireOrRenew` every RP and is waited on for
+//!   RD; success → sleep RP; failure or timeout → break, `stopLeadingHook` runs and `run()`
+//!   **returns**: nothing re-acquires unless the caller calls `run()` again (after_lost:
+//!   default `exit`, `rejoin` for a caller that loops);
+//! - reads: a Lease without leaseDurationSeconds or leaseTransitions throws an NPE while
+//!   unboxing (LeaseLock.java:121-133), so that try fails;
+//! - `close()` (:413-468): if the local record says self, PUT of the cached Lease with holder,
+//!   acquireTime and renewTime null, LD own, transitions kept (a stale resourceVersion → 409,
+//!   "Failed to give up the lock"); modelled on a graceful stop when `release_on_cancel`.
+//!
+//! Not modelled: the read timeout is unlimited (`readTimeout = 0`, ClientBuilder.java:70-71)
+//! but a cancelled attempt's request is abandoned here (in the real client a hung request that
+//! ignores interrupts keeps blocking the single lease worker); the executors' shutdown waits.
+
+use super::WriteShape;
+use super::io::{Io, fresh_record, wall_ms};
+use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind};
+use crate::rng::ComponentRng;
+use crate::sym::Sym;
+use crate::time::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Get,
+    Create,
+    Put,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    /// An acquire attempt in flight (waited on for RP).
+    Acquiring,
+    /// Waiting for the next acquire attempt (fixed delay D).
+    AcquireWait,
+    /// Acquired; waiting for the caller thread's next poll of the flag.
+    PollWait,
+    /// A renew round's attempt in flight (the round is waited on for RD).
+    Renewing,
+    /// Sleeping RP inside a round after a failed attempt.
+    RoundSleep,
+    /// Sleeping RP after a successful round.
+    BetweenRounds,
+    /// `close()`'s PUT.
+    Releasing,
+    Done,
+}
+
+#[derive(Debug)]
+pub struct JavaElector {
+    config: ElectorConfig,
+    me: Sym,
+    io: Io,
+    observed: Option<Record>,
+    observed_ms: i64,
+    phase: Phase,
+    step: Step,
+    started: Now,
+    candidate: Record,
+    /// `acquire()`'s fixed delay, drawn once.
+    delay: Nanos,
+    /// The caller thread's polls are at `poll_anchor + k·RP`.
+    poll_anchor: i64,
+    leading: bool,
+}
+
+impl JavaElector {
+    pub fn new(config: ElectorConfig, me: Sym, mut rng: ComponentRng) -> Self {
+        let rp = config.retry_period;
+        let delay = rp + (rp as f64 * config.jitter_factor * rng.unit_f64()) as Nanos;
+        JavaElector {
+            config,
+            me,
+            io: Io::default(),
+            observed: None,
+            observed_ms: 0,
+            phase: Phase::Idle,
+            step: Step::Get,
+            started: Now { mono: 0, wall: 0 },
+            candidate: Record::default(),
+            delay,
+            poll_anchor: 0,
+            leading: false,
+        }
+    }
+
+    pub fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    pub fn is_leader(&self) -> bool {
+        self.observed.is_some_and(|r| r.holder_identity == self.me)
+    }
+
+    pub fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.push(Output::Note(Note::AttemptingToAcquire));
+        self.poll_anchor = now.mono;
+        self.acquire_attempt(now, out);
+    }
+
+    fn acquire_attempt(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.phase = Phase::Acquiring;
+        // future.get(RP): the attempt is cancelled after RetryPeriod.
+        self.io.arm(TimerKind::RoundDeadline, self.config.retry_period, out);
+        self.begin_try(now, out);
+    }
+
+    fn begin_try(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.started = now;
+        self.candidate = fresh_record(self.me, self.config.lease_duration_seconds(), now, 0);
+        self.step = Step::Get;
+        self.io.send(LockOp::Get, self.config.request_timeout, out);
+    }
+
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+        if !self.io.live(kind, generation) {
+            return;
+        }
+        match (kind, self.phase) {
+            (TimerKind::RoundDeadline, Phase::Acquiring) => {
+                // cancel(true): the attempt counts as not acquired; the next one follows D later.
+                self.io.abandon(out);
+                out.push(Output::Note(Note::FailedToAcquire));
+                self.phase = Phase::AcquireWait;
+                self.io.arm(TimerKind::Retry, self.delay, out);
+            }
+            (TimerKind::Retry, Phase::AcquireWait) => self.acquire_attempt(now, out),
+            (TimerKind::Retry, Phase::PollWait) => self.started_leading(now, out),
+            (TimerKind::RoundDeadline, Phase::Renewing | Phase::RoundSleep) => {
+                // f.get(RD) timed out: f.cancel(true), break.
+                self.io.abandon(out);
+                out.push(Output::Note(Note::FailedToRenew));
+                self.stop_leading(now, out);
+            }
+            (TimerKind::RoundTick, Phase::RoundSleep) => {
+                self.phase = Phase::Renewing;
+                self.begin_try(now, out);
+            }
+            (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
+            _ => {}
+        }
+    }
+
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+        self.io.awaiting = false;
+        if self.phase == Phase::Releasing {
+            out.push(Output::Note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed }));
+            self.finish(out);
+            return;
+        }
+        let Some(ok) = self.continue_try(now, result, out) else { return };
+        match self.phase {
+            Phase::Acquiring if ok => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.push(Output::Note(Note::AcquiredLease));
+                // The caller thread sees the flag at its next poll (sleep(RP) loop).
+                let rp = self.config.retry_period as i64;
+                let k = (now.mono - self.poll_anchor + rp - 1).div_euclid(rp).max(0);
+                let at = self.poll_anchor + k * rp;
+                if at <= now.mono {
+                    self.started_leading(now, out);
+                } else {
+                    self.phase = Phase::PollWait;
+                    self.io.arm(TimerKind::Retry, (at - now.mono) as Nanos, out);
+                }
+            }
+            Phase::Acquiring => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.push(Output::Note(Note::FailedToAcquire));
+                self.phase = Phase::AcquireWait;
+                self.io.arm(TimerKind::Retry, self.delay, out);
+            }
+            Phase::Renewing if ok => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.push(Output::Note(Note::RenewedLease));
+                self.phase = Phase::BetweenRounds;
+                self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
+            }
+            Phase::Renewing => {
+                self.phase = Phase::RoundSleep;
+                self.io.arm(TimerKind::RoundTick, self.config.retry_period, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn started_leading(&mut self, now: Now, out: &mut Vec<Output>) {
+        // hookWorkers.submit(startLeadingHook), then renewLoop() at once.
+        self.leading = true;
+        out.push(Output::StartedLeading);
+        self.begin_round(now, out);
+    }
+
+    fn begin_round(&mut self, now: Now, out: &mut Vec<Output>) {
+        self.phase = Phase::Renewing;
+        self.io.arm(TimerKind::RoundDeadline, self.config.renew_deadline, out);
+        self.begin_try(now, out);
+    }
+
+    /// `tryAcquireOrRenew` (:276-366): `None` while a request is in flight.
+    fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) -> Option<bool> {
+        match (self.step, result) {
+            (Step::Get, Err(LockError::NotFound)) => {
+                self.step = Step::Create;
+                self.io.send(LockOp::Create(self.candidate), self.config.request_timeout, out);
+                None
+            }
+            (Step::Get, Ok(old)) => {
+                // LeaseLock.java:121-133: int unboxing of an absent duration or transitions.
+                if old.absent.has(Fields::DURATION) || old.absent.has(Fields::TRANSITIONS) {
+                    out.push(Output::Note(Note::FailedToAcquire));
+                    return Some(false);
+                }
+                if old.absent.has(Fields::ACQUIRE) || old.absent.has(Fields::RENEW) || old.absent.has(Fields::HOLDER) {
+                    // :310-325: no expiry check.
+                    self.candidate.leader_transitions = old.leader_transitions + 1;
+                } else {
+                    let same = self.observed.is_some_and(|o| {
+                        o.holder_identity == old.holder_identity
+                            && o.lease_duration_seconds == old.lease_duration_seconds
+                            && o.leader_transitions == old.leader_transitions
+                            && o.acquire_time_micros == old.acquire_time_micros
+                            && o.renew_time_micros == old.renew_time_micros
+                    });
+                    if !same {
+                        self.observed = Some(old);
+                        self.observed_ms = wall_ms(now);
+                    }
+                    let own_ld_ms = (self.config.lease_duration / 1_000_000) as i64;
+                    if self.observed_ms + own_ld_ms > wall_ms(self.started) && old.holder_identity != self.me {
+                        out.push(Output::Note(Note::HeldByAnother));
+                        return Some(false);
+                    }
+                    if old.holder_identity == self.me {
+                        self.candidate.acquire_time_micros = old.acquire_time_micros;
+                        self.candidate.leader_transitions = old.leader_transitions;
+                    } else {
+                        self.candidate.leader_transitions = old.leader_transitions + 1;
+                    }
+                }
+                self.step = Step::Put;
+                self.io.send(LockOp::Write(self.candidate, WriteShape::PUT), self.config.request_timeout, out);
+                None
+            }
+            (Step::Create | Step::Put, Ok(_)) => {
+                self.observed = Some(self.candidate);
+                self.observed_ms = wall_ms(now);
+                Some(true)
+            }
+            (_, Err(_)) => Some(false),
+        }
+    }
+
+    /// `run()`'s `finally`: `stopLeadingHook` synchronously, then `run()` returns.
+    fn stop_leading(&mut self, _now: Now, out: &mut Vec<Output>) {
+        self.io.cancel_all();
+        if std::mem::take(&mut self.leading) {
+            out.push(Output::StoppedLeading);
+        }
+        self.finish(out);
+    }
+
+    fn finish(&mut self, out: &mut Vec<Output>) {
+        self.io.cancel_all();
+        self.phase = Phase::Done;
+        out.push(Output::Exited);
+    }
+
+    /// `close()` on a graceful stop: the executors are shut down (the renew loop is
+    /// interrupted, `stopLeadingHook` runs), then the release PUT if the local record says self.
+    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+        if matches!(self.phase, Phase::Done | Phase::Releasing) {
+            return;
+        }
+        self.io.abandon(out);
+        self.io.cancel_all();
+        if std::mem::take(&mut self.leading) {
+            out.push(Output::StoppedLeading);
+        }
+        if self.config.release_on_cancel && self.is_leader() {
+            let transitions = self.observed.map(|o| o.leader_transitions).unwrap_or(0);
+            let released = Record {
+                holder_identity: Sym::EMPTY,
+                lease_duration_seconds: self.config.lease_duration_seconds(),
+                leader_transitions: transitions,
+                ..Record::default()
+            };
+            let shape = WriteShape::PUT.nulls(Fields::HOLDER.with(Fields::ACQUIRE).with(Fields::RENEW));
+            self.phase = Phase::Releasing;
+            self.io.send(LockOp::Write(released, shape), self.config.request_timeout, out);
+            return;
+        }
+        self.finish(out);
+    }
+}
