@@ -3,6 +3,7 @@
 
 pub mod envelope;
 pub mod expect;
+pub mod hunt;
 pub mod lab;
 pub mod lease_tools;
 pub mod output;

@@ -105,6 +105,9 @@ enum Command {
     },
     /// Run a scenario over a grid of overrides × seeds: runs.csv, aggregate.csv, sweep.json, plots.
     Sweep(SweepCli),
+    /// Search fault schedules within a hunt file's bounds for one that breaks a property;
+    /// shrink it to a minimal scenario (exit 1 when found, 0 when not, with the margin).
+    Hunt(HuntCli),
     /// Join the output directories of a sharded sweep into what one machine would have written.
     Merge {
         /// The shard directories (each written with --shard or --shard-from-env).
@@ -168,6 +171,33 @@ struct RunCli {
     /// starts, one that reaches it stops (exit 2). The message gives the figure to pass instead.
     #[arg(long, default_value_t = run::DEFAULT_MAX_EVENTS)]
     max_events: u64,
+}
+
+#[derive(clap::Args)]
+struct HuntCli {
+    /// A hunt file (TOML: scenario, property, [bounds]; docs/hunt.md).
+    file: PathBuf,
+    /// The property to break (replaces the file's): no-dual-leader, "dual-leader <= 2s",
+    /// no-split-brain-writes, "leader-within 30s", or an expectation line.
+    #[arg(long)]
+    property: Option<String>,
+    /// How many runs to try (a number), or how long to search (`90s`, `10m`: then the number of
+    /// runs, and so the result, depends on the machine).
+    #[arg(long, default_value = "2000")]
+    budget: String,
+    /// Worker threads (default: every core). With a run budget the result does not depend on it.
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// The search's own seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory: hunt.json, and when a violation is found, found.toml (the shrunk
+    /// scenario), shrink.txt and its report.
+    #[arg(long)]
+    out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(clap::Args)]
@@ -248,6 +278,7 @@ fn main() -> ExitCode {
             return finish(audit(&files, flag, &tolerance, now.as_deref()));
         }
         Command::Sweep(args) => cmd_sweep(args),
+        Command::Hunt(args) => cmd_hunt(args),
         Command::Merge { dirs, out } => cmd_merge(&dirs, &out),
         Command::Envelope { lease_duration, renew_deadline, retry_period, latency_max, rate_ratio, pause } => {
             cmd_envelope(sim_cli::envelope::EnvelopeInput {
@@ -274,7 +305,7 @@ fn finish(result: CommandResult) -> ExitCode {
 /// the file itself: they hash its text).
 fn resolve_scenario(name: &str) -> PathBuf {
     let p = PathBuf::from(name);
-    let shipped = Path::new("scenarios").join(format!("{name}.toml"));
+    let shipped = PathBuf::from(sim_cli::shipped::repo_path(name));
     if !p.exists() && !name.contains('/') && !name.ends_with(".toml") && shipped.exists() { shipped } else { p }
 }
 
@@ -290,7 +321,7 @@ fn load(name: &str, overrides: &[String]) -> Result<scenario_file::LoadedScenari
         let source = scenario_file::read_file(&path)?;
         return scenario_file::load(&path.display().to_string(), &source, overrides);
     }
-    let in_repo = Path::new("scenarios").join(format!("{name}.toml"));
+    let in_repo = PathBuf::from(sim_cli::shipped::repo_path(name));
     if in_repo.is_file() {
         let source = scenario_file::read_file(&in_repo)?;
         return scenario_file::load(&in_repo.display().to_string(), &source, overrides);
@@ -434,31 +465,54 @@ fn cmd_validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
 }
 
 fn cmd_list(dir: &Path) -> Result<ExitCode, InputError> {
-    let mut entries: Vec<(String, String)> = Vec::new();
+    // (group, name, source): the folder's files and its incidents/ folder, or, where there is
+    // no such folder, the scenarios built into the binary.
+    let mut entries: Vec<(&str, String, String)> = Vec::new();
     if dir.is_dir() {
-        let listing =
-            std::fs::read_dir(dir).map_err(|e| InputError(format!("{}: cannot list scenarios: {e}", dir.display())))?;
-        let mut files: Vec<PathBuf> = listing
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        files.sort();
-        for path in files {
-            let source = scenario_file::read_file(&path)?;
-            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
-            entries.push((name, source));
+        for (group, folder) in [("scenarios", dir.to_path_buf()), ("incidents", dir.join("incidents"))] {
+            if !folder.is_dir() {
+                continue;
+            }
+            let listing = std::fs::read_dir(&folder)
+                .map_err(|e| InputError(format!("{}: cannot list scenarios: {e}", folder.display())))?;
+            let mut files: Vec<PathBuf> = listing
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            files.sort();
+            for path in files {
+                let source = scenario_file::read_file(&path)?;
+                let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+                entries.push((group, name, source));
+            }
         }
     } else {
-        entries = sim_cli::shipped::SHIPPED.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+        for (name, source) in sim_cli::shipped::SHIPPED {
+            let group = if sim_cli::shipped::INCIDENTS.contains(name) { "incidents" } else { "scenarios" };
+            entries.push((group, name.to_string(), source.to_string()));
+        }
+        entries.sort_by_key(|e| e.0 == "incidents");
     }
-    for (name, source) in entries {
+    let mut heading = "";
+    for (group, name, source) in entries {
+        if group != heading {
+            heading = group;
+            println!(
+                "{}",
+                if group == "incidents" {
+                    "\nIncidents: a real incident reproduced beside its fix (scenarios/incidents/)"
+                } else {
+                    "Scenarios (scenarios/)"
+                }
+            );
+        }
         match scenario_file::load(&name, &source, &[]) {
             Ok(l) => {
-                let line = format!("{name:<40} {}", first_sentence(&l.scenario.description));
+                let line = format!("  {name:<38} {}", first_sentence(&l.scenario.description));
                 println!("{}", sim_cli::terminal::printable(&line))
             }
             Err(e) => {
-                let line = format!("{name:<40} (invalid: {})", e.0.lines().next().unwrap_or(""));
+                let line = format!("  {name:<38} (invalid: {})", e.0.lines().next().unwrap_or(""));
                 println!("{}", sim_cli::terminal::printable(&line))
             }
         }
@@ -547,6 +601,104 @@ fn audit(files: &[PathBuf], flag: bool, tolerance: &str, now: Option<&str>) -> C
 }
 fn duration_secs(text: &str) -> Result<f64, String> {
     sim_core::time::parse_duration(text).map(|n| n as f64 / 1e9)
+}
+
+fn cmd_hunt(args: HuntCli) -> Result<ExitCode, InputError> {
+    use sim_cli::hunt;
+    let h = hunt::Hunt::load(&args.file, args.property.as_deref())?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if jobs == 0 {
+        return Err(InputError("--jobs must be at least 1".into()));
+    }
+    let (runs_budget, time_budget) = match args.budget.parse::<u64>() {
+        Ok(n) if n > 0 => (n, None),
+        _ => {
+            let t = sim_core::time::parse_duration(&args.budget)
+                .map_err(|e| InputError(format!("--budget {:?}: a number of runs or a duration ({e})", args.budget)))?;
+            (u64::MAX, Some(std::time::Duration::from_nanos(t)))
+        }
+    };
+    sim_cli::output::check_replaceable(&args.out, sim_cli::output::Command::Hunt).map_err(InputError)?;
+    let started = std::time::Instant::now();
+    let bar = sim_cli::progress::runs_bar(if time_budget.is_some() { 0 } else { runs_budget as usize }, 0, args.quiet);
+    let mut progress = |done: u64, _total: u64| bar.set_position(done);
+    let stop = || time_budget.is_some_and(|t| started.elapsed() >= t);
+    let result = hunt::search(&h, args.seed, runs_budget, jobs, &mut progress, &stop).map_err(InputError)?;
+    bar.finish_and_clear();
+    let searched = started.elapsed().as_secs_f64();
+    let shrunk = match &result.found {
+        Some((c, _)) => Some(hunt::shrink(&h, c).map_err(InputError)?),
+        None => None,
+    };
+    let mut staged = sim_cli::output::StagedDir::new(&args.out, sim_cli::output::Command::Hunt).map_err(InputError)?;
+    let mut summary =
+        serde_json::to_string_pretty(&hunt::summary_json(&h, args.seed, &result, shrunk.as_ref())).expect("json");
+    summary.push('\n');
+    staged.write("hunt.json", summary).map_err(InputError)?;
+    println!("hunt {}  property {:?}  seed {}", h.path, h.property_text, args.seed);
+    println!(
+        "{} runs in {:.1} s ({:.0} runs/s on {jobs} thread(s))",
+        result.runs,
+        searched,
+        result.runs as f64 / searched.max(1e-9)
+    );
+    let envelope = hunt::envelope_verdict(&h);
+    if let Some((_, reading)) = &envelope {
+        println!("{reading}");
+    }
+    let code = match (&result.found, &shrunk) {
+        (Some((c, o)), Some((small, so, steps))) => {
+            println!("VIOLATED: {}", o.detail);
+            println!("  found:  {}", hunt::describe(c));
+            println!("  shrunk: {}  ({} steps)", hunt::describe(small), steps.len());
+            println!("  {}", so.detail);
+            let toml = hunt::scenario_toml(&h, small, so).map_err(InputError)?;
+            // The file must replay the violation by itself: load it as `leasesim run` would.
+            let replay = scenario_file::load("found.toml", &toml, &[])?;
+            let out = run::run(&replay, None, true)?;
+            if out.all_passed() {
+                return Err(InputError(format!(
+                    "internal error: the shrunk scenario does not replay the violation ({}); please report it",
+                    hunt::describe(small)
+                )));
+            }
+            staged.write("found.toml", &toml).map_err(InputError)?;
+            let mut text = format!("found:  {}\n{}\n", hunt::describe(c), o.detail);
+            for s in steps {
+                text.push_str(&format!("shrink: {s}\n"));
+            }
+            text.push_str(&format!("final:  {}\n{}\n", hunt::describe(small), so.detail));
+            staged.write("shrink.txt", text).map_err(InputError)?;
+            for (file, bytes) in run::report_files(&out, sim_cli::report::ImageFormat::Svg).map_err(InputError)? {
+                staged.write(&format!("found/{file}"), bytes).map_err(InputError)?;
+            }
+            if matches!(envelope, Some((true, _))) {
+                println!(
+                    "BUG: a violation inside the envelope's safe region: the simulator or docs/safety-envelope.md is \
+                     wrong; please report it with found.toml"
+                );
+            }
+            ExitCode::from(1)
+        }
+        _ => {
+            println!("no violation in {} runs", result.runs);
+            if let Some((c, o)) = &result.closest {
+                match o.margin_seconds {
+                    Some(m) => println!(
+                        "closest: dual {:.3} s, margin {m:.3} s (the smallest gap between a takeover and the old leader's \
+                         last act; negative = overlap)\n  {}",
+                        o.dual_seconds,
+                        hunt::describe(c)
+                    ),
+                    None => println!("closest: leadership never changed hands\n  {}", hunt::describe(c)),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    };
+    let path = staged.commit().map_err(InputError)?;
+    println!("outputs: {}/", path.display());
+    Ok(code)
 }
 
 fn cmd_sweep(args: SweepCli) -> Result<ExitCode, InputError> {

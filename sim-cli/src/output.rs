@@ -30,6 +30,7 @@ pub enum Command {
     Reports,
     Lab,
     Merge,
+    Hunt,
 }
 
 impl Command {
@@ -39,6 +40,7 @@ impl Command {
             Command::Reports => "reports",
             Command::Lab => "lab",
             Command::Merge => "merge",
+            Command::Hunt => "hunt",
         }
     }
 

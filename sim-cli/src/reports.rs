@@ -23,20 +23,30 @@ pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, St
     // folder (leasesim run from elsewhere), the scenarios built into the binary, by name.
     let mut sources: Vec<(String, String, String)> = Vec::new();
     if scenarios_dir.is_dir() {
-        let mut files: Vec<_> = std::fs::read_dir(scenarios_dir)
-            .map_err(|e| format!("{}: cannot list scenarios: {e}", scenarios_dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        files.sort();
-        for path in files {
-            let name = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
-            let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
-            sources.push((name, path.display().to_string(), source));
+        // The folder's scenarios, then its incidents (reports/incidents/<name>/).
+        for (prefix, folder) in [("", scenarios_dir.to_path_buf()), ("incidents/", scenarios_dir.join("incidents"))] {
+            if !folder.is_dir() {
+                continue;
+            }
+            let mut files: Vec<_> = std::fs::read_dir(&folder)
+                .map_err(|e| format!("{}: cannot list scenarios: {e}", folder.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            files.sort();
+            for path in files {
+                let name = format!("{prefix}{}", path.file_stem().unwrap_or_default().to_string_lossy());
+                let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
+                sources.push((name, path.display().to_string(), source));
+            }
         }
     } else if scenarios_dir == Path::new("scenarios") {
-        for (name, source) in crate::shipped::SHIPPED {
-            sources.push((name.to_string(), name.to_string(), source.to_string()));
+        let (incidents, others): (Vec<_>, Vec<_>) =
+            crate::shipped::SHIPPED.iter().partition(|(name, _)| crate::shipped::INCIDENTS.contains(name));
+        for (name, source) in others.into_iter().chain(incidents.clone()) {
+            let page =
+                if crate::shipped::INCIDENTS.contains(&name) { format!("incidents/{name}") } else { name.to_string() };
+            sources.push((page, name.to_string(), source.to_string()));
         }
     } else {
         return Err(format!("{}: no such folder of scenarios", scenarios_dir.display()));

@@ -272,7 +272,7 @@ fn the_two_lease_demo_shows_each_lease_in_every_picture_and_table() {
     let trace = std::fs::read_to_string(out.join("trace.jsonl")).unwrap();
 
     // Group labels, and a ▲ per takeover: one in each Lease's lane, one in the legend.
-    assert!(timeline.contains("Lease op-leader/safe-operator: RD 10s &lt; LD 15s — safe"), "{timeline}");
+    assert!(timeline.contains("Lease op-leader/safe-operator: RD 10s + RP 2s &lt; LD 15s — safe"), "{timeline}");
     assert!(timeline.contains("Lease op-leader/unsafe-operator: RD 25s &gt; LD 15s — unsafe"));
     let triangles = timeline.lines().filter(|l| l.starts_with("<polygon") && l.contains("#1F77B4")).count();
     assert_eq!(triangles, 3, "two transitions and the legend's ▲");
@@ -280,7 +280,7 @@ fn the_two_lease_demo_shows_each_lease_in_every_picture_and_table() {
     assert!(transitions.contains("leaseTransitions at the end: safe-operator 1 · unsafe-operator 1"));
     assert!(stdout.contains("leaseTransitions   2 (sum over 2 Leases, each below)"), "{stdout}");
     assert!(stdout.contains("op-leader/unsafe-operator  RD 25s > LD 15s — unsafe"), "{stdout}");
-    assert!(html.contains("<h2>Leases</h2>") && html.contains("RD 10s &lt; LD 15s — safe"));
+    assert!(html.contains("<h2>Leases</h2>") && html.contains("RD 10s + RP 2s &lt; LD 15s — safe"));
     // Every Lease event names its Lease; the header maps nodes to Leases.
     assert!(trace.lines().next().unwrap().contains(r#""node_leases":["op-leader/safe-operator""#));
     assert!(trace.contains(r#""kind":"lease-changed","lease":"op-leader/unsafe-operator""#));

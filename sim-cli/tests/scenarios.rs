@@ -13,14 +13,32 @@ fn leasesim(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_leasesim")).current_dir(repo()).args(args).output().expect("leasesim runs")
 }
 
+/// `scenarios/*.toml` and `scenarios/incidents/*.toml`.
 fn shipped() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
+    let mut v: Vec<PathBuf> = ["scenarios", "scenarios/incidents"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(repo().join(d)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();
     v.sort();
     v
+}
+
+/// Every incident scenario names its upstream report (or says it comes from code reading) and
+/// runs the faulty and the fixed behaviour on at least two Leases.
+#[test]
+fn incidents_name_their_source_and_compare_two_leases() {
+    assert!(sim_cli::shipped::INCIDENTS.len() >= 10, "{:?}", sim_cli::shipped::INCIDENTS);
+    for name in sim_cli::shipped::INCIDENTS {
+        let path = repo().join(format!("scenarios/incidents/{name}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let l = sim_cli::scenario_file::load(name, &text, &[]).unwrap();
+        let d = &l.scenario.description;
+        assert!(d.contains('#') || d.contains("Code reading"), "{name}: names no upstream issue");
+        assert!(sim_cli::run::lease_keys(&l.scenario).len() >= 2, "{name}: one Lease, no side-by-side fix");
+        assert!(!l.scenario.expect.is_empty(), "{name}: no expectations");
+    }
 }
 
 #[test]
@@ -224,7 +242,9 @@ fn list_shows_every_shipped_scenario_with_its_description() {
 #[test]
 fn the_complete_example_in_docs_scenarios_md_runs_and_meets_its_expectations() {
     let doc = std::fs::read_to_string(repo().join("docs/scenarios.md")).unwrap();
-    let start = doc.find("```toml\n").unwrap() + "```toml\n".len();
+    // The block under "A complete example" (the others are fragments).
+    let section = doc.find("## A complete example").expect("docs/scenarios.md has a complete example");
+    let start = section + doc[section..].find("```toml\n").unwrap() + "```toml\n".len();
     let end = start + doc[start..].find("```").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("example.toml");

@@ -47,15 +47,18 @@ pub struct PlotMeta {
 pub struct LeaseGroup {
     /// `namespace/name`, as in [`RunResult::node_leases`].
     pub key: String,
-    /// "RD 10s < LD 15s — safe", "RD 25s > LD 15s — unsafe".
+    /// "RD 10s + RP 2s < LD 15s — safe", "RD 25s > LD 15s — unsafe", "RD 14s + RP 2s ≥ LD 15s —
+    /// can overlap".
     pub label: String,
-    /// Renew deadline at or above lease duration: a leader can act after others may take over.
+    /// A cut-off leader can act after others may take over: RD ≥ LD, or RD + RP ≥ LD.
     pub unsafe_settings: bool,
 }
 
 /// The Leases of a run with the renew deadline of their first node compared with its lease
-/// duration: the one rule client-go enforces (`NewLeaderElector`: "leaseDuration must be greater
-/// than renewDeadline") and the one the instructor's demo is about.
+/// duration: the rule client-go enforces (`NewLeaderElector`: "leaseDuration must be greater
+/// than renewDeadline", the instructor's demo), and the one that holds under a partition (a
+/// cut-off leader acts for RP + RD after its last renewal: docs/safety-envelope.md), which
+/// client-go does not check.
 pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
     use sim_core::time::format_duration;
     let mut groups: Vec<LeaseGroup> = Vec::new();
@@ -65,13 +68,16 @@ pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
         if groups.iter().any(|g| g.key == key) {
             continue;
         }
-        let (rd, ld) = (format_duration(e.renew_deadline), format_duration(e.lease_duration));
-        let unsafe_settings = e.renew_deadline >= e.lease_duration;
-        let label = if unsafe_settings {
+        let (rd, ld, rp) =
+            (format_duration(e.renew_deadline), format_duration(e.lease_duration), format_duration(e.retry_period));
+        let unsafe_settings = e.renew_deadline.saturating_add(e.retry_period) >= e.lease_duration;
+        let label = if e.renew_deadline >= e.lease_duration {
             let op = if e.renew_deadline == e.lease_duration { "=" } else { ">" };
             format!("RD {rd} {op} LD {ld} — unsafe")
+        } else if unsafe_settings {
+            format!("RD {rd} + RP {rp} ≥ LD {ld} — can overlap (client-go accepts it)")
         } else {
-            format!("RD {rd} < LD {ld} — safe")
+            format!("RD {rd} + RP {rp} < LD {ld} — safe")
         };
         groups.push(LeaseGroup { key, label, unsafe_settings });
     }

@@ -123,6 +123,13 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
     let root = SVGBackend::new(path, (W, 720)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let y_label_width = ys.iter().map(|v| width(v, LABEL)).max().unwrap_or(40) + 40;
+    // Column labels wider than their column (library names) wrap at hyphens onto more lines,
+    // drawn by hand under each column, rather than running into each other.
+    let y_area = y_label_width.max(84);
+    let cell = (W as i32 - 20 - 36 - y_area) / xs.len().max(1) as i32;
+    let wrapped: Vec<Vec<String>> = xs.iter().map(|v| wrap_at_hyphens(v, cell - 10)).collect();
+    let lines = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+    let by_hand = lines > 1;
     let mut chart = ChartBuilder::on(&root)
         .caption(
             "Fraction of runs with a dual-leader window (grey: none, red: all)",
@@ -130,8 +137,8 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
         )
         .margin(20)
         .margin_right(36)
-        .x_label_area_size(70)
-        .y_label_area_size(y_label_width.max(84) as u32)
+        .x_label_area_size(70 + 22 * (lines as u32 - 1))
+        .y_label_area_size(y_area as u32)
         .build_cartesian_2d(-0.5..xs.len() as f64 - 0.5, -0.5..ys.len() as f64 - 0.5)
         .map_err(|x| e(&x))?;
     let label = |values: &[&str], v: f64| {
@@ -142,7 +149,7 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
             String::new()
         }
     };
-    let x_label = |v: &f64| label(&xs, *v);
+    let x_label = |v: &f64| if by_hand { String::new() } else { label(&xs, *v) };
     let y_label = |v: &f64| label(&ys, *v);
     chart
         .configure_mesh()
@@ -157,6 +164,16 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
         .axis_desc_style(("sans-serif", LABEL + 1))
         .draw()
         .map_err(|x| e(&x))?;
+    if by_hand {
+        let top = Pos::new(HPos::Center, VPos::Top);
+        for (i, parts) in wrapped.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64, -0.5));
+            for (k, part) in parts.iter().enumerate() {
+                let style = TextStyle::from(("sans-serif", LABEL).into_font()).color(&BLACK).pos(top);
+                root.draw(&Text::new(part.clone(), (px, py + 10 + 22 * k as i32), style)).map_err(|x| e(&x))?;
+            }
+        }
+    }
     let centre = Pos::new(HPos::Center, VPos::Center);
     for s in summaries {
         let cx = xs.iter().position(|v| *v == s.axis_values[x]).unwrap_or(0) as f64;
@@ -186,6 +203,22 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// `text` in lines of at most `max` pixels, broken after hyphens (a part longer than `max`
+/// stays whole).
+fn wrap_at_hyphens(text: &str, max: i32) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in text.split_inclusive('-') {
+        match lines.last_mut() {
+            Some(line) if width(&format!("{line}{part}"), LABEL) <= max => line.push_str(part),
+            _ => lines.push(part.to_string()),
+        }
+    }
+    if lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
 }
 
 /// The name of the line a grid point belongs to: the other axes' values, by the last part of
