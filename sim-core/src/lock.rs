@@ -111,6 +111,12 @@ impl LeaseLock {
         self.cached.as_ref()
     }
 
+    /// A watch event showed this Lease: it is the last one received (kube-coordinate applies
+    /// the Lease it last saw, with that resourceVersion).
+    pub fn observe(&mut self, view: LeaseView) {
+        self.cached = Some(view);
+    }
+
     fn spec_of(&self, record: &Record, previous: Option<&LeaseSpecC>) -> LeaseSpecC {
         let transitions = if !self.python_style {
             Some(record.leader_transitions)
@@ -144,7 +150,6 @@ impl LeaseLock {
                     labels: self.update_labels(&cached.labels)?,
                 }
             }
-            LockOp::MergePatch(record) => LeaseOp::MergePatch { spec: self.spec_of(record, None) },
             LockOp::Write(record, shape) => {
                 let mut spec = LeaseSpecC {
                     holder_identity: Some(record.holder_identity),
@@ -194,6 +199,11 @@ impl LeaseLock {
                         spec,
                         resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
                         nulls: shape.nulls.0,
+                    },
+                    WriteVerb::Apply { force, with_rv } => LeaseOp::Apply {
+                        spec,
+                        resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
+                        force,
                     },
                 }
             }

@@ -282,6 +282,10 @@ pub struct NodeDoc {
     /// (default 0; the elector is cancelled after it, or after 30 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain: Option<Duration>,
+    /// kube-lease-manager's `grace` (default 5 s) and kubert's `renew_grace_period` (1 s): how
+    /// long before its lease's expiry the holder renews.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace: Option<Duration>,
     /// The reconciler's value for this node (default: A, B, C… by position).
     pub value: Option<String>,
     /// Who the process authenticates as (default: the service account named after it).
@@ -972,6 +976,18 @@ impl Scenario {
                 elector.drain = drain.0;
             }
         }
+        if let Some(grace) = pick!(grace) {
+            if algorithm.has_grace() {
+                elector.grace = grace.0;
+            } else if doc.grace.is_some() {
+                return Err(perr(
+                    "grace",
+                    format!(
+                        "`grace` is kube-lease-manager's and kubert's renew grace; this node runs {algorithm_name:?}"
+                    ),
+                ));
+            }
+        }
         if elector.retry_period == 0 {
             return Err(perr("retry_period", "must be greater than zero".into()));
         }
@@ -996,14 +1012,26 @@ impl Scenario {
         if !self.unsafe_mode && !lease_unsafe {
             elector.validate().map_err(|m| {
                 // Point at the key the message is about; only the ordering rules can be waived.
-                let key = if m.starts_with("retryPeriod") {
+                let key = if m.starts_with("retryPeriod") || m.starts_with("retry_period") {
                     "retry_period"
-                } else if m.starts_with("leaseDuration must be greater than zero") {
+                } else if m.starts_with("leaseDuration must be greater than zero")
+                    || m.starts_with("lease_duration must be at least")
+                {
                     "lease_duration"
+                } else if m.contains("grace period") {
+                    "grace"
+                } else if m.starts_with("api_timeout") {
+                    "request_timeout"
+                } else if m.starts_with("identity") {
+                    "identity"
                 } else {
                     "renew_deadline"
                 };
-                let advice = if m.contains("greater than renewDeadline") || m.contains("JitterFactor") {
+                let advice = if m.contains("greater than renewDeadline")
+                    || m.contains("JitterFactor")
+                    || m.contains("greater than renew_deadline")
+                    || m.contains("retry_period*1.2")
+                {
                     " (set `unsafe = true` at the top of the file, or for this Lease only in [lease] or \
                      [leases.\"<name>\"], to run it anyway, for teaching)"
                 } else {
@@ -1218,7 +1246,8 @@ impl Scenario {
             link,
             reconciler,
             user,
-            lease_field_manager: pick!(lease_field_manager).unwrap_or_else(|| identity.to_string()),
+            lease_field_manager: pick!(lease_field_manager)
+                .unwrap_or_else(|| default_field_manager(algorithm, identity)),
             start_at,
             healthz,
             stop_acting,
@@ -1314,6 +1343,21 @@ const ACTION_VERBS: [&str; 8] = ["get", "list", "create", "update", "merge-patch
 
 fn is_server_fault(kind: &str) -> bool {
     kind == "server-outage" || kind == "server-slow"
+}
+
+/// The field manager a library writes its Lease with, unless `lease_field_manager` says
+/// otherwise: kube-lease-manager's `kube-lease-manager-<identity>` (manager.rs:328), kubert's
+/// `kubert`, shared by every instance (lease.rs:161), kube-coordinate's group `manager`, which
+/// its docs ask to be shared (lib.rs:121-126; leasesim names it `kube-coordinate`); the others
+/// the identity (client-go's User-Agent stands in for it; kube-leader-election's
+/// `PatchParams::apply(holder_id)`).
+fn default_field_manager(algorithm: Algorithm, identity: &str) -> String {
+    match algorithm {
+        Algorithm::KubeLeaseManager => format!("kube-lease-manager-{identity}"),
+        Algorithm::Kubert => "kubert".into(),
+        Algorithm::KubeCoordinate => "kube-coordinate".into(),
+        _ => identity.to_string(),
+    }
 }
 
 fn user_named(name: &str, identities: &[String], namespace: &str) -> User {
@@ -1431,6 +1475,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "healthz",
             "stop_acting",
             "drain",
+            "grace",
             "value",
             "user",
             "lease_field_manager",

@@ -211,6 +211,13 @@ pub enum LeaseOp {
         resource_version: Option<u64>,
         nulls: u8,
     },
+    /// Server-side apply of a Lease with this spec (absent fields left out), `force`, and the
+    /// resourceVersion as a precondition when there is one.
+    Apply {
+        spec: LeaseSpecC,
+        resource_version: Option<u64>,
+        force: bool,
+    },
 }
 
 impl LeaseOp {
@@ -220,6 +227,7 @@ impl LeaseOp {
             LeaseOp::Create { .. } => Verb::Create,
             LeaseOp::Update { .. } => Verb::Update,
             LeaseOp::MergePatch { .. } | LeaseOp::Patch { .. } => Verb::Patch,
+            LeaseOp::Apply { .. } => Verb::Apply,
         }
     }
 }
@@ -284,6 +292,15 @@ impl ApiServer {
         crate::world::prefetch(&self.lease_refs[lease.0 as usize]);
     }
 
+    /// The Lease `lease` as a Get would answer it now, if it exists (a watch event's content).
+    pub fn lease_view(&self, lease: LeaseRef) -> Option<LeaseView> {
+        self.lease_refs[lease.0 as usize].live.as_ref().map(|l| LeaseView {
+            resource_version: l.resource_version,
+            spec: l.spec,
+            labels: l.labels.clone(),
+        })
+    }
+
     /// The Lease `lease` as the typed path sees it now, if it exists.
     pub fn lease_spec(&self, lease: LeaseRef) -> Option<&LeaseSpecC> {
         self.lease_refs[lease.0 as usize].live.as_ref().map(|m| &m.spec)
@@ -336,6 +353,9 @@ impl ApiServer {
                 }
                 Body::Json(body)
             }
+            LeaseOp::Apply { spec, resource_version, .. } => {
+                Body::Lease(Arc::new(object(spec, *resource_version, &None)))
+            }
         };
         Request {
             user: self.user(user).clone(),
@@ -345,7 +365,7 @@ impl ApiServer {
             name: entry.name.as_str().into(),
             body,
             field_manager: Some(self.symbols.name(field_manager).as_ref().into()),
-            force: false,
+            force: matches!(op, LeaseOp::Apply { force: true, .. }),
         }
     }
 

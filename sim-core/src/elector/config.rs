@@ -15,11 +15,11 @@ pub enum Algorithm {
     /// client-go before v0.27: the follower uses its *own* configured LeaseDuration, and there
     /// is no fast path (it arrived in v0.30).
     ClientGoLegacy,
-    /// Expired iff `renewTime + leaseDurationSeconds < local wall now` (kube-lease-manager,
-    /// kubert, the seed lab's expiry script); takeover fenced by resourceVersion.
+    /// Expired iff `renewTime + leaseDurationSeconds < local wall now` (the seed lab's expiry
+    /// script) on client-go's loop; takeover fenced by resourceVersion.
     RenewTime,
-    /// The same rule, but every write is a JSON merge patch without resourceVersion
-    /// (kube-leader-election): last write wins.
+    /// `kube-leader-election` under the name it had when it was client-go's loop with that
+    /// crate's rule and unfenced writes.
     RenewTimeUnfenced,
     /// The official Python client (kubernetes 37.x `leaderelection.py`).
     PythonClient,
@@ -37,10 +37,18 @@ pub enum Algorithm {
     CSharpClientPre2026,
     /// Precise-Finance/nestjs-k8s-leader-election (TypeScript, v2.0.0).
     NestJs,
+    /// alex-karpenko/kube-lease-manager (Rust, v0.12.0).
+    KubeLeaseManager,
+    /// thedodd/kube-coordinate (Rust, v0.2.1).
+    KubeCoordinate,
+    /// olix0r/kubert's `lease` module (Rust, v0.25.0).
+    Kubert,
+    /// hendrikmaus/kube-leader-election (Rust, v0.43.0), polled as its README does.
+    KubeLeaderElection,
 }
 
 impl Algorithm {
-    pub const ALL: [Algorithm; 11] = [
+    pub const ALL: [Algorithm; 15] = [
         Algorithm::ClientGo,
         Algorithm::ClientGoLegacy,
         Algorithm::RenewTime,
@@ -52,6 +60,10 @@ impl Algorithm {
         Algorithm::CSharpClient,
         Algorithm::CSharpClientPre2026,
         Algorithm::NestJs,
+        Algorithm::KubeLeaseManager,
+        Algorithm::KubeCoordinate,
+        Algorithm::Kubert,
+        Algorithm::KubeLeaderElection,
     ];
 
     /// Runs client-go's loop (`loops::LoopElector`), so client-go's keys (`expiry`,
@@ -59,12 +71,18 @@ impl Algorithm {
     pub fn runs_client_go_loop(self) -> bool {
         matches!(
             self,
-            Algorithm::ClientGo
-                | Algorithm::ClientGoLegacy
-                | Algorithm::RenewTime
-                | Algorithm::RenewTimeUnfenced
-                | Algorithm::ControllerRuntime
+            Algorithm::ClientGo | Algorithm::ClientGoLegacy | Algorithm::RenewTime | Algorithm::ControllerRuntime
         )
+    }
+
+    /// Keeps a watch on its Lease: the world delivers every change of it (kube-coordinate).
+    pub fn watches_lease(self) -> bool {
+        self == Algorithm::KubeCoordinate
+    }
+
+    /// Has a renew grace (the `grace` node key): kube-lease-manager and kubert.
+    pub fn has_grace(self) -> bool {
+        matches!(self, Algorithm::KubeLeaseManager | Algorithm::Kubert)
     }
 
     /// Who refuses a configuration this algorithm's validation rejects.
@@ -72,6 +90,8 @@ impl Algorithm {
         match self {
             Algorithm::Fabric8 => "fabric8's LeaderElectorBuilder",
             Algorithm::JavaClient => "the Java client's LeaderElector",
+            Algorithm::KubeLeaseManager => "kube-lease-manager's LeaseParams::new",
+            Algorithm::KubeCoordinate => "kube-coordinate's Config::validate",
             _ => "client-go",
         }
     }
@@ -89,6 +109,10 @@ impl Algorithm {
             Algorithm::CSharpClient => "csharp-client",
             Algorithm::CSharpClientPre2026 => "csharp-client-pre-2026",
             Algorithm::NestJs => "nestjs",
+            Algorithm::KubeLeaseManager => "kube-lease-manager",
+            Algorithm::KubeCoordinate => "kube-coordinate",
+            Algorithm::Kubert => "kubert",
+            Algorithm::KubeLeaderElection => "kube-leader-election",
         }
     }
 
@@ -233,6 +257,9 @@ pub struct ElectorConfig {
     /// `drain` node key; the elector keeps renewing meanwhile, for at most
     /// [`GRACEFUL_SHUTDOWN_TIMEOUT`]).
     pub drain: Nanos,
+    /// kube-lease-manager's `grace` and kubert's `renew_grace_period`: how long before its
+    /// lease's expiry the holder renews (the `grace` node key).
+    pub grace: Nanos,
 }
 
 /// controller-runtime's `defaultGracefulShutdownPeriod` (pkg/manager/internal.go:57).
@@ -242,7 +269,7 @@ impl ElectorConfig {
     /// The defaults of kube-controller-manager and controller-runtime: 15 s / 10 s / 2 s.
     /// Other libraries' defaults where they have their own (see [`default_durations`]).
     pub fn new(identity: &str, algorithm: Algorithm) -> Self {
-        let (lease_duration, renew_deadline, retry_period, _) = default_durations(algorithm);
+        let (lease_duration, renew_deadline, retry_period, grace) = default_durations(algorithm);
         ElectorConfig {
             identity: identity.to_string(),
             lease_namespace: "default".into(),
@@ -271,6 +298,7 @@ impl ElectorConfig {
             labels: Vec::new(),
             record_events: false,
             drain: 0,
+            grace,
         }
     }
 
@@ -325,8 +353,50 @@ impl ElectorConfig {
                 }
                 return Ok(());
             }
-            // The C# client and the nestjs module validate nothing.
-            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 | Algorithm::NestJs => return Ok(()),
+            // kube-lease-manager manager.rs:317-335: whole seconds, 0 < grace < duration (the
+            // builder's setters skip this; leasesim always checks).
+            Algorithm::KubeLeaseManager => {
+                let (ld_s, grace_s) = (ld / NANOS_PER_SEC, self.grace / NANOS_PER_SEC);
+                if ld_s == 0 || grace_s == 0 {
+                    return Err("duration and grace period should be greater than zero".into());
+                }
+                if grace_s >= ld_s {
+                    return Err("grace period should be less than lease lock duration".into());
+                }
+                return Ok(());
+            }
+            // kube-coordinate lib.rs:240-286, in its order and words.
+            Algorithm::KubeCoordinate => {
+                if self.identity.is_empty() {
+                    return Err("identity may not be empty".into());
+                }
+                if ld <= rd {
+                    return Err("lease_duration must be greater than renew_deadline".into());
+                }
+                if rd <= (JITTER_FACTOR * rp as f64) as Nanos {
+                    return Err("renew_deadline must be greater than retry_period*1.2".into());
+                }
+                if ld < NANOS_PER_SEC {
+                    return Err("lease_duration must be at least 1 second".into());
+                }
+                if rd < NANOS_PER_SEC {
+                    return Err("renew_deadline must be at least 1 second".into());
+                }
+                if rp < NANOS_PER_SEC {
+                    return Err("retry_period must be at least 1 second".into());
+                }
+                if self.request_timeout.is_none_or(|t| t < NANOS_PER_SEC) {
+                    return Err("api_timeout must be at least 1 second".into());
+                }
+                return Ok(());
+            }
+            // The C# client, the nestjs module, kubert and kube-leader-election validate nothing.
+            Algorithm::CSharpClient
+            | Algorithm::CSharpClientPre2026
+            | Algorithm::NestJs
+            | Algorithm::Kubert
+            | Algorithm::KubeLeaderElection
+            | Algorithm::RenewTimeUnfenced => return Ok(()),
             _ => {}
         }
         if self.lease_duration <= self.renew_deadline {
@@ -378,10 +448,17 @@ impl ElectorConfig {
 /// - fabric8: the client's 10 s request timeout (Config:128);
 /// - the Java client: OkHttp read timeout 0, i.e. none (ClientBuilder.java:70-71);
 /// - the C# client: `HttpClientTimeout` 100 s (KubernetesClientConfiguration.cs:99);
-/// - nestjs (client-node 0.20): none.
+/// - nestjs (client-node 0.20): none;
+/// - kube-lease-manager (kube 4, `8cb0d011`): none;
+/// - kube-coordinate: its `api_timeout`, 5 s (lib.rs:152-165);
+/// - kubert: `API_TIMEOUT`, 10 s (lease.rs:164);
+/// - kube-leader-election (kube 3): the read timeout, 295 s (kube 3.1.0 config/mod.rs:400-402).
 pub fn default_request_timeout_for(algorithm: Algorithm, renew_deadline: Nanos) -> Option<Nanos> {
     match algorithm {
-        Algorithm::PythonClient | Algorithm::JavaClient | Algorithm::NestJs => None,
+        Algorithm::PythonClient | Algorithm::JavaClient | Algorithm::NestJs | Algorithm::KubeLeaseManager => None,
+        Algorithm::KubeCoordinate => Some(5 * NANOS_PER_SEC),
+        Algorithm::Kubert => Some(10 * NANOS_PER_SEC),
+        Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => Some(295 * NANOS_PER_SEC),
         Algorithm::Fabric8 => Some(10 * NANOS_PER_SEC),
         Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => Some(100 * NANOS_PER_SEC),
         _ => Some((renew_deadline / 2).max(NANOS_PER_SEC)),
@@ -392,11 +469,17 @@ pub fn default_request_timeout_for(algorithm: Algorithm, renew_deadline: Nanos) 
 /// controller-runtime (internal.go:54-57) and the C# client (LeaderElectionConfig.cs:7-11) use
 /// 15/10/2; fabric8 and the Java client have no defaults (leasesim uses 15/10/2); nestjs renews
 /// every `renewalInterval` = 10 s (the retry period here) with LD 20 s (service.ts:47-52; RD
-/// unused).
+/// unused). The Rust crates: kube-lease-manager LD 30 s, grace 5 s (manager.rs:24-26);
+/// kube-coordinate 15/10/2 (lib.rs:152-165); kubert LD 30 s, grace 1 s (lease.rs:118-125);
+/// kube-leader-election a ttl of 15 s polled every 5 s (its README; the retry period here).
+/// RD and RP are unused by kube-lease-manager and kubert, RD by kube-leader-election.
 pub fn default_durations(algorithm: Algorithm) -> (Nanos, Nanos, Nanos, Nanos) {
     let s = NANOS_PER_SEC;
     match algorithm {
         Algorithm::NestJs => (20 * s, 10 * s, 10 * s, 0),
+        Algorithm::KubeLeaseManager => (30 * s, 10 * s, 2 * s, 5 * s),
+        Algorithm::Kubert => (30 * s, 10 * s, 2 * s, s),
+        Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => (15 * s, 10 * s, 5 * s, 0),
         _ => (15 * s, 10 * s, 2 * s, 0),
     }
 }

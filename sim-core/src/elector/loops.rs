@@ -51,10 +51,6 @@ struct Rules {
     duration_from_record: bool,
     /// The leader's optimistic update without a Get (client-go ≥ v0.30).
     fast_path: bool,
-    /// Writes are merge patches without resourceVersion (last write wins).
-    unfenced: bool,
-    /// A lease with an empty holder may be taken at once.
-    empty_holder_is_free: bool,
     /// client-go ≤ v0.31: renew rounds use `PollImmediateUntil`, whose ticker starts after the
     /// immediate attempt and drops ticks nobody is waiting for (no buffered tick).
     legacy_poller: bool,
@@ -76,8 +72,6 @@ impl Rules {
                     expiry: ExpiryRule::ObservedTime,
                     duration_from_record: minor >= 27,
                     fast_path: minor >= 30,
-                    unfenced: false,
-                    empty_holder_is_free: true,
                     legacy_poller: minor <= 31,
                     release: match minor {
                         ..=30 => ReleaseStyle::CachedNoTimeout,
@@ -94,27 +88,12 @@ impl Rules {
                     expiry: ExpiryRule::RenewTime,
                     duration_from_record: true,
                     fast_path: false,
-                    unfenced: false,
-                    empty_holder_is_free: true,
                     legacy_poller: false,
                     release: ReleaseStyle::GetThenUpdate,
                     raw_has_strategy: false,
                     stopped_event_always: true,
                 },
-                // kube-leader-election has no empty-holder shortcut: a released lease (duration
-                // 1) becomes takeable one second after its renewTime.
-                Algorithm::RenewTimeUnfenced => Rules {
-                    expiry: ExpiryRule::RenewTime,
-                    duration_from_record: true,
-                    fast_path: false,
-                    unfenced: true,
-                    empty_holder_is_free: false,
-                    legacy_poller: false,
-                    release: ReleaseStyle::GetThenUpdate,
-                    raw_has_strategy: false,
-                    stopped_event_always: true,
-                },
-                _ => unreachable!("the Python client has its own machine"),
+                _ => unreachable!("the other libraries have their own machines"),
             },
         };
         if let Some(expiry) = config.expiry {
@@ -618,7 +597,7 @@ impl LoopElector {
                         self.set_observed(record, now);
                         self.observed_raw = Some(raw);
                     }
-                    let held = (holder_set || !self.rules.empty_holder_is_free) && self.is_lease_valid(t.started);
+                    let held = holder_set && self.is_lease_valid(t.started);
                     if held && !self.is_leader() {
                         out.push(Output::Note(Note::HeldByAnother));
                         return Progress::Done(false);
@@ -641,7 +620,7 @@ impl LoopElector {
     }
 
     fn write_op(&self, record: Record) -> LockOp {
-        if self.rules.unfenced { LockOp::MergePatch(record) } else { LockOp::Update(record) }
+        LockOp::Update(record)
     }
 
     /// `isLeaseValid(now)` under this elector's expiry rule.

@@ -14,12 +14,19 @@
 //! - [`fabric8::Fabric8Elector`], [`java::JavaElector`], [`csharp::CSharpElector`],
 //!   [`nestjs::NestJsElector`]: the other libraries people run, each after its own source
 //!   (docs/algorithms.md).
+//! - [`kube_lease_manager::KubeLeaseManagerElector`], [`kube_coordinate::KubeCoordinateElector`],
+//!   [`kubert::KubertElector`], [`kube_leader_election::KubeLeaderElectionElector`]: the Rust
+//!   crates, likewise.
 
 pub mod config;
 pub mod csharp;
 pub mod fabric8;
 pub mod io;
 pub mod java;
+pub mod kube_coordinate;
+pub mod kube_leader_election;
+pub mod kube_lease_manager;
+pub mod kubert;
 pub mod loops;
 pub mod manager;
 pub mod nestjs;
@@ -51,8 +58,6 @@ pub enum LockOp {
     Create(Record),
     /// PUT of the cached Lease with this spec; carries the cached resourceVersion.
     Update(Record),
-    /// JSON merge patch of the spec without resourceVersion: no optimistic concurrency.
-    MergePatch(Record),
     /// A write in a library's own wire shape (see [`WriteShape`]).
     Write(Record, WriteShape),
 }
@@ -77,6 +82,10 @@ pub enum WriteVerb {
     /// merge alike) patch; `with_rv` carries the cached resourceVersion in the body's
     /// metadata, so the server checks it (409 on a mismatch).
     Patch { with_rv: bool },
+    /// Server-side apply of a Lease with this spec (the lock's field manager; `force`; the
+    /// cached resourceVersion when `with_rv`, a precondition). Fields in `nulls` or `keep` are
+    /// left out of the configuration.
+    Apply { force: bool, with_rv: bool },
 }
 
 impl WriteShape {
@@ -98,11 +107,11 @@ impl LockOp {
             LockOp::Get => "get",
             LockOp::Create(_) => "create",
             LockOp::Update(_) => "update",
-            LockOp::MergePatch(_) => "patch",
             LockOp::Write(_, shape) => match shape.verb {
                 WriteVerb::Put => "update",
                 WriteVerb::Post => "create",
                 WriteVerb::Patch { .. } => "patch",
+                WriteVerb::Apply { .. } => "apply",
             },
         }
     }
@@ -272,6 +281,10 @@ pub enum Elector {
     Java(java::JavaElector),
     CSharp(csharp::CSharpElector),
     NestJs(nestjs::NestJsElector),
+    KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector),
+    KubeCoordinate(kube_coordinate::KubeCoordinateElector),
+    Kubert(kubert::KubertElector),
+    KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector),
 }
 
 macro_rules! each {
@@ -284,6 +297,10 @@ macro_rules! each {
             Elector::Java($e) => $body,
             Elector::CSharp($e) => $body,
             Elector::NestJs($e) => $body,
+            Elector::KubeLeaseManager($e) => $body,
+            Elector::KubeCoordinate($e) => $body,
+            Elector::Kubert($e) => $body,
+            Elector::KubeLeaderElection($e) => $body,
         }
     };
 }
@@ -300,6 +317,16 @@ impl Elector {
                 Elector::CSharp(csharp::CSharpElector::new(config, me, rng))
             }
             Algorithm::NestJs => Elector::NestJs(nestjs::NestJsElector::new(config, me)),
+            Algorithm::KubeLeaseManager => {
+                Elector::KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector::new(config, me, rng))
+            }
+            Algorithm::KubeCoordinate => {
+                Elector::KubeCoordinate(kube_coordinate::KubeCoordinateElector::new(config, me, rng))
+            }
+            Algorithm::Kubert => Elector::Kubert(kubert::KubertElector::new(config, me)),
+            Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => {
+                Elector::KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector::new(config, me))
+            }
             _ => Elector::Loop(loops::LoopElector::new(config, me, rng)),
         }
     }
@@ -314,6 +341,14 @@ impl Elector {
 
     pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
         each!(self, e => e.on_result(now, result, out))
+    }
+
+    /// A watch event for the node's Lease (`None`: deleted), for electors that watch it
+    /// ([`Algorithm::watches_lease`]).
+    pub fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Vec<Output>) {
+        if let Elector::KubeCoordinate(e) = self {
+            e.on_watch(now, lease, out);
+        }
     }
 
     /// The run context is cancelled (graceful stop, SIGTERM).

@@ -100,6 +100,11 @@ pub(super) enum Event {
         incarnation: u32,
         generation: u32,
     },
+    /// A watch event reaches the node (its content waits in `Watches`, in order).
+    Watch {
+        node: u32,
+        incarnation: u32,
+    },
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 16, "events stay small: payloads live in the slab");

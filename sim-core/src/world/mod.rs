@@ -25,6 +25,7 @@ mod observe;
 mod process;
 mod reconciler;
 mod recorder;
+mod watch;
 
 use crate::api::{ApiError, ApiServer, Kind, LeaseRef, Object, Verb};
 use crate::clock::{ClockStep, NodeClock};
@@ -183,6 +184,8 @@ pub struct World {
     obs: Observer,
     /// `[[server.errors]]`.
     injector: injection::Injector,
+    /// Lease watches (kube-coordinate's): who watches which Lease, the events on their way.
+    watches: watch::Watches,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
     scratch: Vec<Output>,
     stale: Vec<Event>,
@@ -266,6 +269,15 @@ impl World {
         if let Some(&(at, seq, event)) = agenda.last() {
             queue.schedule_reserved(at, seq, event);
         }
+        let watches = watch::Watches::new(
+            spec.nodes.len(),
+            leases.len(),
+            spec.nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.elector.algorithm.watches_lease())
+                .map(|(i, _)| (node_lease[i], i as u32)),
+        );
         let names = procs.iter().map(|p| p.identity.clone()).collect();
         let mut obs = Observer::new(names, leases, node_lease, spec.trace);
         // Server windows written in the spec's [server] table appear on timelines like faults.
@@ -293,6 +305,7 @@ impl World {
             agenda,
             obs,
             injector,
+            watches,
             scratch: Vec::new(),
             stale: Vec::new(),
             events_processed: 0,
@@ -406,7 +419,8 @@ impl World {
             | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
             | Event::Timeout { node, incarnation, .. }
-            | Event::Reset { node, incarnation, .. } => Some((node as usize, incarnation)),
+            | Event::Reset { node, incarnation, .. }
+            | Event::Watch { node, incarnation } => Some((node as usize, incarnation)),
             Event::Respond { msg } | Event::Resend { msg } => {
                 let m = self.net.get(msg);
                 Some((m.node as usize, m.incarnation))
@@ -480,11 +494,15 @@ impl World {
                 let node = node as usize;
                 if !self.net.is_cut(node, now) {
                     self.obs.close_span(now, node, SpanKind::Partitioned);
+                    if self.watches.take_broken(node) {
+                        self.relist(now, node);
+                    }
                 }
                 trace!(self, now, Some(node), TraceKind::PartitionEnd);
             }
             Event::Action { index } => self.run_action(now, index as usize),
             Event::StopActing { node, generation, .. } => self.work_stopped(now, node as usize, generation),
+            Event::Watch { node, .. } => self.watch_event(now, node as usize),
         }
     }
 
@@ -1207,6 +1225,9 @@ impl World {
 
     /// Tracks a Lease on the server after a write to it.
     fn lease_written(&mut self, now: Nanos, lease: LeaseRef) {
+        if self.watches.any() {
+            self.notify_watchers(now, lease);
+        }
         let track = lease.0 as usize;
         if track >= self.obs.leases.len() || self.obs.leases[track].lease_ref != Some(lease) {
             return; // a Lease no node elects on
@@ -1218,6 +1239,57 @@ impl World {
         let name = self.name(holder);
         let rv = self.server.resource_version();
         self.obs.lease_written(now, track, holder, &name, transitions, rv);
+    }
+
+    // ---- watches ----------------------------------------------------------------------------
+
+    /// Every node watching `lease` gets the Lease as it is now, after its link's down latency.
+    #[cold]
+    fn notify_watchers(&mut self, now: Nanos, lease: LeaseRef) {
+        let track = lease.0 as usize;
+        let view = self.server.lease_view(lease);
+        for i in 0..self.watches.watchers(track).len() {
+            let node = self.watches.watchers(track)[i] as usize;
+            self.send_watch_event(now, node, view.clone());
+        }
+    }
+
+    /// The watch re-lists after its connection broke: the Lease as it is now.
+    #[cold]
+    fn relist(&mut self, now: Nanos, node: usize) {
+        let view = self.server.lease_view(self.procs[node].lease);
+        self.send_watch_event(now, node, view);
+    }
+
+    fn send_watch_event(&mut self, now: Nanos, node: usize, view: Option<crate::api::LeaseView>) {
+        if !self.procs[node].is_running() {
+            return;
+        }
+        let incarnation = self.procs[node].incarnation;
+        match self.net.send(node, Direction::Down, now) {
+            Delivery::Arrives(at) | Delivery::Held(at) => {
+                self.watches.push(node, incarnation, view);
+                self.queue.schedule(at, Event::Watch { node: node as u32, incarnation });
+            }
+            // A message lost at random: the event is missed; the next one carries the newer Lease.
+            Delivery::Lost => {}
+            // The connection is cut: the watch breaks and re-lists when the cut heals.
+            Delivery::Partitioned | Delivery::Refused => self.watches.set_broken(node),
+        }
+    }
+
+    /// A watch event reaches `node`: its lock keeps the Lease, its elector sees it.
+    #[cold]
+    fn watch_event(&mut self, now: Nanos, node: usize) {
+        let incarnation = self.procs[node].incarnation;
+        let Some(view) = self.watches.pop(node, incarnation) else { return };
+        let record = view.as_ref().map(|v| crate::lock::record_of(&v.spec));
+        if let Some(view) = view {
+            self.procs[node].lock.observe(view);
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_watch(clock_now, record, out));
+        self.process_outputs(now, node, out);
     }
 
     // ---- reconcilers ------------------------------------------------------------------------
