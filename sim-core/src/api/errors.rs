@@ -97,7 +97,8 @@ impl FieldError {
         FieldError {
             field: field.to_string(),
             cause_reason: "FieldValueRequired",
-            body: format!("Required value: {detail}"),
+            // `ErrorBody`: the detail follows a colon only when there is one.
+            body: if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") },
         }
     }
     pub fn forbidden(field: &str, detail: &str) -> FieldError {

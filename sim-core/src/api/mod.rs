@@ -40,6 +40,7 @@ pub use types::{
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
 };
 pub use validation::{check_label, validate_lease_spec, validate_name};
+pub use validation::{parse_version, parse_version_strict, validate_lease_candidate_spec};
 
 #[cfg(test)]
 mod parity_tests;

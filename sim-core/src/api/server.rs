@@ -232,12 +232,14 @@ pub(crate) struct Record {
 
 /// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
 /// unconditional update; ConfigMaps the opposite). RBAC objects allow both, as their strategies do.
+/// LeaseCandidates (`pkg/registry/coordination/leasecandidate/strategy.go`@4d7ca868): create on
+/// update allowed, unconditional update not.
 fn allow_create_on_update(kind: Kind) -> bool {
-    matches!(kind, Kind::Lease | Kind::Role | Kind::RoleBinding)
+    matches!(kind, Kind::Lease | Kind::LeaseCandidate | Kind::Role | Kind::RoleBinding)
 }
 
 fn allow_unconditional_update(kind: Kind) -> bool {
-    !matches!(kind, Kind::Lease)
+    !matches!(kind, Kind::Lease | Kind::LeaseCandidate)
 }
 
 /// What a successful request did, for the response code and the audit record.

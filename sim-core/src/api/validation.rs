@@ -89,8 +89,88 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
 pub(crate) fn validate_object(object: &Stored) -> Vec<FieldError> {
     match object {
         Stored::Lease(lease) => validate_lease_spec(&lease.spec),
+        Stored::Json(Kind::LeaseCandidate, candidate) => {
+            validate_lease_candidate_spec(candidate.rest.get("spec").unwrap_or(&serde_json::Value::Null))
+        }
         _ => Vec::new(),
     }
+}
+
+/// `semver.ParseTolerant` far enough for "1.33.0", "v1.33", "1.33.0-alpha.1".
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let t = text.trim().trim_start_matches('v');
+    let core = t.split(['-', '+']).next()?;
+    let mut parts = core.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().map_or(Some(0), |p| p.parse().ok())?;
+    let patch = parts.next().map_or(Some(0), |p| p.parse().ok())?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((major, minor, patch))
+}
+
+/// `semver.Parse` (strict: MAJOR.MINOR.PATCH, no `v`), as LeaseCandidate validation uses it.
+pub fn parse_version_strict(text: &str) -> Option<(u64, u64, u64)> {
+    if text.starts_with('v') || text.split(['-', '+']).next()?.split('.').count() != 3 {
+        return None;
+    }
+    parse_version(text)
+}
+
+/// `ValidateLeaseCandidateSpec` (kubernetes `pkg/apis/coordination/validation/validation.go`,
+/// v1beta1): leaseName required; binaryVersion required and strict semver; emulationVersion
+/// strict semver when set, not above binaryVersion, required for `OldestEmulationVersion`;
+/// strategy required and known or qualified. `pingTime` and `renewTime` are not validated.
+pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError> {
+    let text = |key: &str| spec.get(key).and_then(|v| v.as_str()).unwrap_or("");
+    let mut errors = Vec::new();
+    if text("leaseName").is_empty() {
+        errors.push(FieldError::required("spec.leaseName", ""));
+    }
+    let strict = parse_version_strict;
+    let ev_text = text("emulationVersion");
+    let ev = strict(ev_text);
+    if !ev_text.is_empty() && ev.is_none() {
+        errors.push(FieldError::invalid(
+            "spec.emulationVersion",
+            &format!("{ev_text:?}"),
+            "must be a valid semantic version",
+        ));
+    }
+    let bv_text = text("binaryVersion");
+    let bv = strict(bv_text);
+    if bv_text.is_empty() {
+        errors.push(FieldError::required("spec.binaryVersion", ""));
+    } else if bv.is_none() {
+        errors.push(FieldError::invalid(
+            "spec.binaryVersion",
+            &format!("{bv_text:?}"),
+            "must be a valid semantic version",
+        ));
+    }
+    if let (Some(b), Some(e)) = (bv, ev)
+        && b < e
+    {
+        errors.push(FieldError::invalid(
+            "spec.binaryVersion",
+            &format!("{bv_text:?}"),
+            "must be greater than or equal to `emulationVersion`",
+        ));
+    }
+    let strategy = text("strategy");
+    if strategy.is_empty() {
+        errors.push(FieldError::required("spec.strategy", ""));
+    } else {
+        if strategy == "OldestEmulationVersion" && ev.is_none_or(|v| v == (0, 0, 0)) {
+            errors.push(FieldError::required(
+                "spec.emulationVersion",
+                "must be specified when `strategy` is 'OldestEmulationVersion'",
+            ));
+        }
+        errors.extend(validate_strategy(strategy));
+    }
+    errors
 }
 
 /// `ValidateLeaseSpec`.
@@ -114,8 +194,10 @@ pub fn validate_lease_spec(spec: &LeaseSpec) -> Vec<FieldError> {
 }
 
 /// `ValidateCoordinatedLeaseStrategy`: `OldestEmulationVersion` or a qualified `domain/name`.
+/// The field path is `spec.strategy.strategy`: the caller passes `spec.strategy` and the
+/// function appends `.Child("strategy")` again (validation.go@02f19cb0; a bug, reproduced).
 fn validate_strategy(strategy: &str) -> Vec<FieldError> {
-    let field = "spec.strategy";
+    let field = "spec.strategy.strategy";
     let quoted = format!("{strategy:?}");
     match strategy.split_once('/') {
         None if strategy == "OldestEmulationVersion" => Vec::new(),
@@ -161,6 +243,51 @@ mod tests {
         assert_eq!(
             validate_strategy("Newest")[0].body,
             "Unsupported value: \"Newest\": supported values: \"OldestEmulationVersion\""
+        );
+    }
+
+    /// validation.go@02f19cb0: `ValidateCoordinatedLeaseStrategy(strategy, fldPath.Child("strategy"))`
+    /// appends `.Child("strategy")` again, so the reported path is doubled.
+    #[test]
+    fn a_bad_strategy_is_reported_at_the_doubled_path_spec_strategy_strategy() {
+        assert_eq!(validate_strategy("Newest")[0].field, "spec.strategy.strategy");
+    }
+
+    /// `ValidateLeaseCandidateSpec` (v1beta1), each rule with the real server's words.
+    #[test]
+    fn lease_candidates_are_validated_as_the_real_server_does() {
+        let ok = serde_json::json!({"leaseName": "kube-scheduler", "binaryVersion": "1.34.0",
+            "emulationVersion": "1.33.0", "strategy": "OldestEmulationVersion"});
+        assert!(validate_lease_candidate_spec(&ok).is_empty());
+        let text = |spec: serde_json::Value| -> Vec<String> {
+            validate_lease_candidate_spec(&spec).iter().map(|e| format!("{}: {}", e.field, e.body)).collect()
+        };
+        assert_eq!(
+            text(serde_json::json!({"binaryVersion": "1.33.0", "emulationVersion": "1.34.0", "leaseName": "l",
+                "strategy": "OldestEmulationVersion"})),
+            vec!["spec.binaryVersion: Invalid value: \"1.33.0\": must be greater than or equal to `emulationVersion`"]
+        );
+        assert_eq!(
+            text(serde_json::json!({"leaseName": "l", "binaryVersion": "v1.33", "strategy": "OldestEmulationVersion"})),
+            vec![
+                "spec.binaryVersion: Invalid value: \"v1.33\": must be a valid semantic version",
+                "spec.emulationVersion: Required value: must be specified when `strategy` is 'OldestEmulationVersion'",
+            ]
+        );
+        assert_eq!(
+            text(serde_json::json!({})),
+            vec![
+                "spec.leaseName: Required value",
+                "spec.binaryVersion: Required value",
+                "spec.strategy: Required value"
+            ]
+        );
+        // A custom `domain/name` strategy needs no emulation version.
+        assert!(
+            validate_lease_candidate_spec(
+                &serde_json::json!({"leaseName": "l", "binaryVersion": "1.33.0", "strategy": "example.com/x"})
+            )
+            .is_empty()
         );
     }
 
