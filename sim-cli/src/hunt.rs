@@ -219,6 +219,11 @@ pub enum Property {
     DualLeaderAtMost(f64),
     NoSplitBrainWrites,
     LeaderWithin(Nanos),
+    /// The protected object's history (`sim_core::history`): an applied write from a node the
+    /// Lease did not name.
+    NoWriteFromNonHolder,
+    /// A read-modify-write applied over another leader's write it had not read.
+    NoLostUpdate,
     Expectation(String, Expectation),
 }
 
@@ -242,11 +247,11 @@ impl Property {
             let d = sim_core::time::parse_duration(rest.trim()).map_err(|e| format!("property {t:?}: {e}"))?;
             return Ok(Property::LeaderWithin(d));
         }
-        if t == "no-lost-update" || t == "no-write-from-non-holder" {
-            return Err(format!(
-                "property {t:?}: checked on the protected object's history, which hunt does not record yet; use \
-                 no-split-brain-writes (an applied write whose writer was not the Lease's holder)"
-            ));
+        if t == "no-lost-update" {
+            return Ok(Property::NoLostUpdate);
+        }
+        if t == "no-write-from-non-holder" {
+            return Ok(Property::NoWriteFromNonHolder);
         }
         expect::parse(t, metric_names).map(|e| Property::Expectation(t.to_string(), e)).map_err(|e| {
             format!(
@@ -263,6 +268,9 @@ impl Property {
             Property::DualLeaderAtMost(s) => format!("max_dual_leader_seconds <= {s}"),
             Property::NoSplitBrainWrites => "split_brain_writes == 0".into(),
             Property::LeaderWithin(d) => format!("leaderless_seconds < {}", *d as f64 / 1e9),
+            // The history's checks have no metric path; a non-holder write is a split-brain write.
+            Property::NoWriteFromNonHolder => "split_brain_writes == 0".into(),
+            Property::NoLostUpdate => "overwrites == 0".into(),
             Property::Expectation(text, _) => text.clone(),
         }
     }
@@ -350,7 +358,8 @@ impl Hunt {
 
     /// Runs `c` once (no trace) and judges it.
     pub fn evaluate(&self, c: &Candidate) -> Result<Outcome, String> {
-        let out = run::run(&self.loaded(c), Some(c.seed), false).map_err(|e| e.0)?;
+        let history = matches!(self.property, Property::NoLostUpdate | Property::NoWriteFromNonHolder);
+        let out = run::run(&self.loaded(c), Some(c.seed), history).map_err(|e| e.0)?;
         Ok(self.judge(c, &out))
     }
 
@@ -375,6 +384,20 @@ impl Hunt {
                 let healed = c.faults.iter().map(|f| f.at + f.duration).max().unwrap_or(0);
                 let gap = leaderless_after(out, healed);
                 (gap > *limit, format!("no leader for {} after the last fault healed", format_duration(gap)))
+            }
+            Property::NoWriteFromNonHolder | Property::NoLostUpdate => {
+                let h = run::history_report(out).unwrap_or_default();
+                if matches!(self.property, Property::NoLostUpdate) {
+                    (
+                        !h.lost_updates.is_empty(),
+                        format!("{} lost update(s) of the protected object", h.lost_updates.len()),
+                    )
+                } else {
+                    (
+                        !h.non_holder_writes.is_empty(),
+                        format!("{} write(s) applied from a non-holder", h.non_holder_writes.len()),
+                    )
+                }
             }
             Property::Expectation(text, e) => {
                 let (passed, seen) = expect::check(e, &metric_values(m), &r.actions);

@@ -437,6 +437,9 @@ pub fn write_run(dir: &Path, result: &RunOutput, format: sim_cli::report::ImageF
     }
     staged.write("summary.json", pretty(&run::summary_json(result)))?;
     staged.write_with("trace.jsonl", |w| run::write_trace_jsonl(result, w))?;
+    if run::history_report(result).is_some() {
+        staged.write_with("history.jsonl", |w| run::write_history_jsonl(result, w))?;
+    }
     staged.write_with("trace.perfetto.json", |w| run::write_perfetto(result, w))?;
     staged.commit()?;
     Ok(())

@@ -47,7 +47,8 @@ impl Command {
     /// Is `relative` (a path inside the output) one a marker-less output of this command holds?
     fn legacy_file(self, relative: &Path) -> bool {
         let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
-        const RUN_FILES: [&str; 8] = [
+        const RUN_FILES: [&str; 9] = [
+            "history.jsonl",
             "report.html",
             "timeline.svg",
             "transitions.svg",

@@ -280,6 +280,76 @@ pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<
 }
 
 /// `summary.json`.
+/// The history checks of a traced run with a reconciler (`sim_core::history`).
+pub fn history_report(out: &RunOutput) -> Option<sim_core::history::HistoryReport> {
+    if !out.traced || out.result.history.is_empty() {
+        return None;
+    }
+    let windows: Vec<(u64, u64)> = out.result.dual_windows.iter().map(|w| (w.from, w.until)).collect();
+    Some(sim_core::history::check(&out.result.history, &windows))
+}
+
+/// `history.json`'s summary block: the checks, overall and per reconciler mode.
+fn history_json(out: &RunOutput, h: &sim_core::history::HistoryReport) -> Value {
+    let ops = &out.result.history;
+    let mut modes: std::collections::BTreeMap<&str, (u64, u64, u64)> = std::collections::BTreeMap::new();
+    for op in ops.iter().filter(|o| o.kind == sim_core::history::OpKind::Write && o.outcome == "ok") {
+        modes.entry(op.mode).or_default().0 += 1;
+    }
+    for &i in &h.non_holder_writes {
+        modes.entry(ops[i].mode).or_default().1 += 1;
+    }
+    for &(_, w) in &h.lost_updates {
+        modes.entry(ops[w].mode).or_default().2 += 1;
+    }
+    let by_mode: serde_json::Map<String, Value> = modes
+        .into_iter()
+        .map(|(m, (w, n, l))| (m.to_string(), json!({"writes_applied": w, "non_holder_writes": n, "lost_updates": l})))
+        .collect();
+    json!({
+        "ops": ops.len(),
+        "non_holder_writes": h.non_holder_writes.len(),
+        "lost_updates": h.lost_updates.len(),
+        "dual_windows_corrupting": h.corrupting_windows,
+        "dual_windows_harmless": h.harmless_windows,
+        "by_mode": by_mode,
+    })
+}
+
+/// `history.jsonl`: one line per reconciler read or write of the protected object, in the order
+/// the server applied them (schema: docs/history.md).
+pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
+    let Some(h) = history_report(out) else { return Ok(()) };
+    let r = &out.result;
+    for (i, op) in r.history.iter().enumerate() {
+        let lost_by = h.lost_updates.iter().find(|(v, _)| *v == i).map(|&(_, w)| w);
+        let overwrote: Vec<usize> = h.lost_updates.iter().filter(|(_, w)| *w == i).map(|&(v, _)| v).collect();
+        let line = json!({
+            "i": i,
+            "node": r.node_names[op.node],
+            "op": op.kind.name(),
+            "verb": op.verb,
+            "mode": op.mode,
+            "sent_ns": op.sent,
+            "applied_ns": op.applied,
+            "rv_before": op.rv_before,
+            "rv_after": op.rv_after,
+            "based_on": op.based_on,
+            "token": op.token,
+            "holder": op.holder,
+            "outcome": op.outcome,
+            "value": op.value,
+            "non_holder_write": h.non_holder_writes.contains(&i),
+            "lost": lost_by.is_some(),
+            "lost_by": lost_by,
+            "overwrote_unseen": overwrote,
+        });
+        serde_json::to_writer(&mut *w, &line)?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
 pub fn summary_json(out: &RunOutput) -> Value {
     let actions: Vec<Value> = out
         .result
@@ -299,7 +369,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         .iter()
         .map(|w| json!({"from_seconds": as_secs_f64(w.from), "until_seconds": as_secs_f64(w.until), "seconds": w.seconds(), "leaders": w.leaders}))
         .collect();
-    json!({
+    let mut summary = json!({
         "tool": "leasesim",
         "version": env!("CARGO_PKG_VERSION"),
         "schema": SCHEMA_VERSION,
@@ -314,7 +384,11 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "dual_leader_windows": windows,
         "expectations": out.expectations.iter().map(|e| json!({"expect": e.text, "passed": e.passed, "seen": e.seen})).collect::<Vec<_>>(),
         "actions": actions,
-    })
+    });
+    if let Some(h) = history_report(out) {
+        summary["history"] = history_json(out, &h);
+    }
+    summary
 }
 
 /// `trace.perfetto.json` in the Chrome trace-event format (JSON object form). Tracks: one per
@@ -459,7 +533,8 @@ pub fn summary_table(out: &RunOutput) -> String {
         format_duration(out.result.duration),
         out.result.events_processed
     ));
-    let rows = [
+    let history = history_report(out);
+    let mut rows = vec![
         (
             "dual-leader time",
             format!(
@@ -487,6 +562,18 @@ pub fn summary_table(out: &RunOutput) -> String {
             },
         ),
     ];
+    if let Some(h) = &history {
+        rows.push((
+            "protected object",
+            format!(
+                "{} non-holder write(s), {} lost update(s); dual windows: {} corrupted it, {} harmless",
+                h.non_holder_writes.len(),
+                h.lost_updates.len(),
+                h.corrupting_windows,
+                h.harmless_windows
+            ),
+        ));
+    }
     for (k, v) in rows {
         s.push_str(&format!("  {k:<18} {v}\n"));
     }

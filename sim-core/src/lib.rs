@@ -5,6 +5,7 @@ pub mod api;
 pub mod clock;
 pub mod elector;
 pub mod engine;
+pub mod history;
 pub mod lock;
 pub mod metrics;
 pub mod model;

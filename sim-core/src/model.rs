@@ -21,6 +21,21 @@ pub enum ReconcileMode {
     /// leaseTransitions it acquired with (the fencing token); then update the child with the
     /// child's resourceVersion as precondition.
     FencedUpdate,
+    /// Read the child, then update it with no precondition (no resourceVersion): an unguarded
+    /// read-modify-write, last write wins.
+    Update,
+}
+
+impl ReconcileMode {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReconcileMode::Apply { force: false } => "apply",
+            ReconcileMode::Apply { force: true } => "apply-force",
+            ReconcileMode::CreateIfAbsent => "create",
+            ReconcileMode::FencedUpdate => "fenced-update",
+            ReconcileMode::Update => "update",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -509,7 +524,11 @@ impl WorldSpec {
             let rp = (n.elector.retry_period.max(1) as f64 / 1e9).max(1e-9);
             per_second += 3.0 * rate(n) / rp;
             if let Some(r) = &n.reconciler {
-                let requests = if r.mode == ReconcileMode::FencedUpdate { 3.0 } else { 1.0 };
+                let requests = match r.mode {
+                    ReconcileMode::FencedUpdate => 3.0,
+                    ReconcileMode::Update => 2.0,
+                    _ => 1.0,
+                };
                 let per_lease = 3.0 * requests * rate(n) / (r.period.max(1) as f64 / 1e9);
                 let key = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
                 let slot = leases.entry(key).or_insert(0.0);

@@ -233,7 +233,8 @@ pub struct NetworkDoc {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReconcilerDoc {
-    /// `apply`, `apply-force`, `create` or `fenced-update`.
+    /// `apply`, `apply-force`, `create`, `update` (read, then update without a precondition) or
+    /// `fenced-update`.
     pub mode: Option<String>,
     pub period: Option<Duration>,
     pub object: Option<String>,
@@ -1153,11 +1154,12 @@ impl Scenario {
                     "apply-force" => ReconcileMode::Apply { force: true },
                     "create" => ReconcileMode::CreateIfAbsent,
                     "fenced-update" => ReconcileMode::FencedUpdate,
+                    "update" => ReconcileMode::Update,
                     other => {
                         return Err(perr(
                             "reconciler",
                             format!(
-                                "unknown reconciler mode {other:?}; expected apply, apply-force, create or fenced-update"
+                                "unknown reconciler mode {other:?}; expected apply, apply-force, create, update or fenced-update"
                             ),
                         ));
                     }
@@ -1554,5 +1556,10 @@ pub fn metric_values(metrics: &crate::metrics::Metrics) -> BTreeMap<String, f64>
     }
     walk("", &value, &mut out);
     out.insert("transitions".into(), metrics.lease_transitions as f64);
+    // Whole-run sums of the reconcilers' evidence (each node's is under `nodes.<id>.`).
+    let sum = |f: fn(&crate::metrics::NodeMetrics) -> u64| metrics.nodes.values().map(f).sum::<u64>() as f64;
+    out.insert("split_brain_writes".into(), sum(|n| n.split_brain_writes));
+    out.insert("overwrites".into(), sum(|n| n.overwrites));
+    out.insert("conflicts".into(), sum(|n| n.conflicts));
     out
 }

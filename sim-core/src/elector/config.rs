@@ -21,7 +21,7 @@ pub enum Algorithm {
     /// `kube-leader-election` under the name it had when it was client-go's loop with that
     /// crate's rule and unfenced writes.
     RenewTimeUnfenced,
-    /// The official Python client (kubernetes 37.x `leaderelection.py`).
+    /// The official Python client (`leaderelection.py` after v36.0.3, with PR #2314's Lease lock).
     PythonClient,
     /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
     /// release controller-runtime v0.24 depends on) with the manager's stop procedure.

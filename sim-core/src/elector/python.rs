@@ -1,5 +1,7 @@
-//! The official Python client's leader election (`kubernetes/leaderelection/leaderelection.py`,
-//! kubernetes 37.x), as `shared/reference/leader-election.md` §11 describes it:
+//! The official Python client's leader election (`kubernetes/leaderelection/leaderelection.py`
+//! at kubernetes-client/python 024658493d12, after release v36.0.3; checked against the source,
+//! docs/algorithms.md). Its released locks are ConfigMap-based; the Lease lock modelled here is the
+//! one of the unmerged PR #2314, with the same elector loop:
 //! - every wait is exactly RetryPeriod (no jitter); the first try is immediate;
 //! - every try is a GET then, if allowed, a PUT with the GET's resourceVersion (no fast path);
 //! - expiry: `observed_time_ms + own lease_duration·1000 > now_ms`, where observed_time is the

@@ -163,6 +163,8 @@ pub struct RunResult {
     pub faults: Vec<FaultRecord>,
     pub actions: Vec<ActionOutcome>,
     pub trace: Vec<TraceEvent>,
+    /// Every reconciler read and write of the child object as applied (with the trace only).
+    pub history: Vec<crate::history::HistoryOp>,
     pub duration: Nanos,
     pub events_processed: u64,
 }
@@ -1051,6 +1053,11 @@ impl World {
             }
             _ => None,
         };
+        // The child's version before a reconciler request, for the history.
+        let history_before = (self.obs.tracing()
+            && origin == Origin::Reconciler
+            && matches!(&m.payload, Payload::Generic(r) if r.kind == Kind::ConfigMap))
+        .then(|| self.child_rv());
         let injected = m.injected.is_some();
         let (verb, kind, lease, result) = match &m.payload {
             // An injected error other than 504 stands in for the handling.
@@ -1086,6 +1093,9 @@ impl World {
             && let Some(lease) = lease
         {
             self.lease_written(now, lease);
+        }
+        if let Some(rv_before) = history_before {
+            self.record_history(now, node, id, verb, error, rv_before);
         }
         if origin == Origin::Reconciler {
             self.account_reconciler_write(now, node, id, kind, verb, error, child_before);
@@ -1294,6 +1304,57 @@ impl World {
 
     // ---- reconcilers ------------------------------------------------------------------------
 
+    /// The child object's resourceVersion (`None`: it does not exist).
+    fn child_rv(&self) -> Option<u64> {
+        let (ns, object, _) = self.child_probe.as_ref()?;
+        self.server.peek_config_map(ns, object).and_then(|cm| cm.metadata.resource_version.parse().ok())
+    }
+
+    /// One reconciler request on the child, as the server just applied it (`crate::history`).
+    fn record_history(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        verb: Verb,
+        error: Option<&ApiError>,
+        rv_before: Option<u64>,
+    ) {
+        let Some(r) = self.recs[node].as_ref() else { return };
+        if r.in_flight.is_none_or(|(expected, _)| expected != id) {
+            return; // an answer to a request the reconciler gave up on is still applied, but
+            // its send time is gone; such requests are rare (a timeout shorter than the latency)
+        }
+        let kind = if verb == Verb::Get { crate::history::OpKind::Read } else { crate::history::OpKind::Write };
+        let outcome = match error {
+            None => "ok",
+            Some(e) if e.code == 409 && e.reason.as_str() == "AlreadyExists" => "already-exists",
+            Some(e) if e.code == 409 => "conflict",
+            Some(_) => "error",
+        };
+        let lease = self.procs[node].lease;
+        let holder = self.server.lease_spec(lease).and_then(|s| s.holder_identity).unwrap_or(Sym::EMPTY);
+        let op = crate::history::HistoryOp {
+            node,
+            kind,
+            verb: verb_name(verb),
+            mode: r.spec.mode.name(),
+            sent: r.sent_at,
+            applied: now,
+            rv_before,
+            rv_after: self.child_rv(),
+            based_on: (kind == crate::history::OpKind::Write && r.reads_before_writing())
+                .then_some(r.read_rv)
+                .flatten(),
+            token: r.token,
+            holder: self.name(holder).to_string(),
+            writer: self.procs[node].identity.to_string(),
+            outcome,
+            value: (kind == crate::history::OpKind::Write).then(|| r.spec.value.clone()),
+        };
+        self.obs.history.push(op);
+    }
+
     fn child_value(&self) -> Option<String> {
         let (ns, object, field) = self.child_probe.as_ref()?;
         self.server.peek_config_map(ns, object).and_then(|cm| cm.data.get(field).cloned())
@@ -1310,6 +1371,7 @@ impl World {
         let id = self.net.next_id();
         let r = self.recs[node].as_mut().expect("a node with a reconciler");
         r.in_flight = Some((id, send.step));
+        r.sent_at = now;
         let timeout = r.spec.timeout;
         self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind), Some(timeout));
     }

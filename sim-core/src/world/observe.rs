@@ -79,6 +79,8 @@ impl LeaseTrack {
 
 pub(super) struct Observer {
     trace: Option<Vec<TraceEvent>>,
+    /// The protected object's history (kept with the trace).
+    pub(super) history: Vec<crate::history::HistoryOp>,
     names: Vec<Arc<str>>,
     pub(super) leases: Vec<LeaseTrack>,
     /// Index into `leases` of each node's Lease.
@@ -130,6 +132,7 @@ impl Observer {
             most_acting: 0,
             faults: Vec::new(),
             actions: Vec::new(),
+            history: Vec::new(),
             requests: Vec::new(),
         }
     }
@@ -427,6 +430,7 @@ impl Observer {
             faults: self.faults,
             actions: self.actions,
             trace: self.trace.unwrap_or_default(),
+            history: self.history,
             duration: end,
             events_processed,
         }

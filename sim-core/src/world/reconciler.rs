@@ -29,6 +29,10 @@ pub(super) struct Reconciler {
     pub(super) in_flight: Option<(u64, Step)>,
     /// leaseTransitions when this node started leading (the fencing token).
     pub(super) token: Option<i32>,
+    /// When the request in flight was sent (for the history).
+    pub(super) sent_at: crate::time::Nanos,
+    /// The child's resourceVersion the last read returned: what a read-modify-write is based on.
+    pub(super) read_rv: Option<u64>,
 }
 
 /// What the reconciler wants sent next.
@@ -57,6 +61,8 @@ impl Reconciler {
             generation: 0,
             in_flight: None,
             token: None,
+            sent_at: 0,
+            read_rv: None,
         }
     }
 
@@ -85,13 +91,19 @@ impl Reconciler {
                 verb: Verb::Get,
                 kind: Kind::Lease,
             },
+            ReconcileMode::Update => Send {
+                step: Step::ChildGet,
+                payload: Payload::Generic(Box::new(self.request(user, Verb::Get, Body::None, None, false))),
+                verb: Verb::Get,
+                kind: Kind::ConfigMap,
+            },
             ReconcileMode::Apply { force } => self.child_write(identity, user, Verb::Apply, None, force),
             ReconcileMode::CreateIfAbsent => self.child_write(identity, user, Verb::Create, None, false),
         })
     }
 
     /// What follows an answer to the request `step` (already taken off `in_flight`).
-    pub(super) fn after(&self, step: Step, response: Response, me: Sym, identity: &str, user: &Arc<User>) -> Next {
+    pub(super) fn after(&mut self, step: Step, response: Response, me: Sym, identity: &str, user: &Arc<User>) -> Next {
         match (step, response) {
             (Step::LeaseCheck, Response::Lease(Ok(lease))) => {
                 let holder = lease.spec.holder_identity.unwrap_or(Sym::EMPTY);
@@ -108,15 +120,28 @@ impl Reconciler {
             (Step::ChildGet, Response::Object(result)) => {
                 let send = match result {
                     Ok(Object::ConfigMap(cm)) => {
-                        self.child_write(identity, user, Verb::Update, Some(&cm.metadata.resource_version), false)
+                        self.read_rv = cm.metadata.resource_version.parse().ok();
+                        // `update` sends no precondition: the server takes it whatever happened
+                        // since the read (ConfigMaps allow unconditional updates).
+                        let precondition = (self.spec.mode == ReconcileMode::FencedUpdate)
+                            .then_some(cm.metadata.resource_version.as_str());
+                        self.child_write(identity, user, Verb::Update, precondition, false)
                     }
-                    Err(404) => self.child_write(identity, user, Verb::Create, None, false),
+                    Err(404) => {
+                        self.read_rv = None;
+                        self.child_write(identity, user, Verb::Create, None, false)
+                    }
                     _ => return Next::Rearm,
                 };
                 Next::Send(Send { step: Step::Write, ..send })
             }
             _ => Next::Rearm,
         }
+    }
+
+    /// Whether a write of this mode is a read-modify-write (based on `read_rv`).
+    pub(super) fn reads_before_writing(&self) -> bool {
+        matches!(self.spec.mode, ReconcileMode::FencedUpdate | ReconcileMode::Update)
     }
 
     fn manager(&self, identity: &str) -> String {

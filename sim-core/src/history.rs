@@ -1,0 +1,202 @@
+//! The protected object's history: every reconciler read and write of the child object as the
+//! API server applied it, and the checks that say whether an overlap of two leaders corrupted it.
+//!
+//! Overlap time says how long two processes believed they led; it does not say whether anything
+//! was damaged. The history does: who read or wrote, when the request was sent and when the
+//! server applied it, the object's resourceVersion before and after, the writer's fencing token,
+//! the Lease's holder at that instant, and the outcome. Two checks:
+//!
+//! - **no-write-from-non-holder**: an applied write whose writer was not the Lease's holder when
+//!   the server applied it.
+//! - **no-lost-update**: a read-modify-write (modes `update` and `fenced-update`) applied over a
+//!   write by another node that its read had not seen: the other write is lost, and the history
+//!   of the object is not linearizable with respect to the holders' terms. Blind writes
+//!   (`apply`, `create`) read nothing, so they cannot lose an update in this sense; their
+//!   overwrites are counted by the `overwrites` metric.
+//!
+//! A dual-leader window *corrupted* the object when a violating write was sent or applied
+//! during it; otherwise it was harmless.
+
+use crate::time::Nanos;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+impl OpKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+        }
+    }
+}
+
+/// One reconciler request on the child object, as the server applied it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HistoryOp {
+    /// Index into the run's nodes.
+    pub node: usize,
+    pub kind: OpKind,
+    /// `get`, `create`, `update`, `apply`.
+    pub verb: &'static str,
+    /// The reconciler mode of the node (`apply`, `apply-force`, `create`, `update`, `fenced-update`).
+    pub mode: &'static str,
+    pub sent: Nanos,
+    pub applied: Nanos,
+    /// The object's resourceVersion before the request was applied (`None`: it did not exist).
+    pub rv_before: Option<u64>,
+    /// After it (a read, or a refused write: the same).
+    pub rv_after: Option<u64>,
+    /// A read-modify-write: the resourceVersion its read returned (`None`: a blind write, or the
+    /// read found nothing).
+    pub based_on: Option<u64>,
+    /// The writer's fencing token (leaseTransitions when it started leading).
+    pub token: Option<i32>,
+    /// The Lease's holder when the server applied the request ("" for none).
+    pub holder: String,
+    /// The writer's identity.
+    pub writer: String,
+    /// `ok`, `conflict`, `already-exists`, `error`.
+    pub outcome: &'static str,
+    /// The value a write carried.
+    pub value: Option<String>,
+}
+
+impl HistoryOp {
+    fn applied_write(&self) -> bool {
+        self.kind == OpKind::Write && self.outcome == "ok"
+    }
+}
+
+/// What the checks found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HistoryReport {
+    /// Indices (into the history) of applied writes from a node the Lease did not name.
+    pub non_holder_writes: Vec<usize>,
+    /// `(lost, overwriter)`: an applied write, and the read-modify-write applied over it
+    /// without having read it.
+    pub lost_updates: Vec<(usize, usize)>,
+    /// Dual-leader windows during which a violating write was sent or applied.
+    pub corrupting_windows: usize,
+    pub harmless_windows: usize,
+}
+
+impl HistoryReport {
+    pub fn violations(&self) -> usize {
+        self.non_holder_writes.len() + self.lost_updates.len()
+    }
+}
+
+/// Checks `ops` (in the order the server applied them) against the dual-leader windows
+/// `(from, until)` of the run.
+pub fn check(ops: &[HistoryOp], dual_windows: &[(Nanos, Nanos)]) -> HistoryReport {
+    let mut report = HistoryReport::default();
+    for (i, op) in ops.iter().enumerate() {
+        if op.applied_write() && op.holder != op.writer {
+            report.non_holder_writes.push(i);
+        }
+    }
+    for (w, write) in ops.iter().enumerate() {
+        let (Some(based_on), true) = (write.based_on, write.applied_write()) else { continue };
+        // Every applied write by another node between the version this write read and the one it
+        // replaced: none of them was seen, all are lost.
+        for (v, victim) in ops[..w].iter().enumerate() {
+            if victim.applied_write()
+                && victim.node != write.node
+                && victim.rv_after.is_some_and(|rv| rv > based_on && Some(rv) <= write.rv_before)
+            {
+                report.lost_updates.push((v, w));
+            }
+        }
+    }
+    let bad: Vec<&HistoryOp> = report
+        .non_holder_writes
+        .iter()
+        .map(|&i| &ops[i])
+        .chain(report.lost_updates.iter().map(|&(_, w)| &ops[w]))
+        .collect();
+    for &(from, until) in dual_windows {
+        let inside = |t: Nanos| t >= from && t <= until;
+        if bad.iter().any(|op| inside(op.sent) || inside(op.applied)) {
+            report.corrupting_windows += 1;
+        } else {
+            report.harmless_windows += 1;
+        }
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(
+        node: usize,
+        writer: &str,
+        kind: OpKind,
+        applied: Nanos,
+        before: Option<u64>,
+        after: Option<u64>,
+    ) -> HistoryOp {
+        HistoryOp {
+            node,
+            kind,
+            verb: if kind == OpKind::Read { "get" } else { "update" },
+            mode: "update",
+            sent: applied - 1,
+            applied,
+            rv_before: before,
+            rv_after: after,
+            based_on: None,
+            token: Some(0),
+            holder: writer.into(),
+            writer: writer.into(),
+            outcome: "ok",
+            value: Some(writer.into()),
+        }
+    }
+
+    /// A reads v10, B (now the holder) writes v11, A writes over it from its stale read: B's
+    /// write is lost, and A wrote while the Lease named B. Both inside the dual window.
+    #[test]
+    fn a_stale_read_modify_write_loses_the_other_leaders_update_and_corrupts_the_overlap() {
+        let mut a_read = op(0, "a", OpKind::Read, 10, Some(10), Some(10));
+        a_read.holder = "b".into();
+        let b_write = op(1, "b", OpKind::Write, 20, Some(10), Some(11));
+        let mut a_write = op(0, "a", OpKind::Write, 30, Some(11), Some(12));
+        a_write.based_on = Some(10);
+        a_write.holder = "b".into();
+        let r = check(&[a_read, b_write, a_write], &[(5, 40)]);
+        assert_eq!(r.lost_updates, vec![(1, 2)]);
+        assert_eq!(r.non_holder_writes, vec![2]);
+        assert_eq!((r.corrupting_windows, r.harmless_windows), (1, 0));
+    }
+
+    /// Two leaders overlap, but the old one only reads and its write is refused with 409 (the
+    /// resourceVersion precondition of `fenced-update`): nothing is lost, the overlap is harmless.
+    #[test]
+    fn an_overlap_whose_stale_write_is_refused_is_harmless() {
+        let a_read = op(0, "a", OpKind::Read, 10, Some(10), Some(10));
+        let b_write = op(1, "b", OpKind::Write, 20, Some(10), Some(11));
+        let mut a_write = op(0, "a", OpKind::Write, 30, Some(11), Some(11));
+        a_write.based_on = Some(10);
+        a_write.outcome = "conflict";
+        a_write.holder = "b".into();
+        let r = check(&[a_read, b_write, a_write], &[(5, 40)]);
+        assert!(r.lost_updates.is_empty() && r.non_holder_writes.is_empty(), "{r:?}");
+        assert_eq!((r.corrupting_windows, r.harmless_windows), (0, 1));
+    }
+
+    /// A read-modify-write that read the other node's write first loses nothing.
+    #[test]
+    fn a_write_based_on_the_latest_version_loses_nothing() {
+        let b_write = op(1, "b", OpKind::Write, 20, Some(10), Some(11));
+        let mut a_write = op(0, "a", OpKind::Write, 30, Some(11), Some(12));
+        a_write.based_on = Some(11);
+        let r = check(&[b_write, a_write], &[]);
+        assert_eq!(r.violations(), 0);
+    }
+}
