@@ -7,6 +7,8 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("clock-offset-skew", include_str!("../../scenarios/clock-offset-skew.toml")),
     ("clock-rate-skew-above", include_str!("../../scenarios/clock-rate-skew-above.toml")),
     ("clock-rate-skew-below", include_str!("../../scenarios/clock-rate-skew-below.toml")),
+    ("coordinated-stall", include_str!("../../scenarios/coordinated-stall.toml")),
+    ("coordinated-upgrade", include_str!("../../scenarios/coordinated-upgrade.toml")),
     ("cpu-starvation", include_str!("../../scenarios/incidents/cpu-starvation.toml")),
     ("csharp-own-lease-duration", include_str!("../../scenarios/incidents/csharp-own-lease-duration.toml")),
     ("expire", include_str!("../../scenarios/expire.toml")),

@@ -129,9 +129,15 @@ impl LeaseLock {
             acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
             renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
             lease_transitions: transitions,
-            // client-go's LeaderElectionRecordToLeaseSpec builds a fresh spec (its records carry
-            // no strategy here), so a PUT erases them; the Python client edits the fetched spec.
-            strategy: if !self.python_style { None } else { previous.and_then(|p| p.strategy) },
+            // client-go's LeaderElectionRecordToLeaseSpec builds a fresh spec from the record, so
+            // a PUT erases strategy and preferredHolder unless the record carries them (only
+            // `tryCoordinatedRenew` keeps the strategy; no client-go write carries a preferred
+            // holder); the Python client edits the fetched spec.
+            strategy: if !self.python_style {
+                (record.strategy != Sym::EMPTY).then_some(record.strategy)
+            } else {
+                previous.and_then(|p| p.strategy)
+            },
             preferred_holder: if !self.python_style { None } else { previous.and_then(|p| p.preferred_holder) },
         }
     }

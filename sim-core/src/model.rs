@@ -77,6 +77,16 @@ pub struct NodeSpec {
     pub healthz: Option<HealthzSpec>,
     /// When the leader's work stops once its elector says it stopped leading.
     pub stop_acting: StopActing,
+    /// Coordinated leader election: the LeaseCandidate this node keeps (client-go
+    /// `NewCandidate`), with its versions.
+    pub candidacy: Option<Candidacy>,
+}
+
+/// A coordinated node's LeaseCandidate versions (strategy OldestEmulationVersion).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidacy {
+    pub binary_version: String,
+    pub emulation_version: String,
 }
 
 /// When a leader's work stops after its elector reports that it stopped leading (the
@@ -349,6 +359,8 @@ pub struct WorldSpec {
     pub unsafe_mode: bool,
     /// Keep a trace of every event (off for sweeps: nothing is formatted or stored then).
     pub trace: bool,
+    /// The kube-apiserver's clock (its leader-election controller reads it).
+    pub server_clock: ClockSpec,
 }
 
 impl WorldSpec {
@@ -406,6 +418,16 @@ impl WorldSpec {
 /// in `namespace`: the seed lab's Role (leases get/create/update) plus `patch` for the
 /// merge-patching algorithms and ConfigMap rights for reconcilers.
 pub fn default_rbac_objects(namespace: &str, service_accounts: &[String], events: bool) -> Vec<serde_json::Value> {
+    default_rbac_objects_for(namespace, service_accounts, events, false)
+}
+
+/// [`default_rbac_objects`], plus LeaseCandidate rights when nodes run coordinated election.
+pub fn default_rbac_objects_for(
+    namespace: &str,
+    service_accounts: &[String],
+    events: bool,
+    candidates: bool,
+) -> Vec<serde_json::Value> {
     let mut objects = Vec::new();
     if namespace != "default" && namespace != "kube-system" {
         objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
@@ -420,6 +442,10 @@ pub fn default_rbac_objects(namespace: &str, service_accounts: &[String], events
     // What an event recorder needs (kube-controller-manager's role grants the same).
     if events {
         rules.push(serde_json::json!({"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}));
+    }
+    // client-go's LeaseCandidate: a lister (list, watch) and its own create/update.
+    if candidates {
+        rules.push(serde_json::json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leasecandidates"], "verbs": ["get", "list", "watch", "create", "update"]}));
     }
     objects.push(serde_json::json!({
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
@@ -463,6 +489,7 @@ impl WorldSpec {
                     start_at: 0,
                     healthz: None,
                     stop_acting: StopActing::AtOnce,
+                    candidacy: None,
                 }
             })
             .collect();
@@ -479,6 +506,7 @@ impl WorldSpec {
             setup_objects: default_rbac_objects(namespace, &names, false),
             unsafe_mode: false,
             trace: false,
+            server_clock: ClockSpec::default(),
         }
     }
 

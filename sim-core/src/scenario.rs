@@ -10,7 +10,7 @@ use crate::clock::{ClockSpec, ClockStep, Wander};
 use crate::elector::{AfterLost, Algorithm, ElectorConfig, default_request_timeout_for};
 use crate::model::{
     ActionOp, DurationDist, FaultKind, FieldManager, NodeSpec, RandomFault, RandomFaultKind, ReconcileMode,
-    ReconcilerSpec, ScriptedAction, Target, TimedFault, WorldSpec, default_rbac_objects,
+    ReconcilerSpec, ScriptedAction, Target, TimedFault, WorldSpec,
 };
 use crate::net::{Cut, DirectionSpec, Latency, LinkSpec, ServerAvailability};
 use crate::rng::ComponentRng;
@@ -279,6 +279,13 @@ pub struct NodeDoc {
     /// exits: workers on the process context).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_acting: Option<String>,
+    /// Coordinated leader election (client-go `Coordinated`, v0.31+): register a LeaseCandidate
+    /// and let the apiserver's election controller pick the holder.
+    pub coordinated: Option<bool>,
+    /// The LeaseCandidate's binaryVersion (default "1.33.0").
+    pub binary_version: Option<String>,
+    /// Its emulationVersion (default: the binary version).
+    pub emulation_version: Option<String>,
     /// controller-runtime: how long the runnables take to finish after a graceful stop
     /// (default 0; the elector is cancelled after it, or after 30 s).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -385,6 +392,9 @@ pub struct ServerDoc {
     pub outages: Option<Vec<WindowDoc>>,
     pub slowdowns: Option<Vec<WindowDoc>>,
     pub errors: Option<Vec<ServerErrorDoc>>,
+    /// The kube-apiserver's clock: `offset`, `drift_ppm` (its leader-election controller
+    /// compares the holders' renewTimes with it).
+    pub clock: Option<ClockDoc>,
 }
 
 /// `[[server.errors]]`: answer matching requests with an error (see [`crate::model::ServerErrorRule`]).
@@ -792,12 +802,38 @@ impl Scenario {
                 .map(|(_, id)| id.clone())
                 .collect();
             let events = nodes.iter().any(|n| n.elector.record_events);
-            setup_objects.extend(default_rbac_objects(&namespace, &accounts, events));
+            let candidates = nodes.iter().any(|n| n.candidacy.is_some());
+            setup_objects.extend(crate::model::default_rbac_objects_for(&namespace, &accounts, events, candidates));
         } else if namespace != "default" && namespace != "kube-system" {
             setup_objects
                 .push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
         }
         setup_objects.extend(self.objects.iter().cloned());
+        // The apiserver's clock: an offset and a drift, as a node's (no steps or wander).
+        let server_clock = match &self.server.clock {
+            None => ClockSpec::default(),
+            Some(c) => {
+                if c.wander.is_some() || c.offset_seconds_dist.is_some() || c.drift_ppm_dist.is_some() {
+                    return Err(err(
+                        &["server", "clock"],
+                        "the apiserver's clock takes offset, drift_ppm and steps only",
+                    ));
+                }
+                let drift_ppm = c.drift_ppm.unwrap_or(0.0);
+                if !(MIN_DRIFT_PPM..=MAX_DRIFT_PPM).contains(&drift_ppm) {
+                    return Err(err(
+                        &["server", "clock", "drift_ppm"],
+                        format!("drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}"),
+                    ));
+                }
+                ClockSpec {
+                    offset_ns: c.offset.map_or(0, |o| o.0),
+                    drift_ppb: (drift_ppm * 1000.0).round() as i64,
+                    steps: c.steps.iter().flatten().map(|s| ClockStep { at: s.at.0, delta_ns: s.delta.0 }).collect(),
+                    ..ClockSpec::default()
+                }
+            }
+        };
         let spec = WorldSpec {
             seed: self.seed,
             duration: self.duration.0,
@@ -812,6 +848,7 @@ impl Scenario {
             // Unsafe only if a configuration client-go refuses actually runs.
             unsafe_mode: nodes_unsafe,
             trace,
+            server_clock,
         };
         spec.validate().map_err(|m| err(&["nodes"], m))?;
         Ok(spec)
@@ -1242,6 +1279,38 @@ impl Scenario {
             None => crate::model::StopActing::AtOnce,
             Some(text) => crate::model::StopActing::parse(&text).map_err(|m| perr("stop_acting", m))?,
         };
+        let candidacy = if pick!(coordinated).unwrap_or(false) {
+            if elector
+                .client_go_version()
+                .is_none_or(|v| v < crate::elector::ClientGoVersion::parse("v0.31").expect("a version"))
+            {
+                return Err(perr(
+                    "coordinated",
+                    "coordinated leader election needs client-go v0.31 or later (algorithm client-go or controller-runtime)"
+                        .into(),
+                ));
+            }
+            let binary_version = pick!(binary_version).unwrap_or_else(|| "1.33.0".into());
+            let emulation_version = pick!(emulation_version).unwrap_or_else(|| binary_version.clone());
+            let spec = serde_json::json!({"leaseName": elector.lease_name, "binaryVersion": binary_version,
+                "emulationVersion": emulation_version, "strategy": "OldestEmulationVersion"});
+            if let Some(e) = crate::api::validate_lease_candidate_spec(&spec).first() {
+                return Err(perr(
+                    "binary_version",
+                    format!("the API server would refuse this node's LeaseCandidate: {}: {}", e.field, e.body),
+                ));
+            }
+            elector.coordinated = true;
+            Some(crate::model::Candidacy { binary_version, emulation_version })
+        } else {
+            if pick!(binary_version).is_some() || pick!(emulation_version).is_some() {
+                return Err(perr(
+                    "binary_version",
+                    "versions are for coordinated nodes (set coordinated = true)".into(),
+                ));
+            }
+            None
+        };
         Ok(NodeSpec {
             elector,
             clock,
@@ -1253,6 +1322,7 @@ impl Scenario {
             start_at,
             healthz,
             stop_acting,
+            candidacy,
         })
     }
 
@@ -1476,6 +1546,9 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "events",
             "healthz",
             "stop_acting",
+            "coordinated",
+            "binary_version",
+            "emulation_version",
             "drain",
             "grace",
             "value",
@@ -1505,7 +1578,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "cut",
             "mode",
         ],
-        "server" => &["outages", "slowdowns", "errors"],
+        "server" => &["outages", "slowdowns", "errors", "clock"],
         "errors" => &["from", "duration", "code", "verb", "resource", "node", "probability", "retry_after", "message"],
         "rbac" => &["auto"],
         "actions" => &[

@@ -151,6 +151,38 @@ pub enum TraceKind {
     },
     /// The kubelet kills the container after too many failed probes.
     LivenessKill,
+    /// One `reconcileElectionStep` of the apiserver's election controller that did something:
+    /// pinged candidates, installed a holder, set a preferred holder, or failed.
+    /// (Boxed: rare, and every trace event is as large as the largest kind.)
+    Election(Box<ElectionTrace>),
+    /// The LeaseCandidate garbage collector deleted these expired candidates.
+    CandidatesCollected {
+        names: Vec<String>,
+    },
+}
+
+/// What one run of the apiserver's election controller did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElectionTrace {
+    pub lease: String,
+    pub installed: Option<String>,
+    pub preferred: Option<String>,
+    pub pinged: u32,
+    pub error: Option<String>,
+}
+
+impl TraceKind {
+    /// The fields of the controller's kinds, in their key order.
+    fn fields_json(&self) -> Value {
+        match self {
+            TraceKind::Election(e) => json!({
+                "lease": e.lease, "installed": e.installed, "preferred_holder": e.preferred, "pinged": e.pinged,
+                "error": e.error,
+            }),
+            TraceKind::CandidatesCollected { names } => json!({ "names": names }),
+            _ => json!({}),
+        }
+    }
 }
 
 impl TraceKind {
@@ -193,6 +225,8 @@ impl TraceKind {
             TraceKind::Exception { .. } => "exception",
             TraceKind::ProbeFailed { .. } => "probe-failed",
             TraceKind::LivenessKill => "liveness-kill",
+            TraceKind::Election(_) => "election",
+            TraceKind::CandidatesCollected { .. } => "candidates-collected",
         }
     }
 }
@@ -301,6 +335,13 @@ impl TraceEvent {
             TraceKind::RetryAfter { id, wait_ns } => write!(w, ",\"id\":{id},\"wait_ns\":{wait_ns}")?,
             TraceKind::Exception { message } => write!(w, ",\"message\":\"{message}\"")?,
             TraceKind::ProbeFailed { failures } => write!(w, ",\"failures\":{failures}")?,
+            TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => {
+                // Rare: through serde_json, same keys and order as `to_json`.
+                let Value::Object(fields) = self.kind.fields_json() else { unreachable!("an object") };
+                for (k, v) in fields {
+                    write!(w, ",{}:{}", Value::String(k), v)?;
+                }
+            }
             TraceKind::ProcessExit
             | TraceKind::Crash
             | TraceKind::PauseEnd
@@ -362,6 +403,7 @@ impl TraceEvent {
             TraceKind::RetryAfter { id, wait_ns } => json!({ "id": id, "wait_ns": wait_ns }),
             TraceKind::Exception { message } => json!({ "message": message }),
             TraceKind::ProbeFailed { failures } => json!({ "failures": failures }),
+            TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => self.kind.fields_json(),
             TraceKind::ProcessExit
             | TraceKind::Crash
             | TraceKind::PauseEnd

@@ -260,6 +260,9 @@ pub struct ElectorConfig {
     /// kube-lease-manager's `grace` and kubert's `renew_grace_period`: how long before its
     /// lease's expiry the holder renews (the `grace` node key).
     pub grace: Nanos,
+    /// client-go's `Coordinated`: acquire and renew with `tryCoordinatedRenew` (never create or
+    /// take the Lease; the election controller installs the holder).
+    pub coordinated: bool,
 }
 
 /// controller-runtime's `defaultGracefulShutdownPeriod` (pkg/manager/internal.go:57).
@@ -299,6 +302,7 @@ impl ElectorConfig {
             record_events: false,
             drain: 0,
             grace,
+            coordinated: false,
         }
     }
 

@@ -61,6 +61,8 @@ struct Rules {
     /// client-go ≥ v0.27 records "stopped leading" whenever `renew` returns (a deferred call,
     /// client-go ac40ba329); v0.26 only when a renew round fails.
     stopped_event_always: bool,
+    /// `Coordinated` (client-go ≥ v0.31, 20993758b): every try is `tryCoordinatedRenew`.
+    coordinated: bool,
 }
 
 impl Rules {
@@ -81,6 +83,7 @@ impl Rules {
                     },
                     raw_has_strategy: minor >= 31,
                     stopped_event_always: minor >= 27,
+                    coordinated: config.coordinated,
                 }
             }
             None => match config.algorithm {
@@ -92,6 +95,7 @@ impl Rules {
                     release: ReleaseStyle::GetThenUpdate,
                     raw_has_strategy: false,
                     stopped_event_always: true,
+                    coordinated: false,
                 },
                 _ => unreachable!("the other libraries have their own machines"),
             },
@@ -552,7 +556,7 @@ impl LoopElector {
     }
 
     fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut Vec<Output>) -> Progress {
-        if self.rules.fast_path && self.is_leader() && self.is_lease_valid(t.started) {
+        if self.rules.fast_path && !self.rules.coordinated && self.is_leader() && self.is_lease_valid(t.started) {
             t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
             t.candidate.leader_transitions = self.observed.leader_transitions;
             t.step = Step::FastUpdate;
@@ -587,7 +591,32 @@ impl LoopElector {
                     out.push(Output::Note(Note::FastPathFailed));
                     (Step::Get, LockOp::Get)
                 }
+                // `tryCoordinatedRenew`: nobody but the election controller creates the Lease.
+                (Step::Get, Err(LockError::NotFound)) if self.rules.coordinated => return Progress::Done(false),
                 (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate)),
+                (Step::Get, Ok(record)) if self.rules.coordinated => {
+                    // client-go leaderelection.go `tryCoordinatedRenew` (32ce75a7), in its order:
+                    // observe; "Lease has expired" (observedTime + the record's duration — 5 s
+                    // while the controller's install is fresh); not the holder; "end of term"
+                    // when preferredHolder is set (no release, no write); else renew keeping
+                    // acquireTime, transitions and strategy, without preferredHolder.
+                    let raw = record.raw(self.rules.raw_has_strategy);
+                    if self.observed_raw.as_ref() != Some(&raw) {
+                        self.set_observed(record, now);
+                        self.observed_raw = Some(raw);
+                    }
+                    if !self.is_lease_valid(t.started) || !self.is_leader() {
+                        return Progress::Done(false);
+                    }
+                    if record.preferred_holder != Sym::EMPTY {
+                        out.push(Output::Note(Note::EndOfTerm));
+                        return Progress::Done(false);
+                    }
+                    t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
+                    t.candidate.leader_transitions = self.observed.leader_transitions;
+                    t.candidate.strategy = self.observed.strategy;
+                    (Step::Update, self.write_op(t.candidate))
+                }
                 (Step::Get, Err(_)) | (Step::Create, Err(_)) | (Step::Update, Err(_)) => return Progress::Done(false),
                 (Step::Get, Ok(record)) => {
                     // `len(oldLeaderElectionRecord.HolderIdentity) > 0`: the record just read.

@@ -193,6 +193,9 @@ pub enum Note {
     ReleaseFailed,
     /// v0.37's release got a 409 and tries again with a fresh Get.
     ReleaseConflictRetrying,
+    /// Coordinated: the Lease names a preferred holder, so this holder stops renewing
+    /// (`tryCoordinatedRenew`'s "end of term").
+    EndOfTerm,
 }
 
 impl Note {
@@ -208,6 +211,7 @@ impl Note {
             Note::Released => "released",
             Note::ReleaseFailed => "release-failed",
             Note::ReleaseConflictRetrying => "release-conflict-retrying",
+            Note::EndOfTerm => "end-of-term",
         }
     }
 }

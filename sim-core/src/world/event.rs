@@ -12,6 +12,8 @@ pub(super) enum Origin {
     Reconciler,
     /// The elector's event recorder (answers are not read).
     Recorder,
+    /// The node's LeaseCandidate (coordinated leader election).
+    Candidate,
 }
 
 impl Origin {
@@ -20,6 +22,7 @@ impl Origin {
             Origin::Elector => "elector",
             Origin::Reconciler => "reconciler",
             Origin::Recorder => "recorder",
+            Origin::Candidate => "candidate",
         }
     }
 }
@@ -105,6 +108,24 @@ pub(super) enum Event {
         node: u32,
         incarnation: u32,
     },
+    /// The LeaseCandidate's `ensureLease` runs (its queue's item; a newer generation replaces it).
+    CandidateEnsure {
+        node: u32,
+        incarnation: u32,
+        generation: u32,
+    },
+    /// A write to the node's LeaseCandidate reaches its informer.
+    CandidateWatch {
+        node: u32,
+        incarnation: u32,
+    },
+    /// The election controller's queue hands it Lease `key` (a newer generation replaces it).
+    Election {
+        key: u32,
+        generation: u32,
+    },
+    /// The LeaseCandidate garbage collector's period.
+    ElectionGc,
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 16, "events stay small: payloads live in the slab");

@@ -56,6 +56,10 @@ macro_rules! trace {
     };
 }
 
+// After the macro: these parts use `trace!`.
+mod candidacy;
+mod election;
+
 /// A span of one node's life, for timelines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SpanKind {
@@ -188,6 +192,9 @@ pub struct World {
     injector: injection::Injector,
     /// Lease watches (kube-coordinate's): who watches which Lease, the events on their way.
     watches: watch::Watches,
+    /// Coordinated leader election: the apiserver's clock and controller, the candidacies
+    /// (`None` when no node is coordinated: nothing else is paid then).
+    cle: Option<Box<candidacy::Cle>>,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
     scratch: Vec<Output>,
     stale: Vec<Event>,
@@ -294,6 +301,24 @@ impl World {
         }
         let net = Network::new(links, spec.server.clone());
         let injector = injection::Injector::new(spec.seed, &spec.server_errors);
+        let cle = if spec.nodes.iter().any(|n| n.candidacy.is_some()) {
+            let clock =
+                NodeClock::new(spec.server_clock.clone(), spec.epoch).map_err(|e| format!("server clock: {e}"))?;
+            let candidates = spec
+                .nodes
+                .iter()
+                .map(|n| {
+                    n.candidacy
+                        .as_ref()
+                        .map(|c| candidacy::Candidacy::new(c, &n.elector.lease_namespace, &n.elector.lease_name))
+                })
+                .collect();
+            // The garbage collector runs once at the controller's start, then every 30 minutes.
+            queue.schedule(0, Event::ElectionGc);
+            Some(Box::new(candidacy::Cle { clock, controller: election::Controller::new(), candidates }))
+        } else {
+            None
+        };
         Ok(World {
             spec,
             queue,
@@ -308,6 +333,7 @@ impl World {
             obs,
             injector,
             watches,
+            cle,
             scratch: Vec::new(),
             stale: Vec::new(),
             events_processed: 0,
@@ -422,7 +448,9 @@ impl World {
             | Event::ReconcileTick { node, incarnation, .. }
             | Event::Timeout { node, incarnation, .. }
             | Event::Reset { node, incarnation, .. }
-            | Event::Watch { node, incarnation } => Some((node as usize, incarnation)),
+            | Event::Watch { node, incarnation }
+            | Event::CandidateEnsure { node, incarnation, .. }
+            | Event::CandidateWatch { node, incarnation } => Some((node as usize, incarnation)),
             Event::Respond { msg } | Event::Resend { msg } => {
                 let m = self.net.get(msg);
                 Some((m.node as usize, m.incarnation))
@@ -470,6 +498,7 @@ impl World {
                 match origin {
                     Origin::Elector => self.elector_response(now, node, id, response, plain_text),
                     Origin::Reconciler => self.reconciler_response(now, node, id, response),
+                    Origin::Candidate => self.candidate_response(now, node, id, Some(response)),
                     Origin::Recorder => {}
                 }
             }
@@ -505,6 +534,10 @@ impl World {
             Event::Action { index } => self.run_action(now, index as usize),
             Event::StopActing { node, generation, .. } => self.work_stopped(now, node as usize, generation),
             Event::Watch { node, .. } => self.watch_event(now, node as usize),
+            Event::CandidateEnsure { node, generation, .. } => self.candidate_ensure(now, node as usize, generation),
+            Event::CandidateWatch { node, .. } => self.candidate_watch(now, node as usize),
+            Event::Election { key, generation } => self.election_run(now, key as usize, generation),
+            Event::ElectionGc => self.election_gc(now),
         }
     }
 
@@ -563,6 +596,9 @@ impl World {
             self.procs[node].probe_anchor = first;
             let incarnation = self.procs[node].incarnation;
             self.queue.schedule(first, Event::Probe { node: node as u32, incarnation, failed: false });
+        }
+        if self.cle.is_some() {
+            self.candidate_start(now, node);
         }
         let mut out = std::mem::take(&mut self.scratch);
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
@@ -901,6 +937,7 @@ impl World {
                 (Origin::Reconciler, Kind::ConfigMap, _) => {
                     self.recs[node].as_ref().expect("a node with a reconciler").object_name.clone()
                 }
+                (Origin::Candidate, _, Payload::Generic(request)) => request.name.to_string().into(),
                 (Origin::Recorder, _, Payload::Generic(request)) => match &request.body {
                     crate::api::Body::Json(body) => body["metadata"]["name"].as_str().unwrap_or("").into(),
                     _ => "".into(),
@@ -1094,6 +1131,16 @@ impl World {
         {
             self.lease_written(now, lease);
         }
+        // A LeaseCandidate written by a node: the controller's informer and the owner's hear of it.
+        if kind == Kind::LeaseCandidate
+            && error.is_none()
+            && matches!(verb, Verb::Create | Verb::Update | Verb::Patch | Verb::Apply)
+            && self.cle.is_some()
+            && let Payload::Generic(r) = &self.net.get(msg).payload
+        {
+            let (namespace, name) = (r.namespace.to_string(), r.name.to_string());
+            self.election_candidate_written(now, &namespace, &name);
+        }
         if let Some(rv_before) = history_before {
             self.record_history(now, node, id, verb, error, rv_before);
         }
@@ -1107,7 +1154,9 @@ impl World {
                 Ok(_) => Err(500),
                 Err(e) => Err(e.code),
             }),
-            (Origin::Reconciler | Origin::Recorder, Answer::Object(r)) => Response::Object(r.map_err(|e| e.code)),
+            (Origin::Reconciler | Origin::Recorder | Origin::Candidate, Answer::Object(r)) => {
+                Response::Object(r.map_err(|e| e.code))
+            }
         };
         match self.net.send(node, Direction::Down, now) {
             delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
@@ -1229,7 +1278,25 @@ impl World {
                     self.arm_reconcile(now, node);
                 }
             }
+            Origin::Candidate => {
+                if error == LockError::Timeout {
+                    trace!(self, now, Some(node), TraceKind::Timeout { id: id as u64 });
+                }
+                // The request id's low 32 bits are unique within a run (see `Event::Timeout`).
+                let full = self.cle.as_ref().and_then(|c| c.candidates[node].as_ref()).and_then(|c| c.in_flight_id());
+                if let Some(full) = full.filter(|f| *f as u32 == id) {
+                    self.candidate_response(now, node, full, None);
+                }
+            }
             Origin::Recorder => {}
+        }
+    }
+
+    /// A Lease the election controller wrote (by name).
+    #[cold]
+    fn lease_written_by_name(&mut self, now: Nanos, namespace: &str, name: &str) {
+        if let Some(lease) = self.server.find_lease_ref(namespace, name) {
+            self.lease_written(now, lease);
         }
     }
 
@@ -1237,6 +1304,10 @@ impl World {
     fn lease_written(&mut self, now: Nanos, lease: LeaseRef) {
         if self.watches.any() {
             self.notify_watchers(now, lease);
+        }
+        if self.cle.is_some() {
+            let (namespace, name) = self.server.lease_key(lease);
+            self.election_lease_written(now, &namespace, &name);
         }
         let track = lease.0 as usize;
         if track >= self.obs.leases.len() || self.obs.leases[track].lease_ref != Some(lease) {
@@ -1311,6 +1382,8 @@ impl World {
     }
 
     /// One reconciler request on the child, as the server just applied it (`crate::history`).
+    #[cold]
+    #[inline(never)]
     fn record_history(
         &mut self,
         now: Nanos,

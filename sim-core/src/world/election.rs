@@ -1,0 +1,344 @@
+//! Coordinated leader election (KEP-4355): the leader-election controller inside the simulated
+//! kube-apiserver, as kubernetes/kubernetes `pkg/controlplane/controller/leaderelection/
+//! leaderelection_controller.go` (ac7a95ef, v1beta1, plus #130533's parallel pings) runs it,
+//! on the **apiserver's own clock**. Facts and line-level notes: /work/notes/cle.md §5;
+//! docs/algorithms.md "Coordinated leader election".
+//!
+//! One worker, one queue of Lease keys: an item is pending at most once (`AddAfter` keeps the
+//! earliest time; an immediate `Add` does not cancel a later one). The controller reads and writes
+//! through the server directly (its loopback client; no network), as `system:masters`.
+//!
+//! `reconcileElectionStep`, as the source has it:
+//! 1. candidates = LeaseCandidates of the Lease not expired (renewTime + 30 min > now); none →
+//!    no requeue;
+//! 2. `electionNeeded`: no Lease, an expired or holder-less Lease, a candidate older than 15 min
+//!    (forced re-election), or a best candidate that is not the holder; not needed → 5 s;
+//! 3. ping every candidate whose renewTime is more than 5 s old and that has no pending ping
+//!    (pingTime = now); a pending ping (pingTime + 5 s > now, not acked) or a ping just sent → 5 s;
+//! 4. acked = renewTime + 5 s > now; none → "no available candidates", no requeue;
+//! 5. the electee: oldest emulation version, then oldest binary version, then oldest creation
+//!    (a tie keeps the current electee); create the Lease `{holder: electee, LD 5 s, renewTime:
+//!    now, strategy}`, or on AlreadyExists: install the electee if the Lease has no holder or has
+//!    expired, else set `preferredHolder = electee`; 5 s.
+//!
+//! Not modelled: the nil dereferences of a holder-less Lease with a custom strategy (they crash
+//! the real kube-apiserver), the lister's random order (candidates are read in name order, so a
+//! creation-time tie is decided by name, not at random), custom strategies, the controller's own
+//! election among several apiservers (one apiserver), and the 10-minute informer resync.
+
+use crate::api::{ApiServer, Body, Kind, MicroTime, Request, User, Verb, parse_version};
+use crate::time::Nanos;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub(super) const REQUEUE: Nanos = 5_000_000_000;
+const ELECTION_WINDOW_NS: i64 = 5_000_000_000;
+const CANDIDATE_VALID_NS: i64 = 30 * 60 * 1_000_000_000;
+const FORCED_REELECTION_NS: i64 = CANDIDATE_VALID_NS / 2;
+/// The lease the controller installs: "time to acquire", not a real lease (jefftree on #134486).
+const INSTALL_LEASE_SECONDS: i64 = 5;
+pub(super) const GC_PERIOD: Nanos = 30 * 60 * 1_000_000_000;
+const STRATEGY: &str = "OldestEmulationVersion";
+
+/// A LeaseCandidate as the controller reads it.
+#[derive(Clone, Debug)]
+pub(super) struct Candidate {
+    pub(super) name: String,
+    ping: Option<i64>,
+    renew: Option<i64>,
+    binary: (u64, u64, u64),
+    emulation: (u64, u64, u64),
+    /// creationTimestamp, whole seconds (metav1.Time).
+    created: i64,
+    json: Value,
+}
+
+fn micros(v: &Value) -> Option<i64> {
+    v.as_str().and_then(|s| MicroTime::parse(s).ok()).map(|m| m.unix_nanos())
+}
+
+impl Candidate {
+    fn of(json: Value) -> Option<Candidate> {
+        let spec = json.get("spec")?;
+        Some(Candidate {
+            name: json["metadata"]["name"].as_str()?.to_string(),
+            ping: micros(&spec["pingTime"]),
+            renew: micros(&spec["renewTime"]),
+            binary: spec["binaryVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
+            emulation: spec["emulationVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
+            // metav1.Time: whole seconds, `2026-01-01T00:01:05Z`.
+            created: json["metadata"]["creationTimestamp"]
+                .as_str()
+                .and_then(|s| MicroTime::parse(&s.replacen('Z', ".000000Z", 1)).ok())
+                .map_or(0, |m| m.unix_nanos() / 1_000_000_000),
+            json,
+        })
+    }
+
+    /// Pinged and not acked, the ping less than 5 s old: its answer is awaited.
+    fn pending(&self, now: i64) -> bool {
+        matches!((self.ping, self.renew), (Some(p), Some(r)) if p + ELECTION_WINDOW_NS > now && r < p)
+    }
+}
+
+/// `compare`: lower emulation version, then lower binary version; equal → the older creation
+/// wins, and a tie keeps the current one (`lhs.CreationTimestamp.After(rhs) ? 1 : -1`).
+fn better(a: &Candidate, b: &Candidate) -> bool {
+    (a.emulation, a.binary, a.created) < (b.emulation, b.binary, b.created)
+}
+
+fn pick_best(candidates: &[Candidate]) -> Option<&Candidate> {
+    let mut best: Option<&Candidate> = None;
+    for c in candidates {
+        best = match best {
+            None => Some(c),
+            Some(b) if better(c, b) => Some(c),
+            keep => keep,
+        };
+    }
+    best
+}
+
+/// What one reconcile did, for the trace and the world.
+#[derive(Debug, Default)]
+pub(super) struct Step {
+    /// `Some(d)`: requeue after d; `None`: no requeue.
+    pub(super) requeue: Option<Nanos>,
+    /// Candidates pinged (their nodes will see the write through their watch).
+    pub(super) pinged: Vec<String>,
+    /// The Lease was written: created/installed (`holder`) or a preferred holder set.
+    pub(super) installed: Option<String>,
+    pub(super) preferred: Option<String>,
+    pub(super) error: Option<String>,
+}
+
+pub(super) struct Controller {
+    user: Arc<User>,
+    /// The Leases the controller has seen a candidate for: (namespace, name).
+    pub(super) keys: Vec<(String, String)>,
+    /// Per key: the pending run (true time, generation).
+    pub(super) due: Vec<Option<(Nanos, u32)>>,
+    generation: u32,
+}
+
+impl Controller {
+    pub(super) fn new() -> Controller {
+        Controller { user: Arc::new(User::admin()), keys: Vec::new(), due: Vec::new(), generation: 0 }
+    }
+
+    pub(super) fn key(&mut self, namespace: &str, name: &str) -> usize {
+        match self.keys.iter().position(|(n, l)| n == namespace && l == name) {
+            Some(i) => i,
+            None => {
+                self.keys.push((namespace.to_string(), name.to_string()));
+                self.due.push(None);
+                self.keys.len() - 1
+            }
+        }
+    }
+
+    /// `queue.Add` / `queue.AddAfter`: returns the (time, generation) to schedule, if the item
+    /// is not already pending at or before `at`.
+    pub(super) fn enqueue(&mut self, key: usize, at: Nanos) -> Option<(Nanos, u32)> {
+        if let Some((due, _)) = self.due[key]
+            && due <= at
+        {
+            return None;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        self.due[key] = Some((at, self.generation));
+        self.due[key]
+    }
+
+    /// The queued run at `generation` fired: is it the live one?
+    pub(super) fn take(&mut self, key: usize, generation: u32) -> bool {
+        if self.due[key].is_some_and(|(_, g)| g == generation) {
+            self.due[key] = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn request(&self, verb: Verb, kind: Kind, namespace: &str, name: &str, body: Body) -> Request {
+        Request {
+            user: self.user.clone(),
+            verb,
+            kind,
+            namespace: namespace.into(),
+            name: name.into(),
+            body,
+            field_manager: Some("leader-election-controller".into()),
+            force: false,
+        }
+    }
+
+    /// The LeaseCandidates of one Lease (all of them, expired included), in name order.
+    fn candidates(&self, server: &mut ApiServer, t: Nanos, namespace: &str, lease: &str) -> Vec<Candidate> {
+        let req = self.request(Verb::List, Kind::LeaseCandidate, namespace, "", Body::None);
+        let Ok(list) = server.handle(t, &req) else { return Vec::new() };
+        let items = match list {
+            crate::api::Object::Json(v) => v["items"].as_array().cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let mut out: Vec<Candidate> = items
+            .into_iter()
+            .filter(|c| c["spec"]["leaseName"].as_str() == Some(lease))
+            .filter_map(Candidate::of)
+            .collect();
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// `reconcileElectionStep` at true time `t`, the apiserver's clock reading `now` (unix ns).
+    pub(super) fn reconcile(&mut self, server: &mut ApiServer, t: Nanos, now: i64, key: usize) -> Step {
+        let (namespace, lease_name) = self.keys[key].clone();
+        let mut step = Step::default();
+        let candidates: Vec<Candidate> = self
+            .candidates(server, t, &namespace, &lease_name)
+            .into_iter()
+            .filter(|c| c.renew.is_some_and(|r| r + CANDIDATE_VALID_NS > now))
+            .collect();
+        if candidates.is_empty() {
+            return step;
+        }
+        let lease = server.peek_lease(&namespace, &lease_name).cloned();
+        let expired = |l: &crate::api::Lease| match (l.spec.renew_time, l.spec.lease_duration_seconds) {
+            (Some(r), Some(d)) => r.unix_nanos() + d as i64 * 1_000_000_000 < now,
+            _ => true,
+        };
+        let holder = lease.as_ref().and_then(|l| l.spec.holder_identity.clone()).unwrap_or_default();
+        let needed = match &lease {
+            None => true,
+            Some(l) if expired(l) || holder.is_empty() => true,
+            Some(_) => {
+                candidates.iter().any(|c| c.renew.is_some_and(|r| r + FORCED_REELECTION_NS < now))
+                    || pick_best(&candidates).is_some_and(|b| b.name != holder)
+            }
+        };
+        if !needed {
+            step.requeue = Some(REQUEUE);
+            return step;
+        }
+        let mut can_vote = true;
+        for c in &candidates {
+            if c.pending(now) {
+                can_vote = false;
+                continue;
+            }
+            if c.renew.is_some_and(|r| r + ELECTION_WINDOW_NS > now) {
+                continue;
+            }
+            let never_acked_old_ping = matches!((c.ping, c.renew), (Some(p), Some(r)) if r < p);
+            if c.ping.is_none() || (c.ping.is_some_and(|p| p + ELECTION_WINDOW_NS < now) && !never_acked_old_ping) {
+                let mut updated = c.json.clone();
+                updated["spec"]["pingTime"] = json!(MicroTime::from_unix_nanos(now).to_rfc3339());
+                let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, Body::Json(updated));
+                match server.handle(t, &req) {
+                    Ok(_) => step.pinged.push(c.name.clone()),
+                    Err(e) => step.error = Some(e.message),
+                }
+                can_vote = false;
+            }
+        }
+        if step.error.is_some() || !can_vote {
+            step.requeue = Some(REQUEUE);
+            return step;
+        }
+        let acked: Vec<Candidate> =
+            candidates.into_iter().filter(|c| c.renew.is_some_and(|r| r + ELECTION_WINDOW_NS > now)).collect();
+        let Some(electee) = pick_best(&acked).map(|c| c.name.clone()) else {
+            step.error = Some("no available candidates".into());
+            return step;
+        };
+        let stamp = MicroTime::from_unix_nanos(now).to_rfc3339();
+        match lease {
+            None => {
+                let body = json!({
+                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": lease_name, "namespace": namespace},
+                    "spec": {"holderIdentity": electee, "leaseDurationSeconds": INSTALL_LEASE_SECONDS,
+                             "renewTime": stamp, "strategy": STRATEGY},
+                });
+                let req = self.request(Verb::Create, Kind::Lease, &namespace, &lease_name, Body::Json(body));
+                match server.handle(t, &req) {
+                    Ok(_) => {
+                        step.installed = Some(electee);
+                        step.requeue = Some(REQUEUE);
+                    }
+                    Err(e) => step.error = Some(e.message),
+                }
+            }
+            Some(existing) => {
+                let mut spec = serde_json::to_value(&existing.spec).unwrap_or(json!({}));
+                let before = spec.clone();
+                if existing.spec.strategy.as_deref() != Some(STRATEGY) {
+                    spec["strategy"] = json!(STRATEGY);
+                }
+                if holder.is_empty() || (expired(&existing) && holder != electee) {
+                    let map = spec.as_object_mut().expect("a spec object");
+                    map.remove("preferredHolder");
+                    map.remove("acquireTime");
+                    map.insert("holderIdentity".into(), json!(electee));
+                    map.insert("renewTime".into(), json!(stamp));
+                    map.insert("leaseDurationSeconds".into(), json!(INSTALL_LEASE_SECONDS));
+                    step.installed = Some(electee.clone());
+                } else if holder != electee {
+                    spec["preferredHolder"] = json!(electee);
+                    step.preferred = Some(electee.clone());
+                }
+                if spec == before {
+                    // Nothing to change: the electee already holds it or is already preferred.
+                    step.installed = None;
+                    step.preferred = None;
+                } else {
+                    let mut body = serde_json::to_value(existing.as_ref()).unwrap_or(json!({}));
+                    body["spec"] = spec;
+                    body["apiVersion"] = json!("coordination.k8s.io/v1");
+                    body["kind"] = json!("Lease");
+                    let req = self.request(Verb::Update, Kind::Lease, &namespace, &lease_name, Body::Json(body));
+                    if let Err(e) = server.handle(t, &req) {
+                        step.error = Some(e.message);
+                        step.installed = None;
+                        step.preferred = None;
+                        return step;
+                    }
+                }
+                step.requeue = Some(REQUEUE);
+            }
+        }
+        step
+    }
+
+    /// `LeaseCandidateGCController.gc`: delete every candidate expired on the apiserver's clock.
+    pub(super) fn gc(&mut self, server: &mut ApiServer, t: Nanos, now: i64) -> Vec<String> {
+        let mut deleted = Vec::new();
+        for (namespace, lease) in self.keys.clone() {
+            for c in self.candidates(server, t, &namespace, &lease) {
+                if c.renew.is_none_or(|r| r + CANDIDATE_VALID_NS < now) {
+                    let req = self.request(Verb::Delete, Kind::LeaseCandidate, &namespace, &c.name, Body::None);
+                    if server.handle(t, &req).is_ok() {
+                        deleted.push(c.name);
+                    }
+                }
+            }
+        }
+        deleted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::api::parse_version_strict;
+
+    #[test]
+    fn versions_parse_as_semver_tolerant_and_strict() {
+        assert_eq!(parse_version("v1.33"), Some((1, 33, 0)));
+        assert_eq!(parse_version("1.34.0-alpha.1"), Some((1, 34, 0)));
+        assert_eq!(parse_version_strict("1.33.0"), Some((1, 33, 0)));
+        assert_eq!(parse_version_strict("v1.33.0"), None);
+        assert_eq!(parse_version_strict("1.33"), None);
+    }
+}
