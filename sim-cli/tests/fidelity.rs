@@ -268,6 +268,22 @@ fn injected_errors_carry_the_real_bodies_and_a_504_write_still_lands() {
     assert!(!message(500).1, "a 500 is not applied");
 }
 
+/// The shutdown 503 ("apiserver is shutting down", apiserver `waitGroupWriteRetryAfterToResponse`)
+/// carries `Retry-After: 1`, so client-go's transport waits a second and sends again; a 503 with
+/// another message carries none and is not retried.
+#[test]
+fn the_shutdown_503_carries_retry_after_one_second_and_client_go_resends() {
+    let retries = |extra: &str| {
+        let source = format!(
+            "{TWO_NODES}\n[[server.errors]]\nfrom = \"10s\"\nduration = \"1500ms\"\ncode = 503\nverb = \"update\"\n{extra}"
+        );
+        let out = run_with(&source, &[], 1);
+        count(&out, |k| matches!(k, TraceKind::RetryAfter { wait_ns, .. } if *wait_ns == 1_000_000_000))
+    };
+    assert!(retries("") >= 1);
+    assert_eq!(retries("message = \"etcd leader changed\"\n"), 0);
+}
+
 /// Partitions that hold or refuse: a Python call without a timeout hangs forever under `drop`
 /// and returns after the heal under `hold`.
 #[test]
@@ -430,4 +446,14 @@ fn unsafe_per_lease_waives_only_that_lease_and_flags_only_invalid_runs() {
         &other.replace("[leases.other]\nunsafe = true\n", "").replace("identity = \"x\"", "identity = \"x\"\n"),
     );
     assert!(e.contains("leaseDuration must be greater than renewDeadline"), "{e}");
+}
+
+/// `[leases."<the main Lease>"] unsafe` waives the main Lease too (it was silently ignored).
+#[test]
+fn unsafe_under_leases_also_waives_the_main_lease() {
+    let source = format!("{TWO_NODES}\n[defaults]\nrenew_deadline = \"20s\"\n[leases.ctl]\nunsafe = true\n");
+    let out = run_with(&source, &[], 1);
+    assert!(out.unsafe_mode);
+    let refused = refused(&source.replace("[leases.ctl]\nunsafe = true\n", ""));
+    assert!(refused.contains("client-go refuses this configuration"), "{refused}");
 }

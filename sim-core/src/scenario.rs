@@ -783,8 +783,12 @@ impl Scenario {
                 node,
                 probability,
                 code: e.code,
-                // APF's 429 always carries one (its minimum is 1 s).
-                retry_after: e.retry_after.map(|d| d.0).or((e.code == 429).then_some(1_000_000_000)),
+                // APF's 429 always carries one (its minimum is 1 s); so does the shutdown 503
+                // (apiserver `waitGroupWriteRetryAfterToResponse`: `Retry-After: 1`).
+                retry_after: e
+                    .retry_after
+                    .map(|d| d.0)
+                    .or((e.code == 429 || (e.code == 503 && e.message.is_none())).then_some(1_000_000_000)),
                 message: e.message.clone().unwrap_or_else(|| default_message.to_string()),
             });
         }
@@ -1042,8 +1046,10 @@ impl Scenario {
         }
         // `unsafe` waives client-go's checks for the whole file or for one Lease; whether the
         // run *is* unsafe (a waived check fails) is decided per node and shown only then.
+        // The main Lease may be named in [leases."name"] too: either place waives it.
         let lease_unsafe = if elector.lease_name == lease_name {
             self.lease.unsafe_mode.unwrap_or(false)
+                || self.leases.get(&elector.lease_name).and_then(|l| l.unsafe_mode).unwrap_or(false)
         } else {
             self.leases.get(&elector.lease_name).and_then(|l| l.unsafe_mode).unwrap_or(false)
         };

@@ -6,7 +6,7 @@
 //! | 409 | `NewConflict(…, OptimisticLockErrorMsg)` Status | no |
 //! | 429 | priority-and-fairness / max-in-flight: plain text "Too many requests, please try again later." with `Retry-After` | no |
 //! | 500 | `NewInternalError(err)` Status, no `Retry-After` unless given | no |
-//! | 503 | `NewServiceUnavailable(reason)` Status, no `Retry-After` unless given | no |
+//! | 503 | `NewServiceUnavailable(reason)` Status; the default, "apiserver is shutting down" (the wait-group filter), with `Retry-After: 1`; another message without one unless given | no |
 //! | 504 | `NewTimeoutError` from the timeout filter, which answers while the handler runs on | **yes**: the request is applied, the client hears 504 |
 //!
 //! Each rule draws from its own random stream once per matching request, so a rule's
