@@ -73,6 +73,7 @@ impl<E> EventQueue<E> {
 
     /// Schedules `event` at true time `at`. Scheduling in the past is a bug in the caller: time
     /// never runs backwards, so it is asserted rather than silently clamped.
+    #[inline]
     pub fn schedule(&mut self, at: Nanos, event: E) {
         assert!(at >= self.now, "event scheduled in the past: at={at} now={}", self.now);
         let key = ((at as u128) << 64) | self.next_seq as u128;
@@ -91,6 +92,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `at` under a sequence number taken earlier by [`Self::reserve_seq`].
+    #[inline]
     pub fn schedule_reserved(&mut self, at: Nanos, seq: u64, event: E) {
         assert!(at >= self.now, "event scheduled in the past: at={at} now={}", self.now);
         debug_assert!(seq < self.next_seq, "a sequence number not yet reserved");
@@ -98,6 +100,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Time of the next event without removing it.
+    #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
         self.heap.peek().map(|e| (e.key >> 64) as Nanos)
     }
@@ -108,6 +111,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Removes and returns the earliest event with its sequence number, advancing `now`.
+    #[inline]
     pub fn pop_with_seq(&mut self) -> Option<(Nanos, u64, E)> {
         let entry = self.heap.pop()?;
         let at = (entry.key >> 64) as Nanos;
