@@ -319,9 +319,13 @@ impl Hunt {
                 clock.drift_ppm = Some(c.drift_ppm[i]);
                 clock.drift_ppm_dist = None;
             }
+            // The drawn latency replaces the scenario's in both directions; its loss stays.
             if let Some(l) = c.latency[i] {
-                node.network =
-                    Some(NetworkDoc { latency: Some(LatencyDoc::Fixed(Duration(l))), ..NetworkDoc::default() });
+                let network = node.network.get_or_insert_with(NetworkDoc::default);
+                network.latency = Some(LatencyDoc::Fixed(Duration(l)));
+                for direction in [&mut network.up, &mut network.down].into_iter().flatten() {
+                    direction.latency = None;
+                }
             }
         }
         for f in &c.faults {
@@ -607,12 +611,13 @@ pub fn shrink(hunt: &Hunt, found: &Candidate) -> Result<(Candidate, Outcome, Vec
                 i += 1;
             }
         }
-        // Shorter faults, then round durations up to whole seconds.
+        // Shorter faults: bisect to 0.1 s, then round up to a whole second within the bound.
         for i in 0..best.faults.len() {
-            if best.faults[i].duration == 0 {
+            let first = best.faults[i].duration;
+            if first == 0 {
                 continue;
             }
-            let (mut lo, mut hi) = (0u64, best.faults[i].duration);
+            let (mut lo, mut hi) = (0u64, first);
             while hi - lo > SECOND / 10 {
                 let mid = lo + (hi - lo) / 2;
                 let mut c = best.clone();
@@ -625,23 +630,23 @@ pub fn shrink(hunt: &Hunt, found: &Candidate) -> Result<(Candidate, Outcome, Vec
                     lo = mid;
                 }
             }
-            if hi != found_duration(&before, &best, i) {
-                steps.push(format!(
-                    "fault {}: {} shortened to {}",
-                    i + 1,
-                    best.faults[i].kind,
-                    format_duration(best.faults[i].duration)
-                ));
-            }
             let rounded = hi.div_ceil(SECOND) * SECOND;
-            if rounded != best.faults[i].duration && rounded <= hunt.bounds.longest(&best.faults[i].kind).max(rounded) {
+            if rounded != hi && rounded <= hunt.bounds.longest(&best.faults[i].kind) {
                 let mut c = best.clone();
                 c.faults[i].duration = rounded;
                 if let Some(o) = still(&c)? {
-                    steps.push(format!("fault {}: duration rounded to {}", i + 1, format_duration(rounded)));
                     best = c;
                     outcome = o;
                 }
+            }
+            if best.faults[i].duration != first {
+                steps.push(format!(
+                    "fault {}: {} {} → {}",
+                    i + 1,
+                    best.faults[i].kind,
+                    format_duration(first),
+                    format_duration(best.faults[i].duration)
+                ));
             }
         }
         // Earlier, round times.
@@ -708,14 +713,6 @@ pub fn shrink(hunt: &Hunt, found: &Candidate) -> Result<(Candidate, Outcome, Vec
         }
     }
     Ok((best, outcome, steps))
-}
-
-/// A fault's duration in `before`, if it is still the same fault there.
-fn found_duration(before: &Candidate, now: &Candidate, i: usize) -> Nanos {
-    match before.faults.get(i) {
-        Some(f) if f.at == now.faults[i].at && f.kind == now.faults[i].kind => f.duration,
-        _ => now.faults[i].duration,
-    }
 }
 
 /// The schedule in one line.
@@ -795,8 +792,8 @@ pub fn envelope_verdict(hunt: &Hunt) -> Option<(bool, String)> {
     if !matches!(hunt.property, Property::NoDualLeader | Property::DualLeaderAtMost(_)) {
         return None;
     }
-    let (_prepared, _) = run::prepare(&hunt.base, None, false, u64::MAX).ok()?;
-    let spec = &_prepared.spec;
+    let (prepared, _) = run::prepare(&hunt.base, None, false, u64::MAX).ok()?;
+    let spec = &prepared.spec;
     let e0 = &spec.nodes.first()?.elector;
     if spec.nodes.iter().any(|n| {
         let e = &n.elector;

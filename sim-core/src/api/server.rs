@@ -366,12 +366,6 @@ impl ApiServer {
         r
     }
 
-    /// The namespace and name of the Lease a number stands for.
-    pub fn lease_key(&self, lease: LeaseRef) -> (String, String) {
-        let e = &self.lease_refs[lease.0 as usize];
-        (e.namespace.to_string(), e.name.to_string())
-    }
-
     /// The name of the Lease a number stands for.
     pub fn lease_name(&self, lease: LeaseRef) -> String {
         self.lease_refs[lease.0 as usize].name.to_string()

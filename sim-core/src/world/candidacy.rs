@@ -16,7 +16,7 @@
 //! The controller runs on the apiserver's clock (`[server] clock`); its queue's runs are events.
 
 use super::World;
-use super::election::{Controller, GC_PERIOD};
+use super::election::{Controller, GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
 use crate::api::{Body, Kind, MicroTime, Object, Request, Verb};
@@ -73,10 +73,6 @@ pub(super) struct Cle {
     pub(super) clock: NodeClock,
     pub(super) controller: Controller,
     pub(super) candidates: Vec<Option<Candidacy>>,
-}
-
-fn micros(v: &Value) -> Option<i64> {
-    v.as_str().and_then(|s| MicroTime::parse(s).ok()).map(|m| m.unix_nanos())
 }
 
 /// `pingTime > renewTime`: the controller is waiting for this candidate's answer.
@@ -245,12 +241,13 @@ impl World {
         }
     }
 
-    /// A Lease was written (the controller's informer handles every Lease).
+    /// A Lease was written (the controller's informer handles every Lease; only the Leases
+    /// with candidates have a key). By number: no strings on a renewal's path.
     #[cold]
     #[inline(never)]
-    pub(super) fn election_lease_written(&mut self, now: Nanos, namespace: &str, name: &str) {
+    pub(super) fn election_lease_written(&mut self, now: Nanos, lease: crate::api::LeaseRef) {
         let Some(cle) = self.cle.as_mut() else { return };
-        if let Some(key) = cle.controller.keys.iter().position(|(n, l)| n == namespace && l == name) {
+        if let Some(key) = cle.controller.lease_refs.iter().position(|r| *r == Some(lease)) {
             self.election_enqueue(key, now);
         }
     }
@@ -264,6 +261,9 @@ impl World {
         let lease = object["spec"]["leaseName"].as_str().unwrap_or("").to_string();
         let Some(cle) = self.cle.as_mut() else { return };
         let key = cle.controller.key(namespace, &lease);
+        if cle.controller.lease_refs[key].is_none() {
+            cle.controller.lease_refs[key] = self.server.find_lease_ref(namespace, &lease);
+        }
         if !ping_pending(&object) {
             self.election_enqueue(key, now);
         }

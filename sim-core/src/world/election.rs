@@ -26,7 +26,7 @@
 //! creation-time tie is decided by name, not at random), custom strategies, the controller's own
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
-use crate::api::{ApiServer, Body, Kind, MicroTime, Request, User, Verb, parse_version};
+use crate::api::{ApiServer, Body, Kind, MicroTime, Request, Time, User, Verb, parse_version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -53,7 +53,8 @@ pub(super) struct Candidate {
     json: Value,
 }
 
-fn micros(v: &Value) -> Option<i64> {
+/// A MicroTime field of a JSON object, as unix nanoseconds.
+pub(super) fn micros(v: &Value) -> Option<i64> {
     v.as_str().and_then(|s| MicroTime::parse(s).ok()).map(|m| m.unix_nanos())
 }
 
@@ -66,11 +67,11 @@ impl Candidate {
             renew: micros(&spec["renewTime"]),
             binary: spec["binaryVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
             emulation: spec["emulationVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
-            // metav1.Time: whole seconds, `2026-01-01T00:01:05Z`.
+            // metav1.Time: whole seconds.
             created: json["metadata"]["creationTimestamp"]
                 .as_str()
-                .and_then(|s| MicroTime::parse(&s.replacen('Z', ".000000Z", 1)).ok())
-                .map_or(0, |m| m.unix_nanos() / 1_000_000_000),
+                .and_then(|s| Time::parse(s).ok())
+                .map_or(0, Time::unix_secs),
             json,
         })
     }
@@ -116,6 +117,9 @@ pub(super) struct Controller {
     user: Arc<User>,
     /// The Leases the controller has seen a candidate for: (namespace, name).
     pub(super) keys: Vec<(String, String)>,
+    /// Per key: the server's number for the Lease, once it has one (Lease writes are matched
+    /// by it).
+    pub(super) lease_refs: Vec<Option<crate::api::LeaseRef>>,
     /// Per key: the pending run (true time, generation).
     pub(super) due: Vec<Option<(Nanos, u32)>>,
     generation: u32,
@@ -123,7 +127,13 @@ pub(super) struct Controller {
 
 impl Controller {
     pub(super) fn new() -> Controller {
-        Controller { user: Arc::new(User::admin()), keys: Vec::new(), due: Vec::new(), generation: 0 }
+        Controller {
+            user: Arc::new(User::admin()),
+            keys: Vec::new(),
+            lease_refs: Vec::new(),
+            due: Vec::new(),
+            generation: 0,
+        }
     }
 
     pub(super) fn key(&mut self, namespace: &str, name: &str) -> usize {
@@ -131,6 +141,7 @@ impl Controller {
             Some(i) => i,
             None => {
                 self.keys.push((namespace.to_string(), name.to_string()));
+                self.lease_refs.push(None);
                 self.due.push(None);
                 self.keys.len() - 1
             }

@@ -1306,8 +1306,7 @@ impl World {
             self.notify_watchers(now, lease);
         }
         if self.cle.is_some() {
-            let (namespace, name) = self.server.lease_key(lease);
-            self.election_lease_written(now, &namespace, &name);
+            self.election_lease_written(now, lease);
         }
         let track = lease.0 as usize;
         if track >= self.obs.leases.len() || self.obs.leases[track].lease_ref != Some(lease) {
