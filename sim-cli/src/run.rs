@@ -24,6 +24,8 @@ pub struct RunOutput {
     pub subtitle: String,
     /// Each Lease elected on, with its settings in words, for plot labels.
     pub lease_groups: Vec<crate::report::LeaseGroup>,
+    /// Every metric by path (`sim_core::scenario::metric_values`), computed once per run.
+    pub metric_values: std::collections::BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug)]
@@ -58,6 +60,9 @@ fn shell_quote(s: &str) -> String {
 
 /// Parses the expectations up front so a typo is an input error, not a failed run.
 pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expectation)>, InputError> {
+    if loaded.scenario.expect.is_empty() {
+        return Ok(Vec::new()); // (the names below cost a serialisation of a whole Metrics)
+    }
     let names = expect::metric_names(&loaded.scenario.identities(), &lease_keys(&loaded.scenario));
     let mut out = Vec::new();
     for (i, text) in loaded.scenario.expect.iter().enumerate() {
@@ -230,11 +235,11 @@ pub fn run_budgeted(
                 .saturating_add(1)
         ))
     })?;
-    let values = metric_values(&result.metrics);
+    let metric_values = metric_values(&result.metrics);
     let expectations = expectations
         .into_iter()
         .map(|(text, e)| {
-            let (passed, seen) = expect::check(&e, &values, &result.actions);
+            let (passed, seen) = expect::check(&e, &metric_values, &result.actions);
             ExpectationResult { text, passed, seen }
         })
         .collect();
@@ -250,6 +255,7 @@ pub fn run_budgeted(
         subtitle,
         lease_groups,
         traced: trace,
+        metric_values,
     })
 }
 

@@ -4,12 +4,18 @@
 //! under valgrind).
 //!
 //! `instruction-workload [flap|scale|trace]` — one workload; with no argument, all three.
+//! `instruction-workload fleet N` — N electors (three per Lease) for one simulated hour, trace
+//! off: not part of the guard, a whole-process workload to time two builds against each other.
 
 use leasesim_benches::{flap_spec, run_all, scale_spec};
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
     let mut events = 0;
+    if which == "fleet" {
+        let n = std::env::args().nth(2).and_then(|n| n.parse().ok()).expect("fleet N");
+        events += run_all(vec![scale_spec(n)]);
+    }
     if which == "flap" || which == "all" {
         // Two drifting three-node hours with holder pauses.
         events += run_all(vec![flap_spec(100_000, 1, false), flap_spec(300_000, 2, false)]);

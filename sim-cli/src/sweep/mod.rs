@@ -16,7 +16,7 @@ pub mod stats;
 use crate::run::{self, replay_command};
 use crate::scenario_file::{self, InputError, located, parse_value, span_of_path};
 use serde_json::{Value, json};
-use sim_core::scenario::{did_you_mean, metric_values};
+use sim_core::scenario::did_you_mean;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -728,8 +728,8 @@ fn pretty(v: &Value) -> String {
 /// same for every run of a scenario with these nodes), plus `transitions_per_hour`.
 fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
     let loaded = spec.load_point(0)?;
-    let out = run::run(&loaded, Some(spec.seeds.0), false)?;
-    let mut columns: Vec<String> = run_metrics(&out).into_keys().collect();
+    let mut out = run::run(&loaded, Some(spec.seeds.0), false)?;
+    let mut columns: Vec<String> = run_metrics(&mut out).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
@@ -743,8 +743,8 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
     Ok(columns)
 }
 
-fn run_metrics(out: &run::RunOutput) -> BTreeMap<String, f64> {
-    let mut values = metric_values(&out.result.metrics);
+fn run_metrics(out: &mut run::RunOutput) -> BTreeMap<String, f64> {
+    let mut values = std::mem::take(&mut out.metric_values);
     values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
     let hours = out.result.duration as f64 / 3.6e12;
     values.insert(
@@ -771,8 +771,8 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
     let loaded = spec.load_point(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
-    let out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
-    let values = run_metrics(&out);
+    let mut out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
+    let values = run_metrics(&mut out);
     if let Some(extra) = values.keys().find(|k| !columns.contains(k)) {
         return Err(err(format!(
             "run {run} (grid point {point}) has a metric {extra:?} the first run did not: a grid axis changes the \

@@ -61,12 +61,20 @@ pub fn is_allowed<'a>(
     if user.is_system_master() {
         return true;
     }
-    bindings.into_iter().filter(|binding| binding.role_ref.kind == "Role" && subject_matches(binding, user)).any(
-        |binding| {
-            role_named(&binding.role_ref.name)
-                .is_some_and(|role| role.rules.iter().any(|rule| rule_allows(rule, attributes)))
-        },
-    )
+    is_granted(attributes, bindings.into_iter().filter(|binding| subject_matches(binding, user)), role_named)
+}
+
+/// Whether any of these RoleBindings, each already known to name the user (by an index of
+/// subjects, say), grants the request through its Role.
+pub fn is_granted<'a>(
+    attributes: &Attributes,
+    bindings_naming_user: impl IntoIterator<Item = &'a RoleBinding>,
+    role_named: impl Fn(&str) -> Option<&'a Role>,
+) -> bool {
+    bindings_naming_user.into_iter().filter(|binding| binding.role_ref.kind == "Role").any(|binding| {
+        role_named(&binding.role_ref.name)
+            .is_some_and(|role| role.rules.iter().any(|rule| rule_allows(rule, attributes)))
+    })
 }
 
 #[cfg(test)]

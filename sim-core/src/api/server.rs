@@ -280,6 +280,22 @@ pub struct ApiServer {
     /// Bumped whenever a Role or RoleBinding changes: the typed path's cached RBAC decisions
     /// (kept per Lease) are only trusted while it stands still.
     rbac_generation: u64,
+    /// The RoleBindings by the subjects they name, for the typed path's decisions: built for one
+    /// RBAC generation when a decision is first asked in it.
+    subject_index: Option<(u64, SubjectIndex)>,
+}
+
+/// RoleBinding slots by namespace and by the subject they name: a decision then reads the few
+/// bindings that can name its caller instead of every binding of the namespace, which with a
+/// RoleBinding per elector was a scan over the whole fleet for every caller's first request.
+type SubjectIndex = HashMap<String, NamespaceSubjects>;
+
+#[derive(Debug, Default)]
+struct NamespaceSubjects {
+    /// By the user name a subject matches (a ServiceAccount as the user
+    /// `system:serviceaccount:<ns>:<name>` it authenticates as).
+    users: HashMap<String, Vec<usize>>,
+    groups: HashMap<String, Vec<usize>>,
 }
 
 impl ApiServer {
@@ -301,6 +317,7 @@ impl ApiServer {
             lease_refs: Vec::new(),
             lease_ref_index: BTreeMap::new(),
             rbac_generation: 0,
+            subject_index: None,
         };
         let empty = server.symbols.intern("");
         debug_assert_eq!(empty, Sym::EMPTY);
@@ -510,6 +527,9 @@ impl ApiServer {
         let ns: &str = if req.kind.is_namespaced() { &req.namespace } else { "" };
         // The authorisation filter sees the URL: create and list carry no name (apiserver.md §6).
         let url_name = if matches!(req.verb, Verb::Create | Verb::List) { "" } else { &req.name };
+        if !req.user.is_system_master() {
+            self.refresh_subject_index();
+        }
         if !self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name) {
             return Err(ApiError::forbidden(req.kind, url_name, &req.user.name, req.verb.as_str(), ns));
         }
@@ -875,14 +895,43 @@ impl ApiServer {
     /// changes. A Lease has a handful of callers, so the cache is a short list.
     pub(crate) fn is_authorized_cached(&mut self, user: UserId, verb: Verb, lease: LeaseRef) -> bool {
         let generation = self.rbac_generation;
-        let entry = &self.lease_refs[lease.0 as usize];
-        if let Some(allowed) = entry.authz.get(user, verb, generation) {
+        if let Some(allowed) = self.lease_refs[lease.0 as usize].authz.get(user, verb, generation) {
             return allowed;
         }
+        self.refresh_subject_index();
+        let entry = &self.lease_refs[lease.0 as usize];
         let allowed =
             self.is_authorized(&self.users[user.0 as usize], verb.as_str(), Kind::Lease, &entry.namespace, &entry.name);
         self.lease_refs[lease.0 as usize].authz.put(user, verb, allowed, generation);
         allowed
+    }
+
+    /// Rebuilds the RoleBindings' subject index if a Role or RoleBinding changed since it was
+    /// built (at most once per change, and only when a decision is asked).
+    pub(crate) fn refresh_subject_index(&mut self) {
+        if self.subject_index.as_ref().is_some_and(|(g, _)| *g == self.rbac_generation) {
+            return;
+        }
+        let mut index = SubjectIndex::new();
+        for (ns, by_name) in self.store.get(&Kind::RoleBinding).into_iter().flatten() {
+            let subjects = index.entry(ns.clone()).or_default();
+            for &slot in by_name.values() {
+                let Stored::RoleBinding(binding) = &self.record_at(slot).object else { continue };
+                for subject in &binding.subjects {
+                    let (map, key) = match subject.kind.as_str() {
+                        "User" => (&mut subjects.users, subject.name.clone()),
+                        "Group" => (&mut subjects.groups, subject.name.clone()),
+                        "ServiceAccount" => {
+                            let sa_ns = if subject.namespace.is_empty() { ns } else { &subject.namespace };
+                            (&mut subjects.users, format!("system:serviceaccount:{sa_ns}:{}", subject.name))
+                        }
+                        _ => continue,
+                    };
+                    map.entry(key).or_default().push(slot);
+                }
+            }
+        }
+        self.subject_index = Some((self.rbac_generation, index));
     }
 
     fn is_authorized(&self, user: &User, verb: &str, kind: Kind, ns: &str, name: &str) -> bool {
@@ -890,21 +939,34 @@ impl ApiServer {
             return true;
         }
         let attributes = Attributes { verb, api_group: kind.group(), resource: kind.resource(), namespace: ns, name };
-        let bindings = self
-            .store
-            .get(&Kind::RoleBinding)
-            .and_then(|by_ns| by_ns.get(ns))
-            .into_iter()
-            .flat_map(|by_name| by_name.values())
-            .filter_map(|&slot| match &self.record_at(slot).object {
-                Stored::RoleBinding(b) => Some(b.as_ref()),
-                _ => None,
-            });
         let role_named = |role: &str| match &self.record(Kind::Role, ns, role)?.object {
             Stored::Role(r) => Some(r.as_ref()),
             _ => None,
         };
-        rbac::is_allowed(user, &attributes, bindings, role_named)
+        let binding_at = |slot: usize| match &self.record_at(slot).object {
+            Stored::RoleBinding(b) => Some(b.as_ref()),
+            _ => None,
+        };
+        match &self.subject_index {
+            // The bindings that name the user or one of its groups: the decision is whether any
+            // binding that names the user grants the request, so these are all it reads.
+            Some((generation, index)) if *generation == self.rbac_generation => {
+                let Some(subjects) = index.get(ns) else { return false };
+                let by_user = subjects.users.get(&user.name).into_iter().flatten();
+                let by_group = user.groups.iter().filter_map(|g| subjects.groups.get(g)).flatten();
+                rbac::is_granted(&attributes, by_user.chain(by_group).filter_map(|&slot| binding_at(slot)), role_named)
+            }
+            _ => {
+                let bindings = self
+                    .store
+                    .get(&Kind::RoleBinding)
+                    .and_then(|by_ns| by_ns.get(ns))
+                    .into_iter()
+                    .flat_map(|by_name| by_name.values())
+                    .filter_map(|&slot| binding_at(slot));
+                rbac::is_allowed(user, &attributes, bindings, role_named)
+            }
+        }
     }
 
     pub(crate) fn revision_bump(&mut self) {

@@ -864,3 +864,81 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
     assert_eq!(step(secs(14), elector, "c", op.clone(), &mut typed, &mut generic).unwrap_err().code, 403);
     step(secs(14), admin_id, "c", op, &mut typed, &mut generic).unwrap();
 }
+
+/// The typed path reads RBAC through an index of the bindings' subjects (built once per RBAC
+/// change); the decision must be the plain scan's (`rbac.go`: any binding naming the user whose
+/// Role has a matching rule) for every kind of subject: User, Group, a ServiceAccount in its
+/// binding's namespace (namespace left empty) or named in another, a subject of an unknown kind,
+/// a binding to a missing Role, a binding in another namespace.
+#[test]
+fn the_subject_index_decides_as_the_scan_of_every_binding() {
+    let mut s = server();
+    s.seed_object(0, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "other"}})).unwrap();
+    let role = |ns: &str, name: &str, verbs: &[&str], names: &[&str]| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name, "namespace": ns},
+               "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": verbs, "resourceNames": names}]})
+    };
+    let binding = |ns: &str, name: &str, role: &str, subjects: Value| {
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name, "namespace": ns},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}, "subjects": subjects})
+    };
+    for object in [
+        role(NS, "get-all", &["get"], &[]),
+        role(NS, "update-a", &["update", "get"], &["a"]),
+        role("other", "all", &["*"], &[]),
+        binding(NS, "b1", "get-all", json!([{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "readers"}])),
+        binding(
+            NS,
+            "b2",
+            "update-a",
+            json!([{"kind": "ServiceAccount", "name": "sa1"},
+                                              {"kind": "ServiceAccount", "name": "sa2", "namespace": "other"},
+                                              {"kind": "Robot", "name": "bob"}]),
+        ),
+        binding(NS, "b3", "missing-role", json!([{"kind": "User", "name": "carol"}])),
+        binding(
+            "other",
+            "b4",
+            "all",
+            json!([{"kind": "User", "name": "alice"}, {"kind": "ServiceAccount", "name": "sa1"}]),
+        ),
+    ] {
+        s.seed_object(0, object).unwrap();
+    }
+    let users = [
+        User { name: "alice".into(), groups: vec![] },
+        User { name: "bob".into(), groups: vec![] },
+        User { name: "carol".into(), groups: vec![] },
+        User { name: "dave".into(), groups: vec!["readers".into()] },
+        User::service_account(NS, "sa1"),
+        User::service_account("other", "sa1"),
+        User::service_account("other", "sa2"),
+        User::service_account(NS, "sa2"),
+        User::admin(),
+    ];
+    let mut cases = Vec::new();
+    for user in &users {
+        for verb in ["get", "update", "create", "delete"] {
+            for ns in [NS, "other", "nowhere"] {
+                for name in [Some("a"), Some("b"), None] {
+                    cases.push((user, verb, ns, name));
+                }
+            }
+        }
+    }
+    let scanned: Vec<bool> = cases.iter().map(|&(u, v, ns, n)| s.can_i(u, v, Kind::Lease, ns, n)).collect();
+    s.refresh_subject_index();
+    let indexed: Vec<bool> = cases.iter().map(|&(u, v, ns, n)| s.can_i(u, v, Kind::Lease, ns, n)).collect();
+    assert_eq!(scanned, indexed);
+    // Both kinds of answer occur, and the ones the cases were written for.
+    assert!(scanned.iter().any(|&a| a) && scanned.iter().any(|&a| !a));
+    let decide = |user: &User, verb, ns, name| s.can_i(user, verb, Kind::Lease, ns, name);
+    assert!(decide(&users[0], "get", NS, Some("b")));
+    assert!(!decide(&users[1], "get", NS, Some("b")), "a subject of an unknown kind names no one");
+    assert!(!decide(&users[2], "get", NS, Some("b")), "a binding to a missing Role grants nothing");
+    assert!(decide(&users[3], "get", NS, Some("b")), "by group");
+    assert!(decide(&users[4], "update", NS, Some("a")) && !decide(&users[4], "update", NS, Some("b")));
+    assert!(!decide(&users[5], "update", NS, Some("a")), "the ServiceAccount of another namespace");
+    assert!(decide(&users[6], "update", NS, Some("a")), "a ServiceAccount named with its namespace");
+    assert!(decide(&users[0], "delete", "other", Some("b")) && !decide(&users[0], "delete", NS, Some("b")));
+}

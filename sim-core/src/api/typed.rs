@@ -45,11 +45,14 @@ pub(crate) struct LeaseRefEntry {
 }
 
 /// A few RBAC decisions for one Lease, valid for one RBAC generation (a Lease has a handful of
-/// callers; a caller pushed out is asked again).
+/// callers; a caller pushed out is asked again). Eight, not four: three electors on a Lease each
+/// Get and Update it, and with four slots the six decisions pushed each other out in turn, so
+/// every request scanned the namespace's RoleBindings (with one per elector, a scan over the
+/// whole fleet per request).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct AuthzCache {
     generation: u64,
-    entries: [Option<(UserId, Verb, bool)>; 4],
+    entries: [Option<(UserId, Verb, bool)>; 8],
     next: usize,
 }
 
