@@ -17,10 +17,12 @@ use crate::run::{self, replay_command};
 use crate::scenario_file::{self, InputError, located, parse_value, span_of_path};
 use serde_json::{Value, json};
 use sim_core::scenario::did_you_mean;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 /// Bumped whenever the meaning of a sweep's files changes; part of the sweep id.
 pub const SWEEP_FORMAT: u32 = 2;
@@ -488,6 +490,25 @@ impl SweepSpec {
         scenario_file::load(&self.scenario_path, &self.scenario_source, &self.overrides(point))
     }
 
+    /// [`Self::load_point`], parsed once for a thread's run of consecutive runs of one grid
+    /// point (runs are numbered point by point, and each job takes a contiguous range): the
+    /// parse cost as much as a tenth of a short run. The cache is keyed by everything the load
+    /// reads, so a different sweep in the same process never sees another's scenario.
+    fn load_point_cached(&self, point: usize) -> Result<Rc<scenario_file::LoadedScenario>, InputError> {
+        type Key = (String, String, Vec<String>);
+        thread_local! {
+            static LAST: RefCell<Option<(Key, Rc<scenario_file::LoadedScenario>)>> = const { RefCell::new(None) };
+        }
+        let key: Key = (self.scenario_path.clone(), self.scenario_source.clone(), self.overrides(point));
+        if let Some(hit) = LAST.with_borrow(|last| last.as_ref().filter(|(k, _)| *k == key).map(|(_, l)| Rc::clone(l)))
+        {
+            return Ok(hit);
+        }
+        let loaded = Rc::new(scenario_file::load(&key.0, &key.1, &key.2)?);
+        LAST.set(Some((key, Rc::clone(&loaded))));
+        Ok(loaded)
+    }
+
     /// Checks every axis path and every grid point before anything runs or is written.
     pub fn validate(&self) -> Result<(), InputError> {
         for axis in &self.axes {
@@ -769,7 +790,7 @@ fn header(spec: &SweepSpec, columns: &[String]) -> String {
 fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, InputError> {
     let (point, seed) = spec.run_of(run);
     let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
-    let loaded = spec.load_point(point).map_err(within)?;
+    let loaded = spec.load_point_cached(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
     let mut out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
     let values = run_metrics(&mut out);

@@ -438,6 +438,13 @@ impl ApiServer {
     /// Creates an object as the admin (scenario setup, `--from-cluster`). A missing namespace is
     /// created first; a given uid, creationTimestamp and managedFields are kept.
     pub fn seed_object(&mut self, now: Nanos, obj: Value) -> Result<Object, ApiError> {
+        let (kind, ns, name) = self.seed(now, obj)?;
+        Ok(self.record(kind, &ns, &name).expect("just created").object.to_object())
+    }
+
+    /// [`Self::seed_object`] without building the created object to hand back (a world's setup
+    /// creates thousands and reads none): its kind, namespace and name.
+    pub fn seed(&mut self, now: Nanos, obj: Value) -> Result<(Kind, String, String), ApiError> {
         let kind_name = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
         let kind = Kind::from_kind_name(kind_name).ok_or_else(|| {
             ApiError::bad_request(format!("no kind {kind_name:?} is served by the simulated API server"))
@@ -475,7 +482,7 @@ impl ApiServer {
             object_meta.creation_timestamp = meta.creation_timestamp;
         }
         object_meta.managed_fields = managed_fields;
-        Ok(record.object.to_object())
+        Ok((kind, ns, meta.name))
     }
 
     /// The one entry point: authorise (RBAC), then dispatch on the verb.

@@ -44,6 +44,7 @@ use network::{Message, Network, Payload, Response};
 use observe::{LeaseTrack, Observer};
 use process::{ProcState, Process, WorkStop};
 use reconciler::{Next, Reconciler};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Records a trace event when the trace is on; with it off, the event is not even built.
@@ -212,24 +213,20 @@ impl World {
             debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
         }
         for (index, object) in spec.setup_objects.iter().enumerate() {
-            server
-                .seed_object(0, object.clone())
-                .map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
+            server.seed(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
         }
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
+        let mut lease_index: HashMap<(&str, &str), usize> = HashMap::new();
         let mut node_lease = Vec::with_capacity(spec.nodes.len());
         for n in &spec.nodes {
             let (ns, name) = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
-            let index = match leases.iter().position(|l| l.namespace == ns && &*l.name == name) {
-                Some(i) => i,
-                None => {
-                    let lease_ref = server.lease_ref(ns, name);
-                    debug_assert_eq!(lease_ref.0 as usize, leases.len());
-                    leases.push(LeaseTrack::new(ns, name, Some(lease_ref)));
-                    leases.len() - 1
-                }
-            };
+            let index = *lease_index.entry((ns, name)).or_insert_with(|| {
+                let lease_ref = server.lease_ref(ns, name);
+                debug_assert_eq!(lease_ref.0 as usize, leases.len());
+                leases.push(LeaseTrack::new(ns, name, Some(lease_ref)));
+                leases.len() - 1
+            });
             node_lease.push(index);
         }
         if leases.is_empty() {
