@@ -432,6 +432,8 @@ impl World {
         };
         prefetch(&self.procs[node]);
         self.net.prefetch_link(node);
+        // Counted on every send.
+        prefetch(&self.obs.node_metrics[node].requests_sent);
     }
 
     // ---- event dispatch ----------------------------------------------------------------------
@@ -1313,9 +1315,11 @@ impl World {
             Some(s) => (s.holder_identity.unwrap_or(Sym::EMPTY), s.lease_transitions.unwrap_or(0)),
             None => (Sym::EMPTY, 0),
         };
-        let name = self.name(holder);
         let rv = self.server.resource_version();
-        self.obs.lease_written(now, track, holder, &name, transitions, rv);
+        // The holder's name only for a trace of a change: cloning its `Arc` on every renewal
+        // touched the name's heap block, out of cache in a large fleet.
+        let server = &self.server;
+        self.obs.lease_written(now, track, holder, || server.symbols().name(holder).clone(), transitions, rv);
     }
 
     // ---- watches ----------------------------------------------------------------------------

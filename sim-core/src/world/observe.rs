@@ -318,7 +318,7 @@ impl Observer {
         now: Nanos,
         track: usize,
         holder: Sym,
-        holder_name: &Arc<str>,
+        holder_name: impl FnOnce() -> Arc<str>,
         transitions: i32,
         rv: u64,
     ) {
@@ -344,12 +344,7 @@ impl Observer {
         }
         if changed && self.tracing() {
             let lease = self.leases[track].shared_key();
-            self.trace(
-                now,
-                None,
-                None,
-                TraceKind::LeaseChanged { lease, holder: holder_name.clone(), transitions, rv },
-            );
+            self.trace(now, None, None, TraceKind::LeaseChanged { lease, holder: holder_name(), transitions, rv });
         }
     }
 
