@@ -198,6 +198,9 @@ pub struct World {
     cle: Option<Box<candidacy::Cle>>,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
     scratch: Vec<Output>,
+    /// Whether the next event's state is prefetched: only for fleets whose state outgrows the
+    /// caches (with a few nodes it is always in L1, and the prefetches only cost instructions).
+    prefetching: bool,
     stale: Vec<Event>,
     events_processed: u64,
 }
@@ -316,6 +319,7 @@ impl World {
         } else {
             None
         };
+        let prefetching = spec.nodes.len() > PREFETCH_FROM_NODES;
         Ok(World {
             spec,
             queue,
@@ -332,6 +336,7 @@ impl World {
             watches,
             cle,
             scratch: Vec::new(),
+            prefetching,
             stale: Vec::new(),
             events_processed: 0,
         })
@@ -397,7 +402,9 @@ impl World {
             if self.events_processed & 0xffff == 0 {
                 progress(now, self.events_processed);
             }
-            self.prefetch_next();
+            if self.prefetching {
+                self.prefetch_next();
+            }
             self.handle(now, event);
         }
         Ok(())
@@ -1682,6 +1689,10 @@ impl World {
 }
 
 /// Prefetches the cache lines of `*value` (up to a kilobyte) into all cache levels.
+/// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
+/// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.
+const PREFETCH_FROM_NODES: usize = 64;
+
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
