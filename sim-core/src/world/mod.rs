@@ -1688,11 +1688,11 @@ impl World {
     }
 }
 
-/// Prefetches the cache lines of `*value` (up to a kilobyte) into all cache levels.
 /// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
 /// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.
 const PREFETCH_FROM_NODES: usize = 64;
 
+/// Prefetches the cache lines of `*value` (up to a kilobyte) into all cache levels.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
