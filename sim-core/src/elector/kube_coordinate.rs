@@ -29,7 +29,7 @@
 //! [`KubeCoordinateElector::on_watch`] after the link's down latency; events that arrive while a
 //! try is in flight wait until it ends (the loop's `select` is not polling the stream then).
 
-use super::io::Io;
+use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
     ElectorConfig, Fields, Generation, JITTER_FACTOR, LockError, LockOp, LockResult, Note, Now, Output, Record,
@@ -164,16 +164,7 @@ impl KubeCoordinateElector {
         // resourceVersion (transitions 0, so the write below makes it 1).
         let (base, with_rv) = match self.lease {
             Some(lease) if self.state != State::Standby => (lease, true),
-            _ => (
-                Record {
-                    holder_identity: self.me,
-                    acquire_time_micros: at,
-                    renew_time_micros: at,
-                    leader_transitions: 0,
-                    ..Record::default()
-                },
-                false,
-            ),
+            _ => (fresh_record(self.me, self.config.lease_duration_seconds(), now, 0), false),
         };
         let mut record =
             Record { lease_duration_seconds: self.config.lease_duration_seconds(), renew_time_micros: at, ..base };

@@ -30,7 +30,7 @@
 //! `renew-time-unfenced` is this elector under its old name (it used to be client-go's loop
 //! with this crate's expiry rule and fencing).
 
-use super::io::Io;
+use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
     ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind, WriteShape,
@@ -141,14 +141,7 @@ impl KubeLeaderElectionElector {
         match (step, result) {
             // try_acquire_or_renew (lease.rs:101-144).
             (Step::Get, Err(LockError::NotFound)) => {
-                let record = Record {
-                    holder_identity: self.me,
-                    lease_duration_seconds: self.ttl_seconds(),
-                    acquire_time_micros: at,
-                    renew_time_micros: at,
-                    leader_transitions: 0,
-                    ..Record::default()
-                };
+                let record = fresh_record(self.me, self.ttl_seconds(), now, 0);
                 let shape = WriteShape { verb: WriteVerb::Post, nulls: Fields::NONE, keep: Fields::NONE };
                 self.call(Step::Create, LockOp::Write(record, shape), out);
             }
@@ -177,14 +170,7 @@ impl KubeLeaderElectionElector {
                 if lease.absent.has(Fields::TRANSITIONS) {
                     return self.finish_call(Outcome::Err, out);
                 }
-                let record = Record {
-                    holder_identity: self.me,
-                    lease_duration_seconds: self.ttl_seconds(),
-                    acquire_time_micros: at,
-                    renew_time_micros: at,
-                    leader_transitions: lease.leader_transitions + 1,
-                    ..Record::default()
-                };
+                let record = fresh_record(self.me, self.ttl_seconds(), now, lease.leader_transitions + 1);
                 self.call(Step::Acquire, Self::merge_patch(record, Fields::NONE), out);
             }
             (Step::Get, Err(_)) => self.finish_call(Outcome::Err, out),

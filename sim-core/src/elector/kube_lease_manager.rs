@@ -39,7 +39,7 @@
 //! force-releases and locks. On an API or network error the flag **stays true**; if the Lease is
 //! deleted every sync is a 404 and nobody recreates it.
 
-use super::io::Io;
+use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
     ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind, WriteShape,
@@ -353,13 +353,7 @@ impl KubeLeaseManagerElector {
             let keep = Fields::HOLDER.with(Fields::ACQUIRE).with(Fields::TRANSITIONS);
             self.send(Op::Lock(LockStep::Renew), Self::patch(record, Fields::NONE, keep), out);
         } else if self.holder == Holder::None {
-            let record = Record {
-                holder_identity: self.me,
-                lease_duration_seconds: ld,
-                acquire_time_micros: at,
-                renew_time_micros: at,
-                ..Record::default()
-            };
+            let record = fresh_record(self.me, ld, now, 0);
             let shape = WriteShape {
                 verb: WriteVerb::Apply { force: false, with_rv: false },
                 nulls: Fields::NONE,

@@ -32,7 +32,7 @@
 //!
 //! Not modelled: `leaseTransitions` wrapping through `u16` (a count above 65 535 reads as 0).
 
-use super::io::Io;
+use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
     ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind, WriteShape,
@@ -178,14 +178,7 @@ impl KubertElector {
             }
         }
         self.write_at = now.wall;
-        let record = Record {
-            holder_identity: self.me,
-            lease_duration_seconds: ld,
-            acquire_time_micros: at,
-            renew_time_micros: at,
-            leader_transitions: self.transitions + 1,
-            ..Record::default()
-        };
+        let record = fresh_record(self.me, ld, now, self.transitions + 1);
         let shape = WriteShape {
             verb: WriteVerb::Apply { force: true, with_rv: true },
             nulls: Fields::NONE,
