@@ -256,7 +256,7 @@ impl Property {
         expect::parse(t, metric_names).map(|e| Property::Expectation(t.to_string(), e)).map_err(|e| {
             format!(
                 "property {t:?}: not one of no-dual-leader, dual-leader <= D, no-split-brain-writes, leader-within D, \
-                 nor an expectation ({e})"
+                 no-lost-update, no-write-from-non-holder, nor an expectation ({e})"
             )
         })
     }
@@ -295,7 +295,7 @@ impl Hunt {
         let source = crate::scenario_file::read_file(&scenario_path)?;
         let base = crate::scenario_file::load(&scenario_path.display().to_string(), &source, &[])?;
         // The base must run as it is (validate = run).
-        run::prepare(&base, None, false, u64::MAX)?;
+        let (prepared, _) = run::prepare(&base, None, false, u64::MAX)?;
         let bounds =
             Bounds::from_doc(&file.bounds, &base.scenario).map_err(|e| InputError(format!("{display}: {e}")))?;
         let property_text = property
@@ -306,6 +306,28 @@ impl Hunt {
         let metric_names = expect::metric_names(&identities, &run::lease_keys(&base.scenario));
         let property =
             Property::parse(&property_text, &metric_names).map_err(|e| InputError(format!("{display}: {e}")))?;
+        // The history properties read the reconcilers' reads and writes: without them, or
+        // without a read before each write, they could never be violated, and a hunt would
+        // report "no violation" for a question it cannot ask.
+        let reconcilers: Vec<_> = prepared.spec.nodes.iter().filter_map(|n| n.reconciler.as_ref()).collect();
+        if matches!(property, Property::NoLostUpdate | Property::NoWriteFromNonHolder) && reconcilers.is_empty() {
+            return Err(InputError(format!(
+                "{display}: property {property_text:?} checks the reconcilers' writes, and no node of {} has a \
+                 [nodes.reconciler]",
+                scenario_path.display()
+            )));
+        }
+        if matches!(property, Property::NoLostUpdate)
+            && !reconcilers.iter().any(|r| {
+                matches!(r.mode, sim_core::model::ReconcileMode::FencedUpdate | sim_core::model::ReconcileMode::Update)
+            })
+        {
+            return Err(InputError(format!(
+                "{display}: property \"no-lost-update\" needs a reconciler that reads before it writes (mode \
+                 update or fenced-update); apply, apply-force and create write without reading, so no update of \
+                 theirs can be lost"
+            )));
+        }
         Ok(Hunt { path: display, base, bounds, property, property_text, identities })
     }
 

@@ -178,7 +178,8 @@ struct HuntCli {
     /// A hunt file (TOML: scenario, property, [bounds]; docs/hunt.md).
     file: PathBuf,
     /// The property to break (replaces the file's): no-dual-leader, "dual-leader <= 2s",
-    /// no-split-brain-writes, "leader-within 30s", or an expectation line.
+    /// no-split-brain-writes, "leader-within 30s", no-lost-update, no-write-from-non-holder, or
+    /// an expectation line.
     #[arg(long)]
     property: Option<String>,
     /// How many runs to try (a number), or how long to search (`90s`, `10m`: then the number of

@@ -47,8 +47,9 @@ impl Command {
     /// Is `relative` (a path inside the output) one a marker-less output of this command holds?
     fn legacy_file(self, relative: &Path) -> bool {
         let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
-        const RUN_FILES: [&str; 9] = [
-            "history.jsonl",
+        // What runs wrote before outputs carried a marker (history.jsonl came later: a folder
+        // without a marker that holds one is not leasesim's).
+        const RUN_FILES: [&str; 8] = [
             "report.html",
             "timeline.svg",
             "transitions.svg",

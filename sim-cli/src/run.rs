@@ -285,7 +285,6 @@ pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<
     Ok(())
 }
 
-/// `summary.json`.
 /// The history checks of a traced run with a reconciler (`sim_core::history`).
 pub fn history_report(out: &RunOutput) -> Option<sim_core::history::HistoryReport> {
     if !out.traced || out.result.history.is_empty() {
@@ -295,7 +294,7 @@ pub fn history_report(out: &RunOutput) -> Option<sim_core::history::HistoryRepor
     Some(sim_core::history::check(&out.result.history, &windows))
 }
 
-/// `history.json`'s summary block: the checks, overall and per reconciler mode.
+/// `summary.json`'s `history` block: the checks, overall and per reconciler mode.
 fn history_json(out: &RunOutput, h: &sim_core::history::HistoryReport) -> Value {
     let ops = &out.result.history;
     let mut modes: std::collections::BTreeMap<&str, (u64, u64, u64)> = std::collections::BTreeMap::new();
@@ -356,6 +355,7 @@ pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Resul
     Ok(())
 }
 
+/// `summary.json`.
 pub fn summary_json(out: &RunOutput) -> Value {
     let actions: Vec<Value> = out
         .result

@@ -1296,14 +1296,29 @@ impl Scenario {
                         .into(),
                 ));
             }
+            let emulation_given = pick!(emulation_version).is_some();
             let binary_version = pick!(binary_version).unwrap_or_else(|| "1.33.0".into());
             let emulation_version = pick!(emulation_version).unwrap_or_else(|| binary_version.clone());
             let spec = serde_json::json!({"leaseName": elector.lease_name, "binaryVersion": binary_version,
                 "emulationVersion": emulation_version, "strategy": "OldestEmulationVersion"});
-            if let Some(e) = crate::api::validate_lease_candidate_spec(&spec).first() {
+            let errors = crate::api::validate_lease_candidate_spec(&spec);
+            // Blame the key the user wrote: the binary version's errors first (an unset
+            // emulation_version copies it), then the emulation version's.
+            let on_binary = errors.iter().find(|e| e.field == "spec.binaryVersion");
+            let on_emulation = errors.iter().find(|e| e.field == "spec.emulationVersion" && emulation_given);
+            if let Some((key, e)) = on_binary
+                .map(|e| ("binary_version", e))
+                .or(on_emulation.map(|e| ("emulation_version", e)))
+                .or(errors.first().map(|e| ("binary_version", e)))
+            {
+                let default = if pick!(binary_version).is_none() { " (binary_version unset: 1.33.0)" } else { "" };
                 return Err(perr(
-                    "binary_version",
-                    format!("the API server would refuse this node's LeaseCandidate: {}: {}", e.field, e.body),
+                    key,
+                    format!(
+                        "the API server would refuse this node's LeaseCandidate: {}: {}{default}; versions are \
+                         MAJOR.MINOR.PATCH without a leading v, like 1.34.0",
+                        e.field, e.body
+                    ),
                 ));
             }
             elector.coordinated = true;
@@ -1311,7 +1326,7 @@ impl Scenario {
         } else {
             if pick!(binary_version).is_some() || pick!(emulation_version).is_some() {
                 return Err(perr(
-                    "binary_version",
+                    if pick!(binary_version).is_some() { "binary_version" } else { "emulation_version" },
                     "versions are for coordinated nodes (set coordinated = true)".into(),
                 ));
             }
