@@ -585,6 +585,12 @@ fn renew_time_unfenced_runs_kube_leader_election() {
         (acting(&r, 0), acting(&r, 1), acting(&r, 2), r.metrics.dual_leader_seconds)
     };
     assert_eq!(outcome(Algorithm::RenewTimeUnfenced), outcome(Algorithm::KubeLeaderElection));
+    // And what is kube-leader-election's own, so the pair cannot agree by both being another
+    // elector: its leader renews with a JSON merge patch (lease.rs renew_lease), never a PUT.
+    let r = run(spec(3, Algorithm::RenewTimeUnfenced, secs(60)));
+    let requests = &r.metrics.api_requests_by_verb_status;
+    assert!(requests.get("patch 200").is_some_and(|&n| n >= 10), "{requests:?}");
+    assert!(!requests.keys().any(|k| k.starts_with("update")), "{requests:?}");
 }
 
 // ---- mixed -------------------------------------------------------------------------------
