@@ -404,8 +404,9 @@ fn cmd_run(args: RunCli) -> Result<ExitCode, InputError> {
                 (false, true) => "timeline.png, transitions.png",
                 _ => "timeline.svg, transitions.svg",
             };
+            let history = if run::history_report(&result).is_some() { ", history.jsonl" } else { "" };
             println!(
-                "outputs: {}/  report.html (open in a browser), {plots}, summary.json, trace.jsonl, trace.perfetto.json (ui.perfetto.dev)",
+                "outputs: {}/  report.html (open in a browser), {plots}, summary.json, trace.jsonl{history}, trace.perfetto.json (ui.perfetto.dev)",
                 dir.display()
             );
         }
