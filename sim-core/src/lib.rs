@@ -10,6 +10,7 @@ pub mod lock;
 pub mod metrics;
 pub mod model;
 pub mod net;
+pub mod prefetch;
 pub mod rng;
 pub mod scenario;
 pub mod sym;

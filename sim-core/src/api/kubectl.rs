@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::server::{Object, object_json};
+use super::object::{Object, object_json};
 use super::types::Kind;
 
 /// The full wire JSON of a response object, with `kind` and `apiVersion`.

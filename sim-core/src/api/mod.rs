@@ -13,9 +13,11 @@
 mod errors;
 mod go_text;
 mod kubectl;
+mod lease_types;
 mod managed_fields;
 mod merge_patch;
 mod microtime;
+mod object;
 mod rbac;
 mod server;
 mod typed;
@@ -29,12 +31,13 @@ pub use go_text::{go_json_marshal, go_quote};
 pub use kubectl::{
     kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json,
 };
+pub use lease_types::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use managed_fields::{ManagerState, Operation};
 pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
+pub use object::{Body, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
-pub use server::{ApiServer, AuditRecord, Body, Object, Request, object_json};
-pub use typed::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
+pub use server::{ApiServer, AuditRecord};
 pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,

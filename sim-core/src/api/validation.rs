@@ -2,7 +2,7 @@
 //! `pkg/apis/coordination/validation/validation.go`, apimachinery `util/validation`).
 
 use super::errors::FieldError;
-use super::server::Stored;
+use super::object::Stored;
 use super::types::{Kind, LeaseSpec};
 
 const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

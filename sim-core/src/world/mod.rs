@@ -35,6 +35,7 @@ use crate::lock::LockRequest;
 use crate::metrics::{DualWindow, Metrics};
 use crate::model::{FaultKind, StopActing, WorldSpec};
 use crate::net::{Cut, Delivery, Direction, Link, Partition};
+use crate::prefetch::prefetch;
 use crate::sym::Sym;
 use crate::time::Nanos;
 use crate::trace::{TraceEvent, TraceKind};
@@ -1691,25 +1692,6 @@ impl World {
 /// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
 /// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.
 const PREFETCH_FROM_NODES: usize = 64;
-
-/// Prefetches the cache lines of `*value` (up to a kilobyte) into all cache levels.
-#[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let start = value as *const T as *const i8;
-        let size = std::mem::size_of::<T>().min(1024);
-        let mut offset = 0;
-        while offset < size {
-            // SAFETY: a prefetch is a hint: it never faults and has no effect on memory, and the
-            // address lies inside `*value`.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(start.add(offset)) };
-            offset += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
-}
 
 /// A server's answer before the requester sees it.
 enum Answer {

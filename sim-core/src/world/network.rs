@@ -70,7 +70,7 @@ impl Network {
 
     /// See `World::prefetch_next`.
     pub(super) fn prefetch_link(&self, node: usize) {
-        super::prefetch(&self.links[node]);
+        crate::prefetch::prefetch(&self.links[node]);
     }
 
     pub(super) fn link_mut(&mut self, node: usize) -> &mut Link {

@@ -1,0 +1,223 @@
+//! The typed Lease path's values: the numbers a Lease and a caller go by, the compact state the
+//! server keeps for each Lease it serves in place, and what a typed request carries and its
+//! answer returns. The path that serves them is `super::typed`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::microtime::MicroTime;
+use super::types::{Lease, LeaseSpec, Verb};
+use crate::sym::{Sym, Symbols};
+
+/// A Lease the typed path addresses, by number (see [`ApiServer::lease_ref`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LeaseRef(pub u32);
+
+/// A caller of the typed path, by number (see [`ApiServer::user_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UserId(pub u32);
+
+/// A Lease the typed path addresses: its name, and while it exists its record slot and the
+/// compact state the typed path reads and writes (kept together so that a renewal touches one
+/// place in memory).
+pub(crate) struct LeaseRefEntry {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    /// The record slot of the Lease while it exists.
+    pub(crate) slot: Option<usize>,
+    /// Cached RBAC decisions of the Lease's callers.
+    pub(crate) authz: AuthzCache,
+    /// Set exactly when `slot` is.
+    pub(crate) live: Option<LeaseMirror>,
+}
+
+/// A few RBAC decisions for one Lease, valid for one RBAC generation (a Lease has a handful of
+/// callers; a caller pushed out is asked again). Eight, not four: three electors on a Lease each
+/// Get and Update it, and with four slots the six decisions pushed each other out in turn, so
+/// every request scanned the namespace's RoleBindings (with one per elector, a scan over the
+/// whole fleet per request).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AuthzCache {
+    generation: u64,
+    entries: [Option<(UserId, Verb, bool)>; 8],
+    next: usize,
+}
+
+impl AuthzCache {
+    pub(crate) fn get(&self, user: UserId, verb: Verb, generation: u64) -> Option<bool> {
+        if self.generation != generation {
+            return None;
+        }
+        self.entries.iter().flatten().find(|e| e.0 == user && e.1 == verb).map(|e| e.2)
+    }
+
+    pub(crate) fn put(&mut self, user: UserId, verb: Verb, allowed: bool, generation: u64) {
+        if self.generation != generation {
+            *self = AuthzCache { generation, ..Default::default() };
+        }
+        self.entries[self.next] = Some((user, verb, allowed));
+        self.next = (self.next + 1) % self.entries.len();
+    }
+}
+
+/// A renewal the typed path took but has not yet written into the stored object: the
+/// resourceVersion, spec and writer's managedFields time are brought up to date (from the
+/// record's `rv` and mirror) before anything else reads the object. Renewals are most of all
+/// writes, and this way one touches a few words of the record, not the object's strings.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingRenewal {
+    /// The writer's index in the record's managers.
+    pub(super) writer: usize,
+    pub(super) time_secs: i64,
+}
+
+/// Who renewed last and what the managers owned then, so that the next renewal by the same
+/// writer is recognised without comparing names; dropped whenever ownership changes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RenewalHint {
+    pub(super) manager: Sym,
+    pub(super) writer: usize,
+    pub(super) writer_mask: u8,
+    pub(super) others_mask: u8,
+}
+
+pub type Labels = BTreeMap<String, String>;
+
+/// A Lease spec with its strings interned: what an elector reads and writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseSpecC {
+    pub holder_identity: Option<Sym>,
+    pub lease_duration_seconds: Option<i32>,
+    pub acquire_time: Option<MicroTime>,
+    pub renew_time: Option<MicroTime>,
+    pub lease_transitions: Option<i32>,
+    pub strategy: Option<Sym>,
+    pub preferred_holder: Option<Sym>,
+}
+
+impl LeaseSpecC {
+    pub fn of(spec: &LeaseSpec, symbols: &mut Symbols) -> LeaseSpecC {
+        LeaseSpecC {
+            holder_identity: spec.holder_identity.as_deref().map(|h| symbols.intern(h)),
+            lease_duration_seconds: spec.lease_duration_seconds,
+            acquire_time: spec.acquire_time,
+            renew_time: spec.renew_time,
+            lease_transitions: spec.lease_transitions,
+            strategy: spec.strategy.as_deref().map(|s| symbols.intern(s)),
+            preferred_holder: spec.preferred_holder.as_deref().map(|p| symbols.intern(p)),
+        }
+    }
+
+    pub fn to_spec(&self, symbols: &Symbols) -> LeaseSpec {
+        let text = |s: Option<Sym>| s.map(|s| symbols.name(s).to_string());
+        LeaseSpec {
+            holder_identity: text(self.holder_identity),
+            lease_duration_seconds: self.lease_duration_seconds,
+            acquire_time: self.acquire_time,
+            renew_time: self.renew_time,
+            lease_transitions: self.lease_transitions,
+            strategy: text(self.strategy),
+            preferred_holder: text(self.preferred_holder),
+        }
+    }
+
+    /// `lease_diff` as bit masks over [`LEASE_SPEC_PATHS`]: (changed, removed).
+    pub(super) fn diff(&self, before: &LeaseSpecC) -> (u8, u8) {
+        fn field<T: PartialEq>(bit: u8, before: &Option<T>, after: &Option<T>, masks: &mut (u8, u8)) {
+            match (before, after) {
+                (_, Some(a)) if before.as_ref() != Some(a) => masks.0 |= bit,
+                (Some(_), None) => masks.1 |= bit,
+                _ => {}
+            }
+        }
+        let mut masks = (0, 0);
+        field(1, &before.holder_identity, &self.holder_identity, &mut masks);
+        field(2, &before.lease_duration_seconds, &self.lease_duration_seconds, &mut masks);
+        field(4, &before.acquire_time, &self.acquire_time, &mut masks);
+        field(8, &before.renew_time, &self.renew_time, &mut masks);
+        field(16, &before.lease_transitions, &self.lease_transitions, &mut masks);
+        field(32, &before.strategy, &self.strategy, &mut masks);
+        field(64, &before.preferred_holder, &self.preferred_holder, &mut masks);
+        masks
+    }
+}
+
+/// The compact copy of a stored Lease that the typed path reads (rebuilt by every commit, and
+/// ahead of the stored object while a renewal is pending).
+#[derive(Clone, Debug)]
+pub(crate) struct LeaseMirror {
+    pub(crate) resource_version: u64,
+    pub(crate) spec: LeaseSpecC,
+    /// `None` when the Lease has no labels.
+    pub(crate) labels: Option<Arc<Labels>>,
+    pub(crate) pending: Option<PendingRenewal>,
+    pub(crate) hint: Option<RenewalHint>,
+}
+
+impl LeaseMirror {
+    pub(crate) fn of(lease: &Lease, resource_version: u64, symbols: &mut Symbols) -> LeaseMirror {
+        LeaseMirror {
+            resource_version,
+            spec: LeaseSpecC::of(&lease.spec, symbols),
+            labels: (!lease.metadata.labels.is_empty()).then(|| Arc::new(lease.metadata.labels.clone())),
+            pending: None,
+            hint: None,
+        }
+    }
+}
+
+/// A Lease as a typed response carries it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaseView {
+    pub resource_version: u64,
+    pub spec: LeaseSpecC,
+    pub labels: Option<Arc<Labels>>,
+}
+
+/// What a caller of the typed path asks of its Lease.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LeaseOp {
+    Get,
+    Create {
+        spec: LeaseSpecC,
+        labels: Option<Arc<Labels>>,
+    },
+    /// PUT with the caller's cached resourceVersion and labels.
+    Update {
+        resource_version: u64,
+        spec: LeaseSpecC,
+        labels: Option<Arc<Labels>>,
+    },
+    /// JSON merge patch of the spec (no resourceVersion: last write wins).
+    MergePatch {
+        spec: LeaseSpecC,
+    },
+    /// A merge patch of the spec as other libraries send it: with the cached resourceVersion
+    /// in the body's metadata when there is one (the server then checks it: 409 on a
+    /// mismatch), and `null` for the fields in `nulls` (bits as `elector::Fields`: holder,
+    /// duration, acquireTime, renewTime, leaseTransitions), which deletes them.
+    Patch {
+        spec: LeaseSpecC,
+        resource_version: Option<u64>,
+        nulls: u8,
+    },
+    /// Server-side apply of a Lease with this spec (absent fields left out), `force`, and the
+    /// resourceVersion as a precondition when there is one.
+    Apply {
+        spec: LeaseSpecC,
+        resource_version: Option<u64>,
+        force: bool,
+    },
+}
+
+impl LeaseOp {
+    pub fn verb(&self) -> Verb {
+        match self {
+            LeaseOp::Get => Verb::Get,
+            LeaseOp::Create { .. } => Verb::Create,
+            LeaseOp::Update { .. } => Verb::Update,
+            LeaseOp::MergePatch { .. } | LeaseOp::Patch { .. } => Verb::Patch,
+            LeaseOp::Apply { .. } => Verb::Apply,
+        }
+    }
+}

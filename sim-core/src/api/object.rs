@@ -1,0 +1,177 @@
+//! What requests carry and the store holds: a request and its body as a client sent them, the
+//! object an answer returns, and the typed form the server stores each kind in.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::types::{
+    ConfigMap, JsonObject, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb,
+};
+
+/// A request body, as a client sent it.
+#[derive(Clone, Debug, Default)]
+pub enum Body {
+    #[default]
+    None,
+    /// A typed Lease (the hot path of client-go's LeaseLock: no JSON at all).
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    /// Any object, or a merge patch / apply configuration.
+    Json(Value),
+    /// Raw JSON text as a user sent it: decode errors are the server's.
+    Text(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub user: Arc<User>,
+    pub verb: Verb,
+    pub kind: Kind,
+    /// `""` for cluster-scoped kinds (Namespace) and for a List across namespaces.
+    pub namespace: Arc<str>,
+    /// The name in the URL; `""` for create (then the body's name is used) and list.
+    pub name: Arc<str>,
+    pub body: Body,
+    /// The `fieldManager` query parameter; required for Apply. Without it the manager is what
+    /// kubectl's user agent would give: `kubectl-create`, `kubectl-replace`, `kubectl-patch`.
+    pub field_manager: Option<Arc<str>>,
+    /// `force=true` (apply only).
+    pub force: bool,
+}
+
+/// A response body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Object {
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    /// Other kinds and lists, as the server's JSON.
+    Json(Value),
+    Deleted,
+}
+
+/// A stored object, typed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Stored {
+    Lease(Arc<Lease>),
+    ConfigMap(Arc<ConfigMap>),
+    Namespace(Arc<Namespace>),
+    ServiceAccount(Arc<ServiceAccount>),
+    Role(Arc<Role>),
+    RoleBinding(Arc<RoleBinding>),
+    Json(Kind, Arc<JsonObject>),
+}
+
+/// The wire JSON of a typed object: `kind`, `apiVersion`, then the struct's fields in Go order.
+pub fn object_json<T: Serialize>(kind: Kind, object: &T) -> Value {
+    let mut map = Map::new();
+    map.insert("kind".into(), json!(kind.kind_name()));
+    map.insert("apiVersion".into(), json!(kind.api_version()));
+    if let Ok(Value::Object(fields)) = serde_json::to_value(object) {
+        map.extend(fields);
+    }
+    Value::Object(map)
+}
+
+fn decode_typed<T: DeserializeOwned>(value: &Value) -> Result<Arc<T>, String> {
+    T::deserialize(value).map(Arc::new).map_err(|e| e.to_string())
+}
+
+impl Stored {
+    pub(crate) fn kind(&self) -> Kind {
+        match self {
+            Stored::Lease(_) => Kind::Lease,
+            Stored::ConfigMap(_) => Kind::ConfigMap,
+            Stored::Namespace(_) => Kind::Namespace,
+            Stored::ServiceAccount(_) => Kind::ServiceAccount,
+            Stored::Role(_) => Kind::Role,
+            Stored::RoleBinding(_) => Kind::RoleBinding,
+            Stored::Json(kind, _) => *kind,
+        }
+    }
+
+    pub(crate) fn meta(&self) -> &ObjectMeta {
+        match self {
+            Stored::Lease(o) => &o.metadata,
+            Stored::ConfigMap(o) => &o.metadata,
+            Stored::Namespace(o) => &o.metadata,
+            Stored::ServiceAccount(o) => &o.metadata,
+            Stored::Role(o) => &o.metadata,
+            Stored::RoleBinding(o) => &o.metadata,
+            Stored::Json(_, o) => &o.metadata,
+        }
+    }
+
+    /// Mutable metadata; clones the object only if a client still shares it.
+    pub(super) fn meta_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Stored::Lease(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ConfigMap(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Namespace(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Role(o) => &mut Arc::make_mut(o).metadata,
+            Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Json(_, o) => &mut Arc::make_mut(o).metadata,
+        }
+    }
+
+    pub(crate) fn to_json(&self) -> Value {
+        match self {
+            Stored::Lease(o) => object_json(Kind::Lease, o.as_ref()),
+            Stored::ConfigMap(o) => object_json(Kind::ConfigMap, o.as_ref()),
+            Stored::Namespace(o) => object_json(Kind::Namespace, o.as_ref()),
+            Stored::ServiceAccount(o) => object_json(Kind::ServiceAccount, o.as_ref()),
+            Stored::Role(o) => object_json(Kind::Role, o.as_ref()),
+            Stored::RoleBinding(o) => object_json(Kind::RoleBinding, o.as_ref()),
+            Stored::Json(kind, o) => object_json(*kind, o.as_ref()),
+        }
+    }
+
+    /// Typed decode of an object's JSON; the error is the decoder's text.
+    pub(super) fn decode(kind: Kind, value: &Value) -> Result<Stored, String> {
+        Ok(match kind {
+            Kind::Lease => Stored::Lease(decode_typed(value)?),
+            Kind::ConfigMap => Stored::ConfigMap(decode_typed(value)?),
+            Kind::Namespace => Stored::Namespace(decode_typed(value)?),
+            Kind::ServiceAccount => Stored::ServiceAccount(decode_typed(value)?),
+            Kind::Role => Stored::Role(decode_typed(value)?),
+            Kind::RoleBinding => Stored::RoleBinding(decode_typed(value)?),
+            Kind::Event | Kind::LeaseCandidate => {
+                let mut object: JsonObject = JsonObject::deserialize(value).map_err(|e| e.to_string())?;
+                // `kind` and `apiVersion` are the wire's, not the object's.
+                // (shift_remove: a plain remove would swap the last field into its place.)
+                object.rest.shift_remove("kind");
+                object.rest.shift_remove("apiVersion");
+                Stored::Json(kind, Arc::new(object))
+            }
+        })
+    }
+
+    pub(super) fn to_object(&self) -> Object {
+        match self {
+            Stored::Lease(o) => Object::Lease(Arc::clone(o)),
+            Stored::ConfigMap(o) => Object::ConfigMap(Arc::clone(o)),
+            other => Object::Json(other.to_json()),
+        }
+    }
+
+    /// Equal in everything a user can change (labels and body), ignoring system metadata.
+    pub(super) fn same_content(&self, other: &Stored) -> bool {
+        if self.meta().labels != other.meta().labels {
+            return false;
+        }
+        match (self, other) {
+            (Stored::Lease(a), Stored::Lease(b)) => a.spec == b.spec,
+            (Stored::ConfigMap(a), Stored::ConfigMap(b)) => a.data == b.data,
+            (Stored::Namespace(_), Stored::Namespace(_)) | (Stored::ServiceAccount(_), Stored::ServiceAccount(_)) => {
+                true
+            }
+            (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
+            (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
+            (Stored::Json(ka, a), Stored::Json(kb, b)) => ka == kb && a.rest == b.rest,
+            _ => false,
+        }
+    }
+}
