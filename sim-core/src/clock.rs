@@ -50,8 +50,11 @@ pub struct NodeClock {
     /// No wander: the monotonic reading is a linear function of true time (then inverted in
     /// closed form).
     linear_only: bool,
-    /// 1e9 / (1e9 + drift): true nanoseconds per local one, for the first guess of an inversion.
-    inverse_rate: f64,
+    /// The clock's rate, exactly: local nanoseconds per 1e9 true ones (1e9 + drift).
+    rate: u64,
+    /// floor((2^64 - 1) / rate): dividing by the rate is then a multiplication and at most two
+    /// corrections (see [`NodeClock::div_rate`]), not a divide instruction per timer.
+    rate_reciprocal: u64,
 }
 
 const PPB: i128 = 1_000_000_000;
@@ -94,8 +97,8 @@ impl NodeClock {
         }
         spec.steps.sort_by_key(|s| s.at);
         let linear_only = spec.wander.is_none();
-        let inverse_rate = 1e9 / (1e9 + spec.drift_ppb as f64);
-        Ok(NodeClock { spec, epoch, linear_only, inverse_rate })
+        let rate = (PPB as i64 + spec.drift_ppb) as u64;
+        Ok(NodeClock { spec, epoch, linear_only, rate, rate_reciprocal: u64::MAX / rate })
     }
 
     /// Adds a wall-clock step at true time `step.at`, which must not precede earlier steps
@@ -107,7 +110,13 @@ impl NodeClock {
 
     /// A perfect clock: monotonic = true time, wall = epoch + true time.
     pub fn perfect(epoch: UnixNanos) -> Self {
-        NodeClock { spec: ClockSpec::default(), epoch, linear_only: true, inverse_rate: 1.0 }
+        NodeClock {
+            spec: ClockSpec::default(),
+            epoch,
+            linear_only: true,
+            rate: PPB_U64,
+            rate_reciprocal: u64::MAX / PPB_U64,
+        }
     }
 
     pub fn spec(&self) -> &ClockSpec {
@@ -185,22 +194,37 @@ impl NodeClock {
             if self.spec.drift_ppb == 0 {
                 return target as Nanos; // monotonic(from) < target, so target > from
             }
-            // t + floor(t·d/1e9) = floor(t·(1e9 + d)/1e9), so the answer is
-            // ceil(target·1e9 / (1e9 + d)). Floating point gets within a nanosecond or two of it
-            // for any run length the validation allows; one or two exact integer checks settle it.
-            let guess = target as f64 * self.inverse_rate;
-            let guess = if guess >= u64::MAX as f64 { u64::MAX } else { guess.max(0.0) as u64 }.max(from);
-            if self.monotonic(guess) >= target {
-                if guess == from || self.monotonic(guess - 1) < target {
-                    return guess;
-                }
-            } else if self.monotonic(guess.saturating_add(1)) >= target {
-                return guess.saturating_add(1);
+            // t + floor(t·d/1e9) = floor(t·R/1e9) with R = 1e9 + d, so the answer is the
+            // earliest t with t·R >= target·1e9: ceil(target·1e9 / R). With target = a·R + b,
+            // that is a·1e9 + ceil(b·1e9 / R), and b·1e9 < R·1e9 fits 64 bits for every drift
+            // `new` accepts. (`reading >= 0` here, so `target > 0`.)
+            let target = target as u64;
+            let (a, b) = self.div_rate(target);
+            let (c, e) = self.div_rate(b * PPB_U64);
+            let exact = a.checked_mul(PPB_U64).and_then(|t| t.checked_add(c + u64::from(e > 0)));
+            if let Some(t) = exact.filter(|&t| t <= i64::MAX as u64) {
+                // The reading at `from` is below the target, so the answer lies after `from`.
+                debug_assert!(t > from && self.monotonic(t) >= target as i64 && self.monotonic(t - 1) < target as i64);
+                return t;
             }
-            return self.earliest_reaching(from, guess, target);
+            // Beyond any run (a search probing centuries ahead): search, as with wander.
+            return self.earliest_reaching(from, from, target as i64);
         }
         // With wander: search from `from` itself.
         self.earliest_reaching(from, from, target)
+    }
+
+    /// `(x / rate, x % rate)`, exactly. With m = floor((2^64 - 1)/R), `x·m / 2^64` lies in
+    /// (x/R - 1, x/R): the reciprocal's quotient is the true one or one below it, never above.
+    #[inline(always)]
+    fn div_rate(&self, x: u64) -> (u64, u64) {
+        let mut q = ((x as u128 * self.rate_reciprocal as u128) >> 64) as u64;
+        let mut r = x - q * self.rate;
+        while r >= self.rate {
+            q += 1;
+            r -= self.rate;
+        }
+        (q, r)
     }
 
     /// The earliest `t >= from` with `monotonic(t) >= target`, given `monotonic(from) < target`
@@ -342,6 +366,38 @@ mod tests {
                     assert!(t == start || c.monotonic(t - 1) < target, "not the earliest: drift {drift}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_closed_form_inversion_agrees_with_the_search_and_with_128_bit_arithmetic() {
+        // A fixed pseudo-random walk over drifts, starts and durations (splitmix64).
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for i in 0..20_000 {
+            // Scenarios accept drifts from -900,000 to +9,000,000 ppm (a rate of 0.1 to 10).
+            let drift = match i % 4 {
+                0 => (next() % 2_000_001) as i64 - 1_000_000, // ±1000 ppm
+                1 => (next() % 600_000_001) as i64 - 300_000_000,
+                2 => (next() % (MAX_DRIFT_PPB as u64 + 900_000_001)) as i64 - 900_000_000,
+                _ => [-900_000_000, -1, 1, MAX_DRIFT_PPB][(next() % 4) as usize],
+            };
+            let c = clock(0, drift);
+            let start = next() % secs(400_000);
+            let d = 1 + next() % secs(100);
+            let t = c.timer_fires_at(start, d);
+            let target = c.monotonic(start) + d as i64;
+            // The search the closed form replaced, from the same start.
+            assert_eq!(t, c.earliest_reaching(start, start, target), "drift {drift} start {start} d {d}");
+            let r = PPB + drift as i128;
+            let exact = ((target as i128 * PPB + r - 1) / r).max(start as i128);
+            assert_eq!(t as i128, exact, "drift {drift} start {start} d {d}");
         }
     }
 
