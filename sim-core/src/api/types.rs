@@ -356,12 +356,22 @@ impl Verb {
     /// The RBAC verb: apply is authorised as `patch` (it is an HTTP PATCH).
     pub fn as_str(self) -> &'static str {
         match self {
+            Verb::Apply => "patch",
+            other => other.name(),
+        }
+    }
+
+    /// The verb as scenarios, traces and metrics write it (`apply` apart from `patch`): what
+    /// [`Verb::parse`] reads.
+    pub fn name(self) -> &'static str {
+        match self {
             Verb::Get => "get",
             Verb::List => "list",
             Verb::Create => "create",
             Verb::Update => "update",
             Verb::Delete => "delete",
-            Verb::Patch | Verb::Apply => "patch",
+            Verb::Patch => "patch",
+            Verb::Apply => "apply",
         }
     }
 

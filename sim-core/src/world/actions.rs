@@ -1,7 +1,7 @@
 //! Scripted actions: requests a person or script makes at the API server directly (as `kubectl`
 //! would), outside any node's link, and what they got back.
 
-use super::ActionOutcome;
+use super::result::ActionOutcome;
 use crate::api::{ApiError, Body, Kind, Object, Request, User, Verb};
 use crate::model::{ActionOp, ScriptedAction};
 use crate::time::Nanos;

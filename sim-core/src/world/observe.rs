@@ -6,7 +6,7 @@
 //! time is summed per node from its own spans, each Lease keeps its own clocks, and the "most
 //! acting leaders on any Lease" series comes from a histogram of Leases by acting count.
 
-use super::{ActionOutcome, FaultRecord, RunResult, Span, SpanKind};
+use super::result::{ActionOutcome, FaultRecord, RunResult, Span, SpanKind};
 use crate::api::{LeaseRef, Verb};
 use crate::metrics::{DualWindow, LeaseMetrics, Metrics, NodeMetrics};
 use crate::sym::Sym;
@@ -381,7 +381,7 @@ impl Observer {
         spans.sort_by_key(|s| (s.node, s.kind, s.from));
         self.faults.sort_by_key(|f| f.at);
         for (verb, code, n) in &self.requests {
-            self.metrics.api_requests_by_verb_status.insert(format!("{} {code}", super::verb_name(*verb)), *n);
+            self.metrics.api_requests_by_verb_status.insert(format!("{} {code}", verb.name()), *n);
         }
         // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
         let mut per_lease = std::collections::BTreeMap::new();

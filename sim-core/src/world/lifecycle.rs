@@ -1,0 +1,351 @@
+//! Processes in the loop: a node's process starts, is probed, paused, killed and exits; what
+//! its elector asks for (`Output`s) is carried out here — requests to `requests`, timers to the
+//! queue, leadership to the observer and the node's reconciler (`work`).
+
+use super::event::{Event, Origin};
+use super::network::{Payload, Response};
+use super::process::{ProcState, WorkStop};
+use super::{FaultRecord, SpanKind, World, recorder};
+use crate::api::{Kind, Verb};
+use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
+use crate::lock::LockRequest;
+use crate::model::StopActing;
+use crate::time::Nanos;
+use crate::trace::TraceKind;
+use std::sync::Arc;
+
+impl World {
+    pub(super) fn start_process(&mut self, now: Nanos, node: usize) {
+        if !self.procs[node].start(&self.spec.nodes[node], self.spec.seed, &mut self.stale) {
+            return;
+        }
+        self.discard_stale();
+        let incarnation = self.procs[node].starts;
+        self.obs.open_span(now, node, SpanKind::Running);
+        trace!(self, now, Some(node), TraceKind::ProcessStart { incarnation });
+        if let Some(h) = &self.spec.nodes[node].healthz {
+            let first = now.saturating_add(h.initial_delay);
+            self.procs[node].probe_failures = 0;
+            self.procs[node].probe_anchor = first;
+            let incarnation = self.procs[node].incarnation;
+            self.queue.schedule(first, Event::Probe { node: node as u32, incarnation, failed: false });
+        }
+        if self.cle.is_some() {
+            self.candidate_start(now, node);
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
+        self.process_outputs(now, node, out);
+    }
+
+    /// A liveness probe of client-go's health check, as the kubelet runs one (true time; a
+    /// probe at a time, every period from the first, each waiting up to its timeout): the
+    /// check (`LeaderElector.Check`) fails while the process believes it leads and its last
+    /// observation is older than LeaseDuration + tolerance; a paused process answers nothing, so
+    /// its probe fails at the timeout (or answers when it resumes, if that is sooner). After
+    /// `failure_threshold` failures in a row the kubelet kills the container (at once: a stuck
+    /// process would not act on SIGTERM) and starts it again after `restart_delay`.
+    pub(super) fn probe(&mut self, now: Nanos, node: usize, incarnation: u32, timed_out: bool) {
+        let Some(h) = self.spec.nodes[node].healthz.clone() else { return };
+        let p = &self.procs[node];
+        if p.incarnation != incarnation || p.state != ProcState::Running {
+            return;
+        }
+        let healthy = if timed_out {
+            false
+        } else if let Some(until) = p.paused_until {
+            let answer_at = until.min(now.saturating_add(h.timeout));
+            let failed = until > now.saturating_add(h.timeout);
+            self.queue.schedule(answer_at, Event::Probe { node: node as u32, incarnation, failed });
+            return;
+        } else {
+            let mono = p.clock.monotonic(now);
+            p.elector.as_ref().is_none_or(|e| e.healthy(mono, h.tolerance))
+        };
+        if healthy {
+            self.procs[node].probe_failures = 0;
+        } else {
+            self.procs[node].probe_failures += 1;
+            let failures = self.procs[node].probe_failures;
+            trace!(self, now, Some(node), TraceKind::ProbeFailed { failures });
+            if failures >= h.failure_threshold {
+                trace!(self, now, Some(node), TraceKind::LivenessKill);
+                self.obs.record_fault(FaultRecord {
+                    at: now,
+                    node: Some(node),
+                    kind: "liveness-kill".into(),
+                    detail: format!("{failures} failed probes"),
+                });
+                self.kill(now, node, ProcState::Crashed);
+                self.queue.schedule(now.saturating_add(h.restart_delay), Event::Start { node: node as u32 });
+                return;
+            }
+        }
+        // The next probe: the first period tick after now.
+        let anchor = self.procs[node].probe_anchor;
+        let k = (now.saturating_sub(anchor)) / h.period + 1;
+        let next = anchor.saturating_add(k.saturating_mul(h.period));
+        self.queue.schedule(next, Event::Probe { node: node as u32, incarnation, failed: false });
+    }
+
+    /// The process dies: nothing it does afterwards counts, though its requests already on the
+    /// wire may still be applied.
+    pub(super) fn kill(&mut self, now: Nanos, node: usize, state: ProcState) {
+        if !self.procs[node].is_running() {
+            return;
+        }
+        self.stop_acting(now, node);
+        self.procs[node].kill(state, &mut self.stale);
+        self.discard_stale();
+        if let Some(r) = self.recs[node].as_mut() {
+            r.in_flight = None;
+        }
+        self.obs.close_span(now, node, SpanKind::Paused);
+        self.obs.close_span(now, node, SpanKind::Running);
+    }
+
+    /// The node stops acting as leader: metrics close its span, its reconciler stops (a tick or
+    /// response still in flight finds a newer generation and does nothing).
+    pub(super) fn stop_acting(&mut self, now: Nanos, node: usize) {
+        self.obs.set_acting(now, node, false);
+        if let Some(r) = self.recs[node].as_mut() {
+            r.deactivate();
+        }
+    }
+
+    pub(super) fn resume(&mut self, now: Nanos, node: usize, incarnation: u32) {
+        let p = &mut self.procs[node];
+        if p.incarnation != incarnation || p.paused_until.is_none() {
+            return;
+        }
+        p.paused_until = None;
+        let mut deferred = std::mem::take(&mut p.deferred);
+        self.obs.close_span(now, node, SpanKind::Paused);
+        trace!(self, now, Some(node), TraceKind::PauseEnd);
+        // Timers that expired during the pause and responses that arrived fire now, in the
+        // order they would have.
+        for event in deferred.drain(..) {
+            self.queue.schedule(now, event);
+        }
+        self.procs[node].deferred = deferred;
+    }
+
+    pub(super) fn feed_elector_result(&mut self, now: Nanos, node: usize, result: LockResult) {
+        if matches!(result, Err(LockError::Conflict)) {
+            self.obs.node_metrics[node].lease_conflicts += 1;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_result(clock_now, result, out));
+        self.process_outputs(now, node, out);
+    }
+
+    #[inline]
+    pub(super) fn elector_response(&mut self, now: Nanos, node: usize, id: u64, response: Response, plain_text: bool) {
+        let Some((expected, verb)) = self.procs[node].elector_request else { return };
+        if expected != id {
+            return; // abandoned or timed out
+        }
+        self.procs[node].elector_request = None;
+        let Response::Lease(result) = response else { unreachable!("elector requests are Lease requests") };
+        let lock_result = match result {
+            Err(code) if plain_text => Err(LockError::NotStatus(code)),
+            result => self.procs[node].lock.response(verb, result),
+        };
+        self.feed_elector_result(now, node, lock_result);
+    }
+
+    /// Carries out what the elector asked for. New outputs produced while doing so (an
+    /// immediate failure fed back) are appended to the same list and handled in order.
+    pub(super) fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Vec<Output>) {
+        let mut i = 0;
+        while i < out.len() {
+            let output = out[i];
+            i += 1;
+            match output {
+                Output::Send { op, timeout } => match self.procs[node].lock.request(&op, &self.server) {
+                    Err(LockError::Panic) => {
+                        // An unrecovered panic in the lock code: the process dies on the spot.
+                        trace!(self, now, Some(node), TraceKind::Crash);
+                        self.kill(now, node, ProcState::Crashed);
+                        break;
+                    }
+                    Err(e) => {
+                        self.procs[node].drive(now, &mut out, |el, clock_now, out| el.on_result(clock_now, Err(e), out))
+                    }
+                    Ok(request) => {
+                        let id = self.net.next_id();
+                        let verb = request.verb();
+                        self.procs[node].elector_request = Some((id, verb));
+                        let lock = &self.procs[node].lock;
+                        let payload = match request {
+                            LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
+                            LockRequest::Generic(request) => Payload::Generic(request),
+                        };
+                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), timeout);
+                    }
+                },
+                Output::Timer { kind, after, generation } => {
+                    let p = &self.procs[node];
+                    let at = p.clock.timer_fires_at(now, after);
+                    let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
+                    self.queue.schedule(at, event);
+                }
+                Output::Abandon => self.procs[node].elector_request = None,
+                Output::StartedLeading => {
+                    // A stop still pending is for the previous term: this one goes on.
+                    self.procs[node].work_stop = None;
+                    trace!(self, now, Some(node), TraceKind::StartedLeading);
+                    self.obs.set_acting(now, node, true);
+                    let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
+                    if let Some(r) = self.recs[node].as_mut() {
+                        r.activate(token);
+                        self.reconcile(now, node);
+                    }
+                }
+                // Whichever comes first ends the leader's work; the other finds it ended. The
+                // node's `stop_acting` says when the work really stops.
+                Output::LeaderContextDone | Output::StoppedLeading => match self.spec.nodes[node].stop_acting {
+                    StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
+                        if self.obs.is_acting(node) {
+                            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+                        }
+                        self.stop_acting(now, node);
+                    }
+                    StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
+                        self.schedule_work_stop(now, node, after, WorkStop::Hook);
+                    }
+                    StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
+                    _ => {}
+                },
+                Output::StopWork { after } => {
+                    if self.obs.is_acting(node) && self.spec.nodes[node].stop_acting != StopActing::Never {
+                        self.schedule_work_stop(now, node, after, WorkStop::Drain);
+                    }
+                }
+                Output::NewLeader(holder) => {
+                    if self.obs.tracing() {
+                        let holder = self.name(holder);
+                        trace!(self, now, Some(node), TraceKind::NewLeader { holder });
+                    }
+                }
+                Output::Note(note) => {
+                    if note == Note::RenewedLease {
+                        let unpaused_and_reachable =
+                            self.procs[node].paused_until.is_none() && !self.net.is_cut(node, now);
+                        self.obs.leader_recovered(node, unpaused_and_reachable);
+                    }
+                    trace!(self, now, Some(node), TraceKind::Note { note })
+                }
+                Output::RecordEvent(what) => {
+                    if self.spec.nodes[node].elector.record_events {
+                        self.record_event(now, node, what);
+                    }
+                }
+                Output::Exception(message) => {
+                    trace!(self, now, Some(node), TraceKind::Exception { message });
+                    // The leader's work thread outlives the loop: it acts on until the process ends.
+                    self.procs[node].orphan_work = self.obs.is_acting(node);
+                }
+                Output::Exited => {
+                    if self.procs[node].work_stop.is_some_and(|(why, _)| why == WorkStop::Hook) {
+                        // OnStoppedLeading is still blocked in the hook: Run has not returned.
+                        self.procs[node].exit_deferred = true;
+                    } else {
+                        self.process_exited(now, node)
+                    }
+                }
+            }
+        }
+        out.clear();
+        self.scratch = out;
+    }
+
+    /// The leader's work will stop `after` (local time) from now.
+    #[cold]
+    pub(super) fn schedule_work_stop(&mut self, now: Nanos, node: usize, after: Nanos, why: WorkStop) {
+        let p = &mut self.procs[node];
+        p.work_stop_generation = p.work_stop_generation.wrapping_add(1);
+        let generation = p.work_stop_generation;
+        p.work_stop = Some((why, generation));
+        let at = p.clock.timer_fires_at(now, after);
+        let event = Event::StopActing { node: node as u32, incarnation: p.incarnation, generation };
+        self.queue.schedule(at, event);
+    }
+
+    /// A scheduled stop of the leader's work is due.
+    #[cold]
+    pub(super) fn work_stopped(&mut self, now: Nanos, node: usize, generation: u32) {
+        if self.procs[node].work_stop.is_none_or(|(_, g)| g != generation) {
+            return;
+        }
+        self.procs[node].work_stop = None;
+        if self.obs.is_acting(node) {
+            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+        }
+        self.stop_acting(now, node);
+        if std::mem::take(&mut self.procs[node].exit_deferred) {
+            self.process_exited(now, node);
+        }
+    }
+
+    /// Sends the Event an elector records (see `recorder`).
+    pub(super) fn record_event(&mut self, now: Nanos, node: usize, what: crate::elector::LeaderEvent) {
+        let config = &self.spec.nodes[node].elector;
+        let (namespace, lease_name) = (config.lease_namespace.clone(), config.lease_name.clone());
+        let uid = self.server.peek_lease(&namespace, &lease_name).map(|l| l.metadata.uid.clone()).unwrap_or_default();
+        let p = &self.procs[node];
+        let source = recorder::EventSource {
+            identity: &p.identity,
+            namespace: &namespace,
+            lease_name: &lease_name,
+            lease_uid: &uid,
+            lease_resource_version: p.lock.cached().map(|c| c.resource_version),
+            wall: p.clock.wall(now),
+            field_manager: &self.spec.nodes[node].lease_field_manager,
+        };
+        let (request, name) = recorder::event_request(&source, what, Arc::clone(self.server.user(p.user)));
+        trace!(self, now, Some(node), TraceKind::EventRecorded { name: name.clone(), message: what.text() });
+        let id = self.net.next_id();
+        self.send(
+            now,
+            node,
+            id,
+            Origin::Recorder,
+            Payload::Generic(Box::new(request)),
+            (Verb::Create, Kind::Event),
+            None,
+        );
+    }
+
+    pub(super) fn process_exited(&mut self, now: Nanos, node: usize) {
+        trace!(self, now, Some(node), TraceKind::ProcessExit);
+        let after =
+            if self.procs[node].stop_requested { AfterLost::Exit } else { self.spec.nodes[node].elector.after_lost };
+        let orphan_work = std::mem::take(&mut self.procs[node].orphan_work);
+        if orphan_work && after != AfterLost::Rejoin && self.spec.nodes[node].stop_acting == StopActing::Never {
+            // Work on the process context stops with the process.
+            trace!(self, now, Some(node), TraceKind::StoppedLeading);
+        }
+        if orphan_work && after == AfterLost::Rejoin {
+            // An exception left `run()` (the Python client) and the program calls it again: the
+            // old leader's work thread was never told to stop, so the node goes on acting.
+            // (Its reconciler stops with the old elector: leasesim keeps one loop per node.)
+            if let Some(r) = self.recs[node].as_mut() {
+                r.deactivate();
+            }
+            self.procs[node].kill(ProcState::Exited, &mut self.stale);
+            self.discard_stale();
+            self.obs.close_span(now, node, SpanKind::Running);
+            self.queue.schedule(now, Event::Start { node: node as u32 });
+            return;
+        }
+        self.kill(now, node, ProcState::Exited);
+        match after {
+            AfterLost::Exit => {}
+            AfterLost::Restart { delay } => {
+                self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 })
+            }
+            AfterLost::Rejoin => self.queue.schedule(now, Event::Start { node: node as u32 }),
+        }
+    }
+}

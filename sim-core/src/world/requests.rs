@@ -1,0 +1,386 @@
+//! The request path in the loop: a request leaves its node (`send`), crosses the link
+//! (`transmit`), reaches the server (`arrive`), is applied (`apply`) and its answer goes back
+//! down to the requester; or it is lost, refused, late or retried after a Retry-After, and its
+//! timeout fails it at the client (`timeout`). The messages and links themselves are
+//! `network`'s.
+
+use super::event::{Event, Origin};
+use super::network::{Message, Payload, Response};
+use super::{Answer, World, reset_event, timeout_event};
+use crate::api::{Kind, LeaseRef, Object, Verb};
+use crate::elector::LockError;
+use crate::net::{Delivery, Direction};
+use crate::sym::Sym;
+use crate::time::Nanos;
+use crate::trace::TraceKind;
+
+impl World {
+    /// Sends a request from `node`; `what` is (verb, kind) for the trace, whose object name is
+    /// the node's Lease or its reconciler's child.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn send(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        origin: Origin,
+        payload: Payload,
+        what: (Verb, Kind),
+        timeout: Option<Nanos>,
+    ) {
+        if self.obs.tracing() {
+            let (verb, kind) = what;
+            let name = match (origin, kind, &payload) {
+                (Origin::Reconciler, Kind::ConfigMap, _) => {
+                    self.recs[node].as_ref().expect("a node with a reconciler").object_name.clone()
+                }
+                (Origin::Candidate, _, Payload::Generic(request)) => request.name.to_string().into(),
+                (Origin::Recorder, _, Payload::Generic(request)) => match &request.body {
+                    crate::api::Body::Json(body) => body["metadata"]["name"].as_str().unwrap_or("").into(),
+                    _ => "".into(),
+                },
+                _ => self.obs.leases[self.obs.node_lease[node]].name.clone(),
+            };
+            let request =
+                TraceKind::Request { id, origin: origin.name(), verb: verb.name(), resource: kind.resource(), name };
+            trace!(self, now, Some(node), request);
+        }
+        let incarnation = self.procs[node].incarnation;
+        let timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
+        let msg = self.net.insert(Message {
+            node: node as u32,
+            incarnation,
+            id,
+            origin,
+            verb: what.0,
+            attempts: 0,
+            timeout,
+            payload,
+            response: None,
+            code: 0,
+            injected: None,
+        });
+        self.transmit(now, msg);
+    }
+
+    #[inline]
+    /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
+    /// partition heals), is lost (its timeout, if any, will fire) or is refused (it fails now).
+    /// The message stays in its slot unless it will never arrive.
+    pub(super) fn transmit(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let (node, id, verb) = (m.node as usize, m.id, m.verb);
+        self.obs.node_metrics[node].requests_sent.add(verb);
+        match self.net.send(node, Direction::Up, now) {
+            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
+                if matches!(delivery, Delivery::Held(_)) {
+                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "up", until: at });
+                }
+                // Arriving at or after its deadline, it has timed out first.
+                let m = self.net.get_mut(msg);
+                if let Some((t, seq)) = m.timeout
+                    && at >= t
+                {
+                    m.timeout = None;
+                    let event = timeout_event(m);
+                    self.queue.schedule_reserved(t, seq, event);
+                }
+                self.queue.schedule(at, Event::Arrive { msg });
+            }
+            Delivery::Refused => {
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "up" });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let message = self.net.remove(msg);
+                self.queue.schedule(now, reset_event(&message));
+            }
+            lost => {
+                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
+                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let mut message = self.net.remove(msg);
+                self.arm_timeout(&mut message);
+            }
+        }
+    }
+
+    /// The request of `msg` will not be answered (or not before its deadline): its timeout,
+    /// if it has one, goes on the queue now.
+    pub(super) fn arm_timeout(&mut self, message: &mut Message) {
+        if let Some((t, seq)) = message.timeout.take() {
+            let event = timeout_event(message);
+            self.queue.schedule_reserved(t, seq, event);
+        }
+    }
+
+    pub(super) fn arrive(&mut self, now: Nanos, msg: u32) {
+        if self.net.availability().is_down(now) {
+            let mut message = self.net.remove(msg);
+            trace!(self, now, None, TraceKind::ServerDown { id: message.id });
+            self.obs.node_metrics[message.node as usize].requests_lost.add(message.verb);
+            self.arm_timeout(&mut message);
+            return;
+        }
+        if !self.injector.is_empty() {
+            let m = self.net.get(msg);
+            let (kind, name) = match &m.payload {
+                Payload::Lease { lease, .. } => (Kind::Lease, self.server.lease_name(*lease)),
+                Payload::Generic(r) => (r.kind, r.name.to_string()),
+            };
+            let (node, verb) = (m.node as usize, m.verb);
+            if let Some(injected) = self.injector.check(now, node, verb, kind, &name) {
+                let code = injected.error.code;
+                self.net.get_mut(msg).injected = Some(Box::new(injected));
+                trace!(self, now, Some(node), TraceKind::InjectedError { id: self.net.get(msg).id, code });
+            }
+        }
+        let extra = self.net.availability().extra_processing(now);
+        if extra > 0 {
+            let at = now + extra;
+            self.timeout_if_late(msg, at);
+            self.queue.schedule(at, Event::Apply { msg });
+        } else {
+            self.apply(now, msg);
+        }
+    }
+
+    /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
+    /// goes on the queue now.
+    /// The error `[[server.errors]]` chose for message `msg`, as `apply` reads an answer.
+    #[cold]
+    pub(super) fn injected_answer(&self, msg: u32) -> (Verb, Kind, Option<LeaseRef>, Answer) {
+        let m = self.net.get(msg);
+        let error = m.injected.as_ref().expect("an injected message").error.clone();
+        match &m.payload {
+            Payload::Lease { .. } => (m.verb, Kind::Lease, None, Answer::Lease(Err(error))),
+            Payload::Generic(r) => (r.verb, r.kind, None, Answer::Object(Err(error))),
+        }
+    }
+
+    pub(super) fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
+        let m = self.net.get_mut(msg);
+        if let Some((t, seq)) = m.timeout
+            && at >= t
+        {
+            m.timeout = None;
+            let event = Event::Timeout { node: m.node, incarnation: m.incarnation, id: m.id as u32, origin: m.origin };
+            self.queue.schedule_reserved(t, seq, event);
+        }
+    }
+
+    #[inline]
+    pub(super) fn apply(&mut self, now: Nanos, msg: u32) {
+        let (node, id, origin) = {
+            let m = self.net.get(msg);
+            (m.node as usize, m.id, m.origin)
+        };
+        let rv_before = self.server.resource_version();
+        let m = self.net.get(msg);
+        // The child object's value before a reconciler write, to tell an overwrite.
+        let child_before = match &m.payload {
+            Payload::Generic(r) if origin == Origin::Reconciler && r.kind == Kind::ConfigMap && r.verb != Verb::Get => {
+                self.child_value()
+            }
+            _ => None,
+        };
+        // The child's version before a reconciler request, for the history.
+        let history_before = (self.obs.tracing()
+            && origin == Origin::Reconciler
+            && matches!(&m.payload, Payload::Generic(r) if r.kind == Kind::ConfigMap))
+        .then(|| self.child_rv());
+        let injected = m.injected.is_some();
+        let (verb, kind, lease, result) = match &m.payload {
+            // An injected error other than 504 stands in for the handling.
+            _ if injected && !m.injected.as_ref().is_some_and(|i| i.applied) => self.injected_answer(msg),
+            Payload::Lease { lease, user, op } => {
+                let manager = if origin == Origin::Elector { self.procs[node].field_manager } else { Sym::EMPTY };
+                let result = self.server.lease_request(now, *lease, *user, manager, op);
+                (op.verb(), Kind::Lease, Some(*lease), Answer::Lease(result))
+            }
+            Payload::Generic(request) => {
+                let result = self.server.handle(now, request);
+                let lease = match request.kind {
+                    Kind::Lease => self.server.find_lease_ref(&request.namespace, &request.name),
+                    _ => None,
+                };
+                (request.verb, request.kind, lease, Answer::Object(result))
+            }
+        };
+        // A 504 after handling: the work is done, the client hears the timeout.
+        let result = if injected { self.injected_answer(msg).3 } else { result };
+        let error = result.error();
+        // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
+        let code = error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code);
+        self.net.get_mut(msg).code = code;
+        self.obs.count_request(verb, code);
+        let rv_after = self.server.resource_version();
+        if self.obs.tracing() {
+            let message = error.map(|e| e.message.clone()).unwrap_or_default();
+            trace!(self, now, None, TraceKind::Applied { id, code, rv_before, rv_after, message });
+        }
+        if rv_after != rv_before
+            && kind == Kind::Lease
+            && let Some(lease) = lease
+        {
+            self.lease_written(now, lease);
+        }
+        // A LeaseCandidate written by a node: the controller's informer and the owner's hear of it.
+        if kind == Kind::LeaseCandidate
+            && error.is_none()
+            && matches!(verb, Verb::Create | Verb::Update | Verb::Patch | Verb::Apply)
+            && self.cle.is_some()
+            && let Payload::Generic(r) = &self.net.get(msg).payload
+        {
+            let (namespace, name) = (r.namespace.to_string(), r.name.to_string());
+            self.election_candidate_written(now, &namespace, &name);
+        }
+        if let Some(rv_before) = history_before {
+            self.record_history(now, node, id, verb, error, rv_before);
+        }
+        if origin == Origin::Reconciler {
+            self.account_reconciler_write(now, node, id, kind, verb, error, child_before);
+        }
+        let response = match (origin, result) {
+            (_, Answer::Lease(r)) => Response::Lease(r.map_err(|e| e.code)),
+            (Origin::Elector, Answer::Object(r)) => Response::Lease(match r {
+                Ok(Object::Lease(l)) => Ok(self.server.view_of(&l)),
+                Ok(_) => Err(500),
+                Err(e) => Err(e.code),
+            }),
+            (Origin::Reconciler | Origin::Recorder | Origin::Candidate, Answer::Object(r)) => {
+                Response::Object(r.map_err(|e| e.code))
+            }
+        };
+        match self.net.send(node, Direction::Down, now) {
+            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
+                if matches!(delivery, Delivery::Held(_)) {
+                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "down", until: at });
+                }
+                self.timeout_if_late(msg, at);
+                self.net.get_mut(msg).response = Some(response);
+                self.queue.schedule(at, Event::Respond { msg });
+            }
+            Delivery::Refused => {
+                // The connection is reset under the answer: the client sees the error now.
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "down" });
+                let message = self.net.remove(msg);
+                self.obs.node_metrics[node].requests_lost.add(message.verb);
+                self.queue.schedule(now, reset_event(&message));
+            }
+            lost => {
+                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
+                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "down", why });
+                let mut message = self.net.remove(msg);
+                self.obs.node_metrics[node].requests_lost.add(message.verb);
+                self.arm_timeout(&mut message);
+            }
+        }
+    }
+
+    /// An error answer with a Retry-After that the client's transport retries itself: client-go's
+    /// rest client for 429 and 5xx, any verb, up to 10 times (`rest/request.go` `checkWait`);
+    /// urllib3 (the Python client) for 413, 429 and 503 on GET and PUT, three times. The client
+    /// sleeps the Retry-After and sends the same request again, all under the first send's
+    /// timeout (the context), which ends the retries if it comes first. Only the elector's
+    /// requests are retried this way. Returns whether the answer was taken for a retry.
+    #[cold]
+    pub(super) fn retry_after(&mut self, now: Nanos, msg: u32) -> bool {
+        let m = self.net.get(msg);
+        let Some(wait) = m.injected.as_ref().and_then(|i| i.retry_after) else { return false };
+        let node = m.node as usize;
+        if m.origin != Origin::Elector || self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+            return false;
+        }
+        let code = m.code;
+        let python = self.spec.nodes[node].elector.algorithm == crate::elector::Algorithm::PythonClient;
+        let retried = if python {
+            matches!(code, 413 | 429 | 503) && matches!(m.verb, Verb::Get | Verb::Update) && m.attempts < 3
+        } else {
+            (code == 429 || code >= 500) && m.attempts < 10
+        };
+        if !retried {
+            return false;
+        }
+        let id = m.id;
+        let at = self.procs[node].clock.timer_fires_at(now, wait);
+        trace!(self, now, Some(node), TraceKind::Response { id, code });
+        trace!(self, now, Some(node), TraceKind::RetryAfter { id, wait_ns: wait });
+        let m = self.net.get_mut(msg);
+        m.response = None;
+        m.injected = None;
+        m.attempts += 1;
+        match m.timeout {
+            // The context ends first: the caller sees its error, not the status.
+            Some((t, seq)) if at >= t => {
+                let mut message = self.net.remove(msg);
+                message.timeout = None;
+                self.queue.schedule_reserved(t, seq, timeout_event(&message));
+            }
+            _ => self.queue.schedule(at, Event::Resend { msg }),
+        }
+        true
+    }
+
+    /// Sends a request again after its Retry-After, unless its caller has stopped waiting.
+    pub(super) fn resend(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let node = m.node as usize;
+        if self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+            self.net.discard(msg);
+            return;
+        }
+        if self.obs.tracing() {
+            let m = self.net.get(msg);
+            let name = self.obs.leases[self.obs.node_lease[node]].name.clone();
+            let request = TraceKind::Request {
+                id: m.id,
+                origin: m.origin.name(),
+                verb: m.verb.name(),
+                resource: Kind::Lease.resource(),
+                name,
+            };
+            trace!(self, now, Some(node), request);
+        }
+        self.transmit(now, msg);
+    }
+
+    /// The request `id` failed at the client: its timeout (`error` Timeout) or a refused
+    /// connection (Refused).
+    pub(super) fn timeout(&mut self, now: Nanos, node: usize, id: u32, origin: Origin, error: LockError) {
+        match origin {
+            Origin::Elector => {
+                if let Some((request, _)) = self.procs[node].elector_request
+                    && request as u32 == id
+                {
+                    self.procs[node].elector_request = None;
+                    if error == LockError::Timeout {
+                        trace!(self, now, Some(node), TraceKind::Timeout { id: request });
+                    }
+                    self.feed_elector_result(now, node, Err(error));
+                }
+            }
+            Origin::Reconciler => {
+                let in_flight = self.recs[node].as_ref().and_then(|r| r.in_flight).map(|(r, _)| r);
+                if let Some(request) = in_flight
+                    && request as u32 == id
+                {
+                    trace!(self, now, Some(node), TraceKind::Timeout { id: request });
+                    if let Some(r) = self.recs[node].as_mut() {
+                        r.in_flight = None;
+                    }
+                    self.arm_reconcile(now, node);
+                }
+            }
+            Origin::Candidate => {
+                if error == LockError::Timeout {
+                    trace!(self, now, Some(node), TraceKind::Timeout { id: id as u64 });
+                }
+                // The request id's low 32 bits are unique within a run (see `Event::Timeout`).
+                let full = self.cle.as_ref().and_then(|c| c.candidates[node].as_ref()).and_then(|c| c.in_flight_id());
+                if let Some(full) = full.filter(|f| *f as u32 == id) {
+                    self.candidate_response(now, node, full, None);
+                }
+            }
+            Origin::Recorder => {}
+        }
+    }
+}

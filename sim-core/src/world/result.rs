@@ -1,0 +1,119 @@
+//! What a run hands back: its metrics, spans, faults and action outcomes for timelines, and its
+//! trace; and why a run could not be built or did not end. Plain data, read by sim-cli.
+
+use crate::metrics::{DualWindow, Metrics};
+use crate::time::Nanos;
+use crate::trace::TraceEvent;
+
+/// A span of one node's life, for timelines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SpanKind {
+    /// The process is running (candidate or leader).
+    Running,
+    Leader,
+    Paused,
+    Partitioned,
+}
+
+impl SpanKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Running => "running",
+            SpanKind::Leader => "leader",
+            SpanKind::Paused => "paused",
+            SpanKind::Partitioned => "partitioned",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Span {
+    pub node: usize,
+    pub kind: SpanKind,
+    pub from: Nanos,
+    pub until: Nanos,
+}
+
+/// A fault as it happened (target resolved), for timelines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultRecord {
+    pub at: Nanos,
+    pub node: Option<usize>,
+    pub kind: String,
+    pub detail: String,
+}
+
+/// What a scripted action got back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActionOutcome {
+    pub name: String,
+    pub at: Nanos,
+    pub code: u16,
+    pub reason: String,
+    pub message: String,
+    /// What kubectl would print on stderr for an error ("" on success).
+    pub kubectl_stderr: String,
+    /// The object returned, as JSON (Null for errors and can-i).
+    pub object: serde_json::Value,
+    /// For can-i: the answer.
+    pub allowed: Option<bool>,
+}
+
+/// Why a world could not be built, in a form a caller can place in its input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SetupError {
+    /// The API server refused setup object `index` of the spec.
+    Object { index: usize, message: String },
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            SetupError::Object { index, message } => write!(f, "setup object #{index}: {message}"),
+        }
+    }
+}
+
+impl SetupError {
+    /// Reads back a message `Display` wrote (World::new reports errors as text).
+    pub fn parse(text: &str) -> Option<SetupError> {
+        let rest = text.strip_prefix("setup object #")?;
+        let (index, message) = rest.split_once(": ")?;
+        Some(SetupError::Object { index: index.parse().ok()?, message: message.to_string() })
+    }
+}
+
+/// A run stopped because it reached its event budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BudgetExceeded {
+    pub events: u64,
+    /// True time reached, and the run's duration.
+    pub at: Nanos,
+    pub duration: Nanos,
+}
+
+/// Everything a run produced.
+pub struct RunResult {
+    pub metrics: Metrics,
+    pub node_names: Vec<String>,
+    /// Each node's Lease (`namespace/name`), in node order.
+    pub node_leases: Vec<String>,
+    pub spans: Vec<Span>,
+    pub dual_windows: Vec<DualWindow>,
+    /// `(true time, leaseTransitions)` each time the server's value changed, for the first
+    /// node's Lease.
+    pub transitions_series: Vec<(Nanos, i32)>,
+    /// The same for every Lease elected on (`namespace/name`), in order of first use.
+    pub lease_transitions: Vec<(String, Vec<(Nanos, i32)>)>,
+    /// `(true time, number of acting leaders)` at each change.
+    pub acting_series: Vec<(Nanos, usize)>,
+    /// `(true time, node, wall offset ns)` samples for nodes whose clock is not perfect.
+    pub clock_offsets: Vec<(Nanos, usize, i64)>,
+    pub faults: Vec<FaultRecord>,
+    pub actions: Vec<ActionOutcome>,
+    pub trace: Vec<TraceEvent>,
+    /// Every reconciler read and write of the child object as applied (with the trace only).
+    pub history: Vec<crate::history::HistoryOp>,
+    pub duration: Nanos,
+    pub events_processed: u64,
+}

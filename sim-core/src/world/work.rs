@@ -1,0 +1,184 @@
+//! The leader's work in the loop: a node's reconciler writes its child object while the node
+//! acts as leader (`reconciler` decides each round), and the server-side evidence of a split
+//! brain is counted where the write lands: writes from a non-holder, overwrites, conflicts; with
+//! the trace, the child's read/write history (`crate::history`).
+
+use super::event::{Event, Origin};
+use super::network::Response;
+use super::reconciler::Next;
+use super::{World, reconciler};
+use crate::api::{ApiError, Kind, Verb};
+use crate::sym::Sym;
+use crate::time::Nanos;
+use crate::trace::TraceKind;
+
+impl World {
+    /// The child object's resourceVersion (`None`: it does not exist).
+    pub(super) fn child_rv(&self) -> Option<u64> {
+        let (ns, object, _) = self.child_probe.as_ref()?;
+        self.server.peek_config_map(ns, object).and_then(|cm| cm.metadata.resource_version.parse().ok())
+    }
+
+    /// One reconciler request on the child, as the server just applied it (`crate::history`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record_history(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        verb: Verb,
+        error: Option<&ApiError>,
+        rv_before: Option<u64>,
+    ) {
+        let Some(r) = self.recs[node].as_ref() else { return };
+        if r.in_flight.is_none_or(|(expected, _)| expected != id) {
+            return; // an answer to a request the reconciler gave up on is still applied, but
+            // its send time is gone; such requests are rare (a timeout shorter than the latency)
+        }
+        let kind = if verb == Verb::Get { crate::history::OpKind::Read } else { crate::history::OpKind::Write };
+        let outcome = match error {
+            None => "ok",
+            Some(e) if e.code == 409 && e.reason.as_str() == "AlreadyExists" => "already-exists",
+            Some(e) if e.code == 409 => "conflict",
+            Some(_) => "error",
+        };
+        let lease = self.procs[node].lease;
+        let holder = self.server.lease_spec(lease).and_then(|s| s.holder_identity).unwrap_or(Sym::EMPTY);
+        let op = crate::history::HistoryOp {
+            node,
+            kind,
+            verb: verb.name(),
+            mode: r.spec.mode.name(),
+            sent: r.sent_at,
+            applied: now,
+            rv_before,
+            rv_after: self.child_rv(),
+            based_on: (kind == crate::history::OpKind::Write && r.reads_before_writing())
+                .then_some(r.read_rv)
+                .flatten(),
+            token: r.token,
+            holder: self.name(holder).to_string(),
+            writer: self.procs[node].identity.to_string(),
+            outcome,
+            value: (kind == crate::history::OpKind::Write).then(|| r.spec.value.clone()),
+        };
+        self.obs.history.push(op);
+    }
+
+    pub(super) fn child_value(&self) -> Option<String> {
+        let (ns, object, field) = self.child_probe.as_ref()?;
+        self.server.peek_config_map(ns, object).and_then(|cm| cm.data.get(field).cloned())
+    }
+
+    pub(super) fn reconcile(&mut self, now: Nanos, node: usize) {
+        let Some(r) = self.recs[node].as_ref() else { return };
+        let p = &self.procs[node];
+        let Some(send) = r.round(&p.identity, self.server.user(p.user), p.user, p.lease) else { return };
+        self.send_reconciler(now, node, send);
+    }
+
+    pub(super) fn send_reconciler(&mut self, now: Nanos, node: usize, send: reconciler::Send) {
+        let id = self.net.next_id();
+        let r = self.recs[node].as_mut().expect("a node with a reconciler");
+        r.in_flight = Some((id, send.step));
+        r.sent_at = now;
+        let timeout = r.spec.timeout;
+        self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind), Some(timeout));
+    }
+
+    pub(super) fn arm_reconcile(&mut self, now: Nanos, node: usize) {
+        let incarnation = self.procs[node].incarnation;
+        let Some(r) = self.recs[node].as_ref() else { return };
+        if !r.active {
+            return;
+        }
+        let at = self.procs[node].clock.timer_fires_at(now, r.spec.period);
+        let event = Event::ReconcileTick { node: node as u32, incarnation, generation: r.generation };
+        self.queue.schedule(at, event);
+    }
+
+    pub(super) fn reconciler_response(&mut self, now: Nanos, node: usize, id: u64, response: Response) {
+        let Some(r) = self.recs[node].as_mut() else { return };
+        let Some((expected, step)) = r.in_flight else { return };
+        if expected != id {
+            return;
+        }
+        r.in_flight = None;
+        if !r.active {
+            return;
+        }
+        let p = &self.procs[node];
+        let next = r.after(step, response, p.sym, &p.identity, self.server.user(p.user));
+        match next {
+            Next::Rearm => self.arm_reconcile(now, node),
+            Next::Fenced(holder) => {
+                self.obs.node_metrics[node].fenced_rejections += 1;
+                if self.obs.tracing() {
+                    let lease_holder = self.name(holder);
+                    trace!(self, now, Some(node), TraceKind::FencedRejection { lease_holder });
+                }
+                self.arm_reconcile(now, node);
+            }
+            Next::Send(send) => self.send_reconciler(now, node, send),
+        }
+    }
+
+    /// Counts a reconciler write at the server, where its effect (and damage) happens.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn account_reconciler_write(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        id: u64,
+        kind: Kind,
+        verb: Verb,
+        error: Option<&ApiError>,
+        child_before: Option<String>,
+    ) {
+        if kind != Kind::ConfigMap || verb == Verb::Get {
+            return;
+        }
+        let outcome = match error {
+            None => {
+                let m = &mut self.obs.node_metrics[node];
+                m.writes_accepted += 1;
+                let value = self.spec.nodes[node].reconciler.as_ref().map(|r| &r.value);
+                if let Some(prev) = self.child_last_writer
+                    && prev != node
+                    && child_before.is_some()
+                    && child_before.as_ref() != value
+                {
+                    m.overwrites += 1;
+                }
+                self.child_last_writer = Some(node);
+                let lease = self.procs[node].lease;
+                let holder = self.server.lease_spec(lease).and_then(|s| s.holder_identity).unwrap_or(Sym::EMPTY);
+                if holder != Sym::EMPTY && holder != self.procs[node].sym {
+                    self.obs.node_metrics[node].split_brain_writes += 1;
+                    if self.obs.tracing() {
+                        let lease_holder = self.name(holder);
+                        trace!(self, now, Some(node), TraceKind::SplitBrainWrite { id, lease_holder });
+                    }
+                }
+                "accepted"
+            }
+            Some(e) if e.code == 409 && e.reason.as_str() == "AlreadyExists" => {
+                self.obs.node_metrics[node].already_exists += 1;
+                "already-exists"
+            }
+            Some(e) if e.code == 409 => {
+                self.obs.node_metrics[node].conflicts += 1;
+                "conflict"
+            }
+            Some(_) => "error",
+        };
+        if self.obs.tracing() {
+            let (code, message) = match error {
+                None => (200, String::new()),
+                Some(e) => (e.code, e.message.clone()),
+            };
+            trace!(self, now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message });
+        }
+    }
+}
