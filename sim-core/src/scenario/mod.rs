@@ -1,0 +1,513 @@
+//! The scenario model: the human-written description of one experiment, as scenario files
+//! hold it (`docs/scenarios.md` documents every key), and its conversion into a [`WorldSpec`].
+//!
+//! This module knows serde, not TOML: `sim-cli` parses the file and hands the value here. Errors
+//! carry the path of the offending key (`faults[2].node`) so the caller can point at its line
+//! and column.
+
+use crate::api::Kind;
+use crate::clock::{ClockSpec, ClockStep};
+use crate::model::{FaultKind, NodeSpec, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
+use crate::net::{Cut, ServerAvailability};
+use crate::time::UnixNanos;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod doc;
+mod keys;
+mod node;
+mod values;
+
+pub use doc::*;
+pub use keys::{did_you_mean, edit_distance, known_keys};
+pub use values::metric_values;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    pub duration: Duration,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default, rename = "unsafe")]
+    pub unsafe_mode: bool,
+    /// RFC 3339 wall-clock time of true time 0 (default 2026-01-01T00:00:00Z).
+    pub epoch: Option<String>,
+    /// A real cluster's Lease dump (`kubectl get lease -A -o yaml`) to start from: its Leases
+    /// are created before the run and the epoch becomes the dump's latest renewTime. Read by
+    /// `sim-cli` (this crate reads no files).
+    pub from_cluster: Option<String>,
+    #[serde(default)]
+    pub lease: LeaseDoc,
+    /// Per-Lease settings, by Lease name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub leases: BTreeMap<String, LeaseOptionsDoc>,
+    #[serde(default)]
+    pub defaults: NodeDoc,
+    #[serde(default)]
+    pub nodes: Vec<NodeDoc>,
+    #[serde(default)]
+    pub faults: Vec<FaultDoc>,
+    #[serde(default)]
+    pub random_faults: Vec<RandomFaultDoc>,
+    #[serde(default)]
+    pub server: ServerDoc,
+    #[serde(default)]
+    pub rbac: RbacDoc,
+    #[serde(default)]
+    pub objects: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub actions: Vec<ActionDoc>,
+    /// Assertions checked after the run: `dual_leader_seconds == 0`, `lease_transitions >= 3`,
+    /// `action "apply-b" fails with conflict`.
+    #[serde(default)]
+    pub expect: Vec<String>,
+}
+
+/// A problem in a scenario, with the path of the key at fault.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioError {
+    /// Keys and indices from the top: `["faults", "2", "node"]`.
+    pub path: Vec<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}: {}", display_path(&self.path), self.message)
+    }
+}
+
+pub fn display_path(path: &[String]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        if seg.parse::<usize>().is_ok() {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(seg);
+        }
+    }
+    out
+}
+
+fn err(path: &[&str], message: impl Into<String>) -> ScenarioError {
+    ScenarioError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }
+}
+
+fn parse_rfc3339_seconds(s: &str) -> Option<UnixNanos> {
+    // YYYY-MM-DDTHH:MM:SS[.frac]Z
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, mo, d, h, mi, se) = (num(0..4)?, num(5..7)?, num(8..10)?, num(11..13)?, num(14..16)?, num(17..19)?);
+    let rest = &s[19..];
+    let (frac, zone) = match rest.strip_prefix('.') {
+        Some(r) => {
+            let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+            (&r[..end], &r[end..])
+        }
+        None => ("", rest),
+    };
+    if zone != "Z" || !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut nanos: i64 = 0;
+    for (i, c) in frac.bytes().take(9).enumerate() {
+        nanos += (c - b'0') as i64 * 10i64.pow(8 - i as u32);
+    }
+    let days = crate::time::days_from_civil(y, mo as u32, d as u32);
+    Some(((days * 86_400 + h * 3600 + mi * 60 + se) * 1_000_000_000) + nanos)
+}
+
+pub fn parse_epoch(s: &str) -> Result<UnixNanos, String> {
+    parse_rfc3339_seconds(s)
+        .ok_or_else(|| format!("{s:?} is not an RFC 3339 UTC time such as \"2026-01-01T00:00:00Z\""))
+}
+
+impl Scenario {
+    pub fn identities(&self) -> Vec<String> {
+        self.nodes.iter().enumerate().map(|(i, n)| n.identity.clone().unwrap_or_else(|| format!("node-{i}"))).collect()
+    }
+
+    /// Builds the runtime spec. `trace` turns the event trace on.
+    pub fn to_world_spec(&self, trace: bool) -> Result<WorldSpec, ScenarioError> {
+        if self.duration.0 == 0 {
+            return Err(err(&["duration"], "must be greater than zero"));
+        }
+        if self.duration.0 > MAX_DURATION_NS {
+            return Err(err(
+                &["duration"],
+                format!(
+                    "{} is longer than the simulator supports ({}: the runs it is built for last minutes to days, \
+                     and its timestamps stay exact to the nanosecond only that far)",
+                    crate::time::format_duration(self.duration.0),
+                    crate::time::format_duration(MAX_DURATION_NS)
+                ),
+            ));
+        }
+        if self.nodes.is_empty() && self.actions.is_empty() {
+            return Err(err(
+                &["nodes"],
+                "a scenario needs at least one [[nodes]] entry (or only scripted [[actions]])",
+            ));
+        }
+        let epoch = match &self.epoch {
+            Some(s) => parse_epoch(s).map_err(|m| err(&["epoch"], m))?,
+            None => crate::time::DEFAULT_EPOCH_UNIX_NANOS,
+        };
+        let namespace = self.lease.namespace.clone().unwrap_or_else(|| "default".into());
+        let lease_name = self.lease.name.clone().unwrap_or_else(|| "leasesim".into());
+        check_name(Kind::Namespace, &namespace, "the namespace").map_err(|m| err(&["lease", "namespace"], m))?;
+        check_name(Kind::Lease, &lease_name, "a Lease name").map_err(|m| err(&["lease", "name"], m))?;
+        let identities = self.identities();
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, id) in identities.iter().enumerate() {
+            if !seen.insert(id.clone()) {
+                return Err(err(&["nodes", &i.to_string(), "identity"], format!("{id:?} is used by two nodes")));
+            }
+        }
+        let node_index = |name: &str, path: &[&str]| -> Result<usize, ScenarioError> {
+            identities.iter().position(|id| id == name).ok_or_else(|| {
+                let hint = did_you_mean(name, identities.iter().map(String::as_str));
+                err(path, format!("no node is named {name:?}{hint}; nodes: {}", identities.join(", ")))
+            })
+        };
+        let mut nodes = Vec::new();
+        for (i, doc) in self.nodes.iter().enumerate() {
+            nodes.push(self.node_spec(i, doc, &identities[i], &namespace, &lease_name)?);
+        }
+        let nodes_unsafe: bool = nodes.iter().any(|n: &NodeSpec| n.elector.validate().is_err());
+        for name in self.leases.keys() {
+            if !nodes.iter().any(|n| &n.elector.lease_name == name) {
+                return Err(err(
+                    &["leases", name],
+                    format!("no node elects on a Lease named {name:?} (set `lease_name` on the nodes that do)"),
+                ));
+            }
+        }
+        let mut faults = Vec::new();
+        for (i, f) in self.faults.iter().enumerate() {
+            let idx = i.to_string();
+            let p = |k: &'static str| -> Vec<&str> { vec!["faults", idx.as_str(), k] };
+            if f.at.0 > self.duration.0 {
+                return Err(err(
+                    &p("at"),
+                    format!(
+                        "{} is beyond the run's duration of {}",
+                        crate::time::format_duration(f.at.0),
+                        crate::time::format_duration(self.duration.0)
+                    ),
+                ));
+            }
+            let target = match (&f.node, &f.target) {
+                (Some(n), None) => Target::Node(node_index(n, &p("node"))?),
+                (None, Some(t)) => parse_target(t, &node_index).map_err(|m| err(&p("target"), m))?,
+                (None, None) if is_server_fault(&f.kind) => Target::Server,
+                (None, None) => return Err(err(&p("kind"), "a node fault needs `node = \"<identity>\"` or `target`")),
+                (Some(_), Some(_)) => return Err(err(&p("target"), "give either `node` or `target`, not both")),
+            };
+            let need = |v: Option<Duration>, key: &'static str| {
+                v.map(|d| d.0).ok_or_else(|| err(&p("kind"), format!("a {} fault needs `{key}`", f.kind)))
+            };
+            let kind = match f.kind.as_str() {
+                "crash" => FaultKind::Crash,
+                "restart" => FaultKind::Restart { delay: f.delay.map(|d| d.0).unwrap_or(0) },
+                "pause" => FaultKind::Pause { duration: need(f.duration, "duration")? },
+                "stop" => FaultKind::Stop,
+                "clock-step" => FaultKind::ClockStep {
+                    delta_ns: f.delta.ok_or_else(|| err(&p("kind"), "a clock-step fault needs `delta`"))?.0,
+                },
+                "partition" => FaultKind::Partition {
+                    duration: need(f.duration, "duration")?,
+                    cut: parse_cut(f.cut.as_deref()).map_err(|m| err(&p("cut"), m))?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
+                },
+                "server-outage" => FaultKind::ServerOutage { duration: need(f.duration, "duration")? },
+                "server-slow" => {
+                    FaultKind::ServerSlow { duration: need(f.duration, "duration")?, extra: need(f.extra, "extra")? }
+                }
+                other => {
+                    return Err(err(
+                        &p("kind"),
+                        format!(
+                            "unknown fault kind {other:?}{}; expected one of {}",
+                            did_you_mean(other, FAULT_KINDS.iter().copied()),
+                            FAULT_KINDS.join(", ")
+                        ),
+                    ));
+                }
+            };
+            faults.push(TimedFault { at: f.at.0, target, kind });
+        }
+        let mut random_faults = Vec::new();
+        for (i, f) in self.random_faults.iter().enumerate() {
+            let idx = i.to_string();
+            let p = |k: &'static str| -> Vec<&str> { vec!["random_faults", idx.as_str(), k] };
+            let target = parse_target(&f.target, &node_index).map_err(|m| err(&p("target"), m))?;
+            let dist = |v: &Option<DurationDistDoc>, key: &'static str| {
+                v.as_ref()
+                    .map(|d| d.to_dist())
+                    .ok_or_else(|| err(&p("kind"), format!("a random {} fault needs `{key}`", f.kind)))
+            };
+            let kind = match f.kind.as_str() {
+                "crash" => RandomFaultKind::Crash,
+                "crash-restart" => {
+                    RandomFaultKind::CrashRestart { restart_after: dist(&f.restart_after, "restart_after")? }
+                }
+                "pause" => RandomFaultKind::Pause { duration: dist(&f.duration, "duration")? },
+                "stop" => RandomFaultKind::Stop,
+                "partition" => RandomFaultKind::Partition {
+                    duration: dist(&f.duration, "duration")?,
+                    cut: parse_cut(f.cut.as_deref()).map_err(|m| err(&p("cut"), m))?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
+                },
+                "clock-step" => RandomFaultKind::ClockStep {
+                    delta: dist(&f.delta, "delta")?,
+                    backwards: f.backwards.unwrap_or(false),
+                },
+                "server-outage" => RandomFaultKind::ServerOutage { duration: dist(&f.duration, "duration")? },
+                other => {
+                    return Err(err(
+                        &p("kind"),
+                        format!(
+                            "unknown random fault kind {other:?}{}; expected one of {}",
+                            did_you_mean(other, RANDOM_FAULT_KINDS.iter().copied()),
+                            RANDOM_FAULT_KINDS.join(", ")
+                        ),
+                    ));
+                }
+            };
+            if f.mean_interval.0 < MIN_MEAN_INTERVAL_NS {
+                return Err(err(
+                    &p("mean_interval"),
+                    format!(
+                        "{} is below the shortest mean interval of a random fault process, {} (more often than any \
+                         request can complete, and every occurrence is drawn before the run starts)",
+                        crate::time::format_duration(f.mean_interval.0),
+                        crate::time::format_duration(MIN_MEAN_INTERVAL_NS)
+                    ),
+                ));
+            }
+            random_faults.push(RandomFault {
+                key: f.name.clone(),
+                mean_interval: f.mean_interval.0,
+                from: f.from.map(|d| d.0).unwrap_or(0),
+                until: f.until.map(|d| d.0).unwrap_or(self.duration.0),
+                target,
+                kind,
+            });
+        }
+        let mut server = ServerAvailability::default();
+        for w in self.server.outages.iter().flatten() {
+            server.outages.push((w.from.0, w.from.0 + w.duration.0));
+        }
+        for (i, w) in self.server.slowdowns.iter().flatten().enumerate() {
+            let extra = w
+                .extra
+                .ok_or_else(|| err(&["server", "slowdowns", &i.to_string(), "extra"], "a slowdown needs `extra`"))?;
+            server.slowdowns.push((w.from.0, w.from.0 + w.duration.0, extra.0));
+        }
+        let mut server_errors = Vec::new();
+        for (i, e) in self.server.errors.iter().flatten().enumerate() {
+            let idx = i.to_string();
+            let p = |k: &'static str| -> Vec<&str> { vec!["server", "errors", idx.as_str(), k] };
+            if !matches!(e.code, 409 | 429 | 500 | 503 | 504) {
+                return Err(err(
+                    &p("code"),
+                    format!("{} is not an error leasesim injects; expected 409, 429, 500, 503 or 504", e.code),
+                ));
+            }
+            let verb = match &e.verb {
+                None => None,
+                Some(v) => Some(crate::api::Verb::parse(v).ok_or_else(|| {
+                    err(
+                        &p("verb"),
+                        format!("unknown verb {v:?}; expected get, list, create, update, patch, apply or delete"),
+                    )
+                })?),
+            };
+            let kind = match &e.resource {
+                None => None,
+                Some(r) => Some(Kind::parse(r).ok_or_else(|| err(&p("resource"), format!("unknown resource {r:?}")))?),
+            };
+            let node = match &e.node {
+                None => None,
+                Some(n) => Some(node_index(n, &p("node"))?),
+            };
+            let probability = e.probability.unwrap_or(1.0);
+            if !(0.0..=1.0).contains(&probability) {
+                return Err(err(&p("probability"), format!("{probability} must be between 0 and 1")));
+            }
+            if e.retry_after.is_some() && matches!(e.code, 409 | 504) {
+                return Err(err(&p("retry_after"), format!("the API server sends no Retry-After with a {}", e.code)));
+            }
+            let default_message = match e.code {
+                500 => "etcdserver: request timed out",
+                503 => "apiserver is shutting down",
+                _ => "",
+            };
+            server_errors.push(crate::model::ServerErrorRule {
+                from: e.from.0,
+                until: e.from.0.saturating_add(e.duration.0),
+                verb,
+                kind,
+                node,
+                probability,
+                code: e.code,
+                // APF's 429 always carries one (its minimum is 1 s); so does the shutdown 503
+                // (apiserver `waitGroupWriteRetryAfterToResponse`: `Retry-After: 1`).
+                retry_after: e
+                    .retry_after
+                    .map(|d| d.0)
+                    .or((e.code == 429 || (e.code == 503 && e.message.is_none())).then_some(1_000_000_000)),
+                message: e.message.clone().unwrap_or_else(|| default_message.to_string()),
+            });
+        }
+        let mut actions = Vec::new();
+        for (i, a) in self.actions.iter().enumerate() {
+            actions.push(self.action(i, a, &identities, &namespace, &lease_name)?);
+        }
+        let mut setup_objects = Vec::new();
+        if self.rbac.auto.unwrap_or(true) {
+            let accounts: Vec<String> = self
+                .nodes
+                .iter()
+                .zip(&identities)
+                .filter(|(n, _)| n.user.is_none() && self.defaults.user.is_none())
+                .map(|(_, id)| id.clone())
+                .collect();
+            let events = nodes.iter().any(|n| n.elector.record_events);
+            let candidates = nodes.iter().any(|n| n.candidacy.is_some());
+            setup_objects.extend(crate::model::default_rbac_objects_for(&namespace, &accounts, events, candidates));
+        } else if namespace != "default" && namespace != "kube-system" {
+            setup_objects
+                .push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
+        }
+        setup_objects.extend(self.objects.iter().cloned());
+        // The apiserver's clock: an offset and a drift, as a node's (no steps or wander).
+        let server_clock = match &self.server.clock {
+            None => ClockSpec::default(),
+            Some(c) => {
+                if c.wander.is_some() || c.offset_seconds_dist.is_some() || c.drift_ppm_dist.is_some() {
+                    return Err(err(
+                        &["server", "clock"],
+                        "the apiserver's clock takes offset, drift_ppm and steps only",
+                    ));
+                }
+                let drift_ppm = c.drift_ppm.unwrap_or(0.0);
+                if !(MIN_DRIFT_PPM..=MAX_DRIFT_PPM).contains(&drift_ppm) {
+                    return Err(err(
+                        &["server", "clock", "drift_ppm"],
+                        format!("drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}"),
+                    ));
+                }
+                ClockSpec {
+                    offset_ns: c.offset.map_or(0, |o| o.0),
+                    drift_ppb: (drift_ppm * 1000.0).round() as i64,
+                    steps: c.steps.iter().flatten().map(|s| ClockStep { at: s.at.0, delta_ns: s.delta.0 }).collect(),
+                    ..ClockSpec::default()
+                }
+            }
+        };
+        let spec = WorldSpec {
+            seed: self.seed,
+            duration: self.duration.0,
+            epoch,
+            nodes,
+            server,
+            server_errors,
+            faults,
+            random_faults,
+            actions,
+            setup_objects,
+            // Unsafe only if a configuration client-go refuses actually runs.
+            unsafe_mode: nodes_unsafe,
+            trace,
+            server_clock,
+        };
+        spec.validate().map_err(|m| err(&["nodes"], m))?;
+        Ok(spec)
+    }
+
+    /// Where in the file the setup object `index` of its world spec came from (the automatic
+    /// RBAC objects come first, then `[[objects]]`), and what to say when the API server refuses
+    /// it with `message` (`World::new` seeds them: see [`crate::world::SetupError`]).
+    pub fn setup_object_error(&self, spec: &WorldSpec, index: usize, message: &str) -> ScenarioError {
+        let automatic = spec.setup_objects.len() - self.objects.len();
+        if index < automatic {
+            err(
+                &["rbac", "auto"],
+                format!("the automatic RBAC objects cannot be created: {message} (set auto = false to write your own)"),
+            )
+        } else {
+            let i = (index - automatic).to_string();
+            err(&["objects", &i], format!("the API server refuses this object: {message}"))
+        }
+    }
+}
+
+/// The longest run the simulator supports (a year of simulated time).
+pub const MAX_DURATION_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
+/// The shortest mean interval of a random fault process.
+pub const MIN_MEAN_INTERVAL_NS: u64 = 1_000_000;
+/// A clock's drift bounds (ppm): its rate stays between 0.1× and 10× true time.
+pub const MIN_DRIFT_PPM: f64 = -900_000.0;
+pub const MAX_DRIFT_PPM: f64 = 9_000_000.0;
+
+/// A name the API server accepts for `kind`, or the server's own words why not.
+fn check_name(kind: Kind, name: &str, what: &str) -> Result<(), String> {
+    match crate::api::validate_name(kind, name).first() {
+        None => Ok(()),
+        Some(e) => Err(format!("{name:?} is not valid as {what}: {}", e.body)),
+    }
+}
+
+const FAULT_KINDS: [&str; 8] =
+    ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow"];
+const RANDOM_FAULT_KINDS: [&str; 7] =
+    ["crash", "crash-restart", "pause", "stop", "partition", "clock-step", "server-outage"];
+
+fn is_server_fault(kind: &str) -> bool {
+    kind == "server-outage" || kind == "server-slow"
+}
+
+fn parse_cut(s: Option<&str>) -> Result<Cut, String> {
+    match s.unwrap_or("both") {
+        "both" => Ok(Cut::Both),
+        "up" => Ok(Cut::Up),
+        "down" => Ok(Cut::Down),
+        other => Err(format!("unknown cut {other:?}; expected both, up (requests lost) or down (responses lost)")),
+    }
+}
+
+fn parse_mode(s: Option<&str>) -> Result<crate::net::PartitionMode, String> {
+    let text = s.unwrap_or("drop");
+    crate::net::PartitionMode::parse(text).ok_or_else(|| {
+        format!(
+            "unknown partition mode {text:?}; expected drop (messages lost), hold (delivered when it heals) or \
+             refuse (the call fails at once)"
+        )
+    })
+}
+
+/// Looks a node identity up, reporting at the given path.
+type NodeLookup<'a> = dyn Fn(&str, &[&str]) -> Result<usize, ScenarioError> + 'a;
+
+fn parse_target(t: &str, node_index: &NodeLookup) -> Result<Target, String> {
+    match t {
+        "holder" => Ok(Target::Holder),
+        "random" => Ok(Target::Random),
+        "non-holder" => Ok(Target::NonHolder),
+        "server" => Ok(Target::Server),
+        name => node_index(name, &[])
+            .map(Target::Node)
+            .map_err(|e| format!("{}; or one of holder, random, non-holder, server", e.message)),
+    }
+}
