@@ -2,7 +2,7 @@
 //! the other axes' values, with its 95% band, and the safety-envelope boundary when the sweep
 //! knows it (a clock drift, renew deadline or lease duration along x).
 
-use super::PointSummary;
+use super::stats::PointSummary;
 use crate::scenario_file::parse_value;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};

@@ -1,6 +1,22 @@
 //! Per-grid-point statistics. Quantiles are exact: a point keeps its own values only (one per
 //! seed), so memory is bounded by the seeds per point, never by the size of the sweep.
 
+use std::collections::BTreeMap;
+
+/// One grid point of `aggregate.csv`.
+#[derive(Clone, Debug)]
+pub struct PointSummary {
+    pub point: usize,
+    pub axis_values: Vec<String>,
+    /// Some run of the point ran a configuration client-go refuses.
+    pub unsafe_point: bool,
+    pub n: usize,
+    pub dual_runs: usize,
+    pub dual_fraction: f64,
+    pub dual_wilson: (f64, f64),
+    pub metrics: BTreeMap<String, Summary>,
+}
+
 /// Two-sided 95% quantile of Student's t with `df` degrees of freedom (table for df ≤ 30, a
 /// close approximation above: within 0.002 of the exact value).
 pub fn t95(df: usize) -> f64 {

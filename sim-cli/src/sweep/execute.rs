@@ -1,0 +1,385 @@
+//! Running a sweep: the output folder claimed (a lock, a resume checked against what is
+//! there), the runs handed out to threads in chunks, and `runs.csv` written in run order.
+
+use super::csv;
+use super::files::{err, io, write_file};
+use super::shard::{Shard, ShardRuns};
+use super::spec::{SweepSpec, VARIABLE_METRIC_PREFIX};
+use super::summary::finish;
+use crate::run;
+use crate::run::replay_command;
+use crate::scenario_file::InputError;
+use serde_json::Value;
+use sim_core::scenario::did_you_mean;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::BufReader;
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub shard: Option<Shard>,
+    pub resume: bool,
+    pub quiet: bool,
+    /// Stop after this many runs (the sweep stays resumable): for tests and for chopping a long
+    /// sweep into sittings.
+    pub max_runs: Option<usize>,
+    /// Each run's event budget (as `run --max-events`).
+    pub max_events: u64,
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Outcome {
+    /// Runs done by this invocation.
+    pub ran: usize,
+    /// Runs this shard (or the whole sweep) has done so far, and has in all.
+    pub done: usize,
+    pub total: usize,
+}
+
+impl Outcome {
+    pub fn complete(&self) -> bool {
+        self.done == self.total
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("json");
+    s.push('\n');
+    s
+}
+
+/// The metric columns of `runs.csv`: every metric of the sweep's first run (its key set is the
+/// same for every run of a scenario with these nodes), plus `transitions_per_hour`.
+fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
+    let loaded = spec.load_point(0)?;
+    let mut out = run::run(&loaded, Some(spec.seeds.0), false)?;
+    let mut columns: Vec<String> = run_metrics(&mut out).into_keys().collect();
+    columns.sort();
+    for m in &spec.metrics {
+        if !columns.contains(m) {
+            return Err(err(format!(
+                "metric {m:?} is not a metric of this scenario{}; metrics: {}",
+                did_you_mean(m, columns.iter().map(String::as_str)),
+                columns.join(", ")
+            )));
+        }
+    }
+    Ok(columns)
+}
+
+fn run_metrics(out: &mut run::RunOutput) -> BTreeMap<String, f64> {
+    let mut values = std::mem::take(&mut out.metric_values);
+    values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
+    let hours = out.result.duration as f64 / 3.6e12;
+    values.insert(
+        "transitions_per_hour".into(),
+        if hours > 0.0 { out.result.metrics.lease_transitions as f64 / hours } else { 0.0 },
+    );
+    values
+}
+
+fn header(spec: &SweepSpec, columns: &[String]) -> String {
+    let mut fields: Vec<&str> = vec!["run", "point"];
+    fields.extend(spec.axes.iter().map(|a| a.path.as_str()));
+    fields.push("seed");
+    // 1 where the run's configuration is one client-go refuses (run under `unsafe`).
+    fields.push("unsafe");
+    fields.extend(columns.iter().map(String::as_str));
+    fields.push("replay");
+    csv::record(fields)
+}
+
+/// One `runs.csv` line (without the newline).
+fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, InputError> {
+    let (point, seed) = spec.run_of(run);
+    let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
+    let loaded = spec.load_point_cached(point).map_err(within)?;
+    let budget = run::Budget { max_events, progress: None };
+    let mut out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
+    let values = run_metrics(&mut out);
+    if let Some(extra) = values.keys().find(|k| !columns.contains(k)) {
+        return Err(err(format!(
+            "run {run} (grid point {point}) has a metric {extra:?} the first run did not: a grid axis changes the \
+             nodes; sweep such scenarios separately"
+        )));
+    }
+    let mut fields = vec![run.to_string(), point.to_string()];
+    fields.extend(spec.point_values(point).iter().map(|s| s.to_string()));
+    fields.push(seed.to_string());
+    fields.push(if out.unsafe_mode { "1" } else { "0" }.to_string());
+    fields.extend(columns.iter().map(|c| values.get(c).map(|v| v.to_string()).unwrap_or_default()));
+    fields.push(replay_command(&spec.scenario_path, seed, &loaded.overrides));
+    Ok(csv::record(fields))
+}
+
+/// What an output directory holds, judged before anything is written to it.
+/// The file a running sweep holds an exclusive lock on, inside its `--out`.
+const LOCK_FILE: &str = ".leasesim-sweep.lock";
+
+/// Takes an advisory lock on `out` for the life of the returned file: a second sweep (or a
+/// `--resume` started while the first still runs) is refused instead of interleaving rows. The
+/// kernel drops the lock when the process dies, so a killed sweep never blocks its `--resume`.
+pub(super) fn lock_out_dir(out: &Path) -> Result<std::fs::File, InputError> {
+    let path = out.join(LOCK_FILE);
+    let file =
+        OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, "open", e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor we own; no memory is shared with the call.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc != 0 {
+            return Err(err(format!(
+                "--out {}: another leasesim sweep is writing this directory; wait for it or choose another --out",
+                out.display()
+            )));
+        }
+    }
+    Ok(file)
+}
+
+fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: bool) -> Result<bool, InputError> {
+    if !out.exists() {
+        return Ok(false);
+    }
+    if !out.is_dir() {
+        return Err(err(format!("--out {}: exists and is not a directory", out.display())));
+    }
+    let existing = std::fs::read_to_string(out.join("sweep.json")).ok();
+    let Some(existing) = existing else {
+        // Only our own lock file (left by a sweep killed before it wrote sweep.json) is allowed.
+        let empty = std::fs::read_dir(out)
+            .map_err(|e| io(out, "list", e))?
+            .filter_map(|e| e.ok())
+            .all(|e| e.file_name() == LOCK_FILE);
+        if empty {
+            return Ok(false);
+        }
+        return Err(err(format!(
+            "--out {}: the directory holds files but no sweep.json; refusing to write a sweep into it",
+            out.display()
+        )));
+    };
+    if existing != sweep_json {
+        let id = |s: &str| serde_json::from_str::<Value>(s).ok().and_then(|v| v["sweep_id"].as_str().map(String::from));
+        return Err(err(format!(
+            "--out {}: holds another sweep (sweep_id {}, this one is {}); choose another --out{}",
+            out.display(),
+            id(&existing).unwrap_or_else(|| "unreadable".into()),
+            id(sweep_json).unwrap_or_default(),
+            if resume { " (--resume continues only the same sweep)" } else { "" }
+        )));
+    }
+    if !resume {
+        return Err(err(format!(
+            "--out {}: already holds this sweep; pass --resume to continue it, or choose another --out",
+            out.display()
+        )));
+    }
+    let shard_file =
+        std::fs::read_to_string(out.join("shard.json")).ok().and_then(|s| serde_json::from_str::<Value>(&s).ok());
+    let existing_shard =
+        shard_file.map(|v| (v["shard"].as_u64().unwrap_or(0) as usize, v["of"].as_u64().unwrap_or(0) as usize));
+    if existing_shard != shard.map(|s| (s.index, s.count)) {
+        let show = |s: Option<(usize, usize)>| s.map(|(i, n)| format!("shard {i}/{n}")).unwrap_or("unsharded".into());
+        return Err(err(format!(
+            "--out {}: holds {} of this sweep, not {}",
+            out.display(),
+            show(existing_shard),
+            show(shard.map(|s| (s.index, s.count)))
+        )));
+    }
+    Ok(true)
+}
+
+/// Reads the rows already in `runs.csv` on `--resume`: drops a partial last line, checks the
+/// header and that the rows are this shard's runs in order, and returns how many there are.
+fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize, InputError> {
+    if !path.exists() {
+        // Interrupted between sweep.json and the first write of runs.csv.
+        write_file(path, &format!("{header_line}\n"))?;
+        return Ok(0);
+    }
+    let file = File::open(path).map_err(|e| io(path, "open", e))?;
+    let mut reader = BufReader::new(file);
+    let mut complete_bytes = 0u64;
+    let mut line = String::new();
+    let mut rows = 0usize;
+    let mut header_ok = false;
+    loop {
+        line.clear();
+        let n = reader.read_line(&mut line).map_err(|e| io(path, "read", e))?;
+        if n == 0 || !line.ends_with('\n') {
+            break; // end, or a row cut off by the interruption: it is dropped and run again
+        }
+        let text = line.trim_end_matches('\n');
+        if !header_ok {
+            if text != header_line {
+                return Err(err(format!("{}: its header is not this sweep's; refusing to resume", path.display())));
+            }
+            header_ok = true;
+        } else {
+            let run = csv::parse_line(text).first().and_then(|f| f.parse::<usize>().ok());
+            if rows >= runs.len || run != Some(runs.get(rows)) {
+                return Err(err(format!(
+                    "{}: row {} is not the run expected there ({:?}); the file was edited or mixed up",
+                    path.display(),
+                    rows + 1,
+                    (rows < runs.len).then(|| runs.get(rows))
+                )));
+            }
+            rows += 1;
+        }
+        complete_bytes += n as u64;
+    }
+    let file = OpenOptions::new().write(true).open(path).map_err(|e| io(path, "open", e))?;
+    file.set_len(complete_bytes).map_err(|e| io(path, "truncate", e))?;
+    if !header_ok {
+        let mut file = OpenOptions::new().append(true).open(path).map_err(|e| io(path, "open", e))?;
+        writeln!(file, "{header_line}").map_err(|e| io(path, "write", e))?;
+        file.sync_data().map_err(|e| io(path, "sync", e))?;
+    }
+    Ok(rows)
+}
+
+/// Runs (the rest of) a sweep into `opts.out`. Unsharded and complete, it also writes
+/// `aggregate.csv` and the plots.
+pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputError> {
+    spec.validate()?;
+    let events = spec.check_points(opts.max_events)?;
+    if !opts.quiet {
+        let jobs = opts.jobs.max(1) as u64;
+        eprintln!(
+            "{} runs ({} grid points × {} seeds), about {} events: about {} on {jobs} core(s)",
+            run::group_digits(spec.run_count() as u64),
+            spec.point_count(),
+            spec.seed_count(),
+            run::group_digits(events),
+            run::rough_time(events / jobs)
+        );
+    }
+    let columns = discover_columns(spec)?;
+    let header_line = header(spec, &columns);
+    let sweep_json = pretty(&spec.sweep_json());
+    // Judge --out before creating anything in it: a refused directory is left as it was.
+    check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume)?;
+    let created_dir = !opts.out.exists();
+    std::fs::create_dir_all(&opts.out).map_err(|e| io(&opts.out, "create", e))?;
+    let lock = lock_out_dir(&opts.out)?;
+    // Judged again under the lock: another sweep may have started in between.
+    let resuming = match check_out_dir(&opts.out, &sweep_json, opts.shard, opts.resume) {
+        Ok(resuming) => resuming,
+        Err(e) => {
+            drop(lock);
+            if created_dir {
+                let _ = std::fs::remove_dir_all(&opts.out);
+            }
+            return Err(e);
+        }
+    };
+    let shard = opts.shard.unwrap_or(Shard { index: 0, count: 1 });
+    let runs = ShardRuns::new(shard, spec.run_count());
+    let runs_path = opts.out.join("runs.csv");
+    let done = if resuming {
+        resume_rows(&runs_path, &header_line, &runs)?
+    } else {
+        write_file(&opts.out.join("sweep.json"), &sweep_json)?;
+        if let Some(s) = opts.shard {
+            write_file(&opts.out.join("shard.json"), &pretty(&s.json(false, runs.len)))?;
+        }
+        write_file(&runs_path, &format!("{header_line}\n"))?;
+        0
+    };
+    let fresh_start = !resuming;
+    match run_chunks(spec, opts, &columns, &runs, &runs_path, done) {
+        Ok(outcome) => Ok(outcome),
+        Err((e, rows_written)) => {
+            // A sweep that failed before its first row leaves nothing behind it.
+            if fresh_start && rows_written == 0 {
+                for name in ["runs.csv", "sweep.json", "shard.json", LOCK_FILE] {
+                    let _ = std::fs::remove_file(opts.out.join(name));
+                }
+                drop(lock);
+                if created_dir {
+                    let _ = std::fs::remove_dir(&opts.out);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Runs the sweep's remaining runs from `done`; on failure, also says how many rows this call
+/// wrote.
+fn run_chunks(
+    spec: &SweepSpec,
+    opts: &RunOptions,
+    columns: &[String],
+    runs: &ShardRuns,
+    runs_path: &Path,
+    done: usize,
+) -> Result<Outcome, (InputError, usize)> {
+    let mut written = 0usize;
+    let fail = |e: InputError, written: usize| (e, written);
+    let mut file =
+        OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), written))?;
+    let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.max(1))
+        .build()
+        .map_err(|e| fail(err(format!("cannot start {} worker threads: {e}", opts.jobs)), written))?;
+    let bar = crate::progress::runs_bar(runs.len, done, opts.quiet);
+    // Chunks of 32 × jobs runs keep every worker busy (a slow run is balanced by the others of
+    // its chunk) while holding only a chunk's rows in memory; the chunk is written in run
+    // order, whatever order its runs finished in, and synced once. A killed sweep keeps every
+    // row written (a cut-off last line is dropped by --resume); a machine crash loses at most
+    // the chunk being written.
+    let chunk_len = 32 * opts.jobs.max(1);
+    for chunk_start in todo.clone().step_by(chunk_len) {
+        let chunk = chunk_start..(chunk_start + chunk_len).min(todo.end);
+        let rows: Vec<Result<String, InputError>> = pool.install(|| {
+            use rayon::prelude::*;
+            chunk.clone().into_par_iter().map(|k| run_row(spec, columns, runs.get(k), opts.max_events)).collect()
+        });
+        let mut text = String::new();
+        let mut failed = None;
+        let mut rows_here = 0;
+        for row in rows {
+            match row {
+                Ok(row) => {
+                    text.push_str(&row);
+                    text.push('\n');
+                    rows_here += 1;
+                }
+                // The rows before the failure are kept: --resume starts at the failed run.
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        file.write_all(text.as_bytes()).map_err(|e| fail(io(runs_path, "write", e), written))?;
+        file.sync_data().map_err(|e| fail(io(runs_path, "sync", e), written))?;
+        written += rows_here;
+        if let Some(e) = failed {
+            return Err(fail(e, written));
+        }
+        bar.inc((chunk.end - chunk.start) as u64);
+    }
+    bar.finish_and_clear();
+    let outcome = Outcome { ran: todo.len(), done: todo.end, total: runs.len };
+    if outcome.complete() {
+        match opts.shard {
+            Some(s) => write_file(&opts.out.join("shard.json"), &pretty(&s.json(true, runs.len)))
+                .map_err(|e| fail(e, written))?,
+            None => {
+                finish(&opts.out).map_err(|e| fail(e, written))?;
+            }
+        }
+    }
+    Ok(outcome)
+}
