@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
-use super::kubectl::to_json;
 use super::lease_types::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
 use super::managed_fields::{
     FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others,
@@ -75,17 +74,21 @@ fn allow_unconditional_update(kind: Kind) -> bool {
     !matches!(kind, Kind::Lease | Kind::LeaseCandidate)
 }
 
-/// What a successful request did, for the response code and the audit record.
+/// What a successful request did, for the response code and the audit record. A written object
+/// is kept as stored and rendered into an answer only when the caller asks for one (`handle`);
+/// callers that read only success or failure (`handle_for_effect`: a world's setup objects,
+/// the Events electors record) skip the JSON rendering of kinds stored as JSON.
 enum Outcome {
     Read(Object),
-    Written { object: Object, created: bool },
+    Written { object: Stored, created: bool },
     Deleted { revision: u64 },
 }
 
 impl Outcome {
     fn into_object(self) -> Object {
         match self {
-            Outcome::Read(object) | Outcome::Written { object, .. } => object,
+            Outcome::Read(object) => object,
+            Outcome::Written { object, .. } => object.to_object(),
             Outcome::Deleted { .. } => Object::Deleted,
         }
     }
@@ -301,7 +304,7 @@ impl ApiServer {
             field_manager: None,
             force: false,
         };
-        self.handle(now, &request)?;
+        self.handle_for_effect(now, &request)?;
         let record = self.record_mut(kind, &ns, &meta.name).expect("just created");
         if !meta.managed_fields.is_empty() {
             record.managers = managers_from_entries(&meta.managed_fields);
@@ -320,6 +323,16 @@ impl ApiServer {
 
     /// The one entry point: authorise (RBAC), then dispatch on the verb.
     pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
+        self.handle_outcome(now, req).map(Outcome::into_object)
+    }
+
+    /// [`Self::handle`] for a caller that reads only whether the request failed: the same
+    /// effects, the same errors, without building the answer's object.
+    pub fn handle_for_effect(&mut self, now: Nanos, req: &Request) -> Result<(), ApiError> {
+        self.handle_outcome(now, req).map(drop)
+    }
+
+    fn handle_outcome(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
         // Renewals taken by the typed path are written into the Lease before anyone reads it.
         if req.kind == Kind::Lease {
             match req.verb {
@@ -328,7 +341,7 @@ impl ApiServer {
             }
         }
         if !self.audit_on {
-            return self.dispatch(now, req).map(Outcome::into_object);
+            return self.dispatch(now, req);
         }
         let rv_before =
             self.record(req.kind, &req.namespace, &req.name).map(|r| parse_rv(&r.object.meta().resource_version));
@@ -337,13 +350,11 @@ impl ApiServer {
         let (code, rv_after) = match &result {
             Ok(Outcome::Read(_)) => (200, None),
             Ok(Outcome::Written { object, created }) => {
-                let written = to_json(object);
-                let meta = &written["metadata"];
-                if let Some(written_name) = meta["name"].as_str() {
-                    name = written_name.to_string();
+                let meta = object.meta();
+                if !meta.name.is_empty() {
+                    name = meta.name.clone();
                 }
-                let rv = parse_rv(meta["resourceVersion"].as_str().unwrap_or(""));
-                (if *created { 201 } else { 200 }, Some(rv))
+                (if *created { 201 } else { 200 }, Some(parse_rv(&meta.resource_version)))
             }
             Ok(Outcome::Deleted { revision }) => (200, Some(*revision)),
             Err(error) => (error.code, None),
@@ -360,7 +371,7 @@ impl ApiServer {
             code,
             message: result.as_ref().err().map(|e| e.message.clone()).unwrap_or_default(),
         });
-        result.map(Outcome::into_object)
+        result
     }
 
     fn dispatch(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
@@ -515,7 +526,7 @@ impl ApiServer {
         let diff = field_diff(Some(&record.object), &object);
         if diff.is_empty() && object.same_content(&record.object) {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
-            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+            return Ok(Outcome::Written { object: record.object.clone(), created: false });
         }
         // From here on nothing can fail: move the managers out instead of copying them.
         let mut managers = std::mem::take(&mut self.record_mut(kind, ns, name).expect("caller checked").managers);
@@ -613,7 +624,7 @@ impl ApiServer {
         let mut managers = record.managers.clone();
         record_apply(&mut managers, &manager, kind.api_version(), applied, &diff, req.force, wall_secs)?;
         if object.same_content(&record.object) && same_ownership(&managers, &record.managers) {
-            return Ok(Outcome::Written { object: record.object.to_object(), created: false });
+            return Ok(Outcome::Written { object: record.object.clone(), created: false });
         }
         let object = self.commit(now, kind, ns, &req.name, object, managers);
         Ok(Outcome::Written { object, created: false })
@@ -649,7 +660,7 @@ impl ApiServer {
         name: &str,
         mut object: Stored,
         managers: Vec<ManagerState>,
-    ) -> Object {
+    ) -> Stored {
         self.revision += 1;
         let previous =
             self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
@@ -664,7 +675,7 @@ impl ApiServer {
         meta.resource_version = self.revision.to_string();
         meta.creation_timestamp = created_at;
         sync_managed_fields(&mut meta.managed_fields, &managers);
-        let response = object.to_object();
+        let response = object.clone();
         let lease_ref = match kind {
             Kind::Lease => self.lease_ref_index.get(&(ns.to_string(), name.to_string())).copied(),
             _ => None,

@@ -245,8 +245,8 @@ impl Controller {
                 let mut updated = c.json.clone();
                 updated["spec"]["pingTime"] = json!(MicroTime::from_unix_nanos(now).to_rfc3339());
                 let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, Body::Json(updated));
-                match server.handle(t, &req) {
-                    Ok(_) => step.pinged.push(c.name.clone()),
+                match server.handle_for_effect(t, &req) {
+                    Ok(()) => step.pinged.push(c.name.clone()),
                     Err(e) => step.error = Some(e.message),
                 }
                 can_vote = false;
@@ -272,8 +272,8 @@ impl Controller {
                              "renewTime": stamp, "strategy": STRATEGY},
                 });
                 let req = self.request(Verb::Create, Kind::Lease, &namespace, &lease_name, Body::Json(body));
-                match server.handle(t, &req) {
-                    Ok(_) => {
+                match server.handle_for_effect(t, &req) {
+                    Ok(()) => {
                         step.installed = Some(electee);
                         step.requeue = Some(REQUEUE);
                     }
@@ -308,7 +308,7 @@ impl Controller {
                     body["apiVersion"] = json!("coordination.k8s.io/v1");
                     body["kind"] = json!("Lease");
                     let req = self.request(Verb::Update, Kind::Lease, &namespace, &lease_name, Body::Json(body));
-                    if let Err(e) = server.handle(t, &req) {
+                    if let Err(e) = server.handle_for_effect(t, &req) {
                         step.error = Some(e.message);
                         step.installed = None;
                         step.preferred = None;
@@ -328,7 +328,7 @@ impl Controller {
             for c in self.candidates(server, t, &namespace, &lease) {
                 if c.renew.is_none_or(|r| r + CANDIDATE_VALID_NS < now) {
                     let req = self.request(Verb::Delete, Kind::LeaseCandidate, &namespace, &c.name, Body::None);
-                    if server.handle(t, &req).is_ok() {
+                    if server.handle_for_effect(t, &req).is_ok() {
                         deleted.push(c.name);
                     }
                 }

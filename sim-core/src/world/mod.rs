@@ -525,12 +525,14 @@ const PREFETCH_FROM_NODES: usize = 64;
 enum Answer {
     Lease(Result<crate::api::LeaseView, ApiError>),
     Object(Result<Object, ApiError>),
+    /// Success or the error only, for a requester that reads nothing else.
+    Effect(Result<(), ApiError>),
 }
 
 impl Answer {
     fn error(&self) -> Option<&ApiError> {
         match self {
-            Answer::Lease(Err(e)) | Answer::Object(Err(e)) => Some(e),
+            Answer::Lease(Err(e)) | Answer::Object(Err(e)) | Answer::Effect(Err(e)) => Some(e),
             _ => None,
         }
     }

@@ -28,6 +28,9 @@ pub(super) enum Response {
     /// A Lease, or the status code of the error.
     Lease(Result<LeaseView, u16>),
     Object(Result<Object, u16>),
+    /// An answer whose requester reads nothing of it (an Event's recorder: the code went to
+    /// the trace and the metrics).
+    Effect,
 }
 
 #[derive(Debug)]

@@ -197,12 +197,17 @@ impl World {
                 (op.verb(), Kind::Lease, Some(*lease), Answer::Lease(result))
             }
             Payload::Generic(request) => {
-                let result = self.server.handle(now, request);
+                // An Event's recorder reads nothing of the answer: its object is not built.
+                let answer = if origin == Origin::Recorder {
+                    Answer::Effect(self.server.handle_for_effect(now, request))
+                } else {
+                    Answer::Object(self.server.handle(now, request))
+                };
                 let lease = match request.kind {
                     Kind::Lease => self.server.find_lease_ref(&request.namespace, &request.name),
                     _ => None,
                 };
-                (request.verb, request.kind, lease, Answer::Object(result))
+                (request.verb, request.kind, lease, answer)
             }
         };
         // A 504 after handling: the work is done, the client hears the timeout.
@@ -241,6 +246,7 @@ impl World {
         }
         let response = match (origin, result) {
             (_, Answer::Lease(r)) => Response::Lease(r.map_err(|e| e.code)),
+            (_, Answer::Effect(_)) => Response::Effect,
             (Origin::Elector, Answer::Object(r)) => Response::Lease(match r {
                 Ok(Object::Lease(l)) => Ok(self.server.view_of(&l)),
                 Ok(_) => Err(500),
