@@ -8,7 +8,7 @@ use crate::api::{Kind, User, Verb};
 use crate::clock::ClockSpec;
 use crate::elector::ElectorConfig;
 use crate::net::{Cut, LinkSpec, ServerAvailability};
-use crate::time::{Nanos, UnixNanos};
+use crate::time::{NANOS_PER_MILLI, Nanos, UnixNanos, format_duration};
 
 /// How a reconciler writes its child object while its node acts as leader.
 #[derive(Clone, Debug, PartialEq)]
@@ -174,6 +174,27 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// The fault's drawn parameters as a timeline labels them: durations to the millisecond
+    /// (`3.2s`, `after 5s`, `+250ms`, `+2s for 30s`), a partition's mode when it is not `drop`.
+    pub fn detail(&self) -> String {
+        let show = |ns: Nanos| format_duration(ns.div_ceil(NANOS_PER_MILLI) * NANOS_PER_MILLI);
+        match self {
+            FaultKind::Partition { duration, mode, .. } if *mode != crate::net::PartitionMode::Drop => {
+                format!("{}, {}", show(*duration), mode.name())
+            }
+            FaultKind::Pause { duration }
+            | FaultKind::Partition { duration, .. }
+            | FaultKind::ServerOutage { duration } => show(*duration),
+            FaultKind::Restart { delay } => format!("after {}", show(*delay)),
+            FaultKind::ClockStep { delta_ns } => {
+                let sign = if *delta_ns < 0 { "-" } else { "+" };
+                format!("{sign}{}", show(delta_ns.unsigned_abs()))
+            }
+            FaultKind::ServerSlow { duration, extra } => format!("+{} for {}", show(*extra), show(*duration)),
+            FaultKind::Crash | FaultKind::Stop => String::new(),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             FaultKind::Crash => "crash",

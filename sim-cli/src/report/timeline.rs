@@ -298,7 +298,7 @@ impl TimelineLayout {
             });
         }
         for f in &r.faults {
-            let text = fault_label(r, &f.kind, f.node, &f.detail);
+            let text = fault_label(r, f.kind, f.node, &f.detail.to_string());
             let x = x_of(f.at);
             let tw = text_width(&text, SMALL_SIZE, false);
             // Labels start at their fault; near the right edge they end there instead.

@@ -258,7 +258,12 @@ impl World {
                 (_, Some(p)) => format!("preferredHolder → {p}"),
                 _ => String::new(),
             };
-            self.obs.record_fault(super::FaultRecord { at: now, node: None, kind: "election".into(), detail });
+            self.obs.record_fault(super::FaultRecord {
+                at: now,
+                node: None,
+                kind: "election",
+                detail: super::FaultDetail::Text(detail),
+            });
             self.lease_written_by_name(now, &namespace, &lease);
         }
         for name in &step.pinged {

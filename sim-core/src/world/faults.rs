@@ -6,7 +6,7 @@
 
 use crate::model::{FaultKind, RandomFault, RandomFaultKind, Target};
 use crate::rng::ComponentRng;
-use crate::time::{NANOS_PER_MILLI, Nanos, format_duration};
+use crate::time::Nanos;
 
 pub(super) struct Faults {
     /// One stream per random process.
@@ -93,26 +93,6 @@ impl Faults {
             }
             RandomFaultKind::ServerOutage { duration } => FaultKind::ServerOutage { duration: duration.sample(rng) },
         }
-    }
-}
-
-/// The label a timeline shows for a fault (random durations to the millisecond).
-pub(super) fn detail(kind: &FaultKind) -> String {
-    let show = |ns: Nanos| format_duration(ns.div_ceil(NANOS_PER_MILLI) * NANOS_PER_MILLI);
-    match kind {
-        FaultKind::Partition { duration, mode, .. } if *mode != crate::net::PartitionMode::Drop => {
-            format!("{}, {}", show(*duration), mode.name())
-        }
-        FaultKind::Pause { duration }
-        | FaultKind::Partition { duration, .. }
-        | FaultKind::ServerOutage { duration } => show(*duration),
-        FaultKind::Restart { delay } => format!("after {}", show(*delay)),
-        FaultKind::ClockStep { delta_ns } => {
-            let sign = if *delta_ns < 0 { "-" } else { "+" };
-            format!("{sign}{}", show(delta_ns.unsigned_abs()))
-        }
-        FaultKind::ServerSlow { duration, extra } => format!("+{} for {}", show(*extra), show(*duration)),
-        FaultKind::Crash | FaultKind::Stop => String::new(),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::event::Event;
 use super::process::ProcState;
-use super::{FaultRecord, SpanKind, World, actions, faults};
+use super::{FaultDetail, FaultRecord, SpanKind, World, actions, faults};
 use crate::api::Kind;
 use crate::clock::ClockStep;
 use crate::model::FaultKind;
@@ -14,12 +14,11 @@ use crate::trace::TraceKind;
 
 impl World {
     pub(super) fn apply_fault(&mut self, now: Nanos, node: Option<usize>, kind: &FaultKind) {
-        let detail = faults::detail(kind);
         let server_fault = matches!(kind, FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. });
         if node.is_none() && !server_fault {
             return; // e.g. "the holder" when nobody holds the lease
         }
-        self.obs.record_fault(FaultRecord { at: now, node, kind: kind.name().to_string(), detail });
+        self.obs.record_fault(FaultRecord { at: now, node, kind: kind.name(), detail: FaultDetail::Of(kind.clone()) });
         if let Some(n) = node
             && faults::hits_leadership(kind)
         {

@@ -5,7 +5,7 @@
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
 use super::process::{ProcState, WorkStop};
-use super::{FaultRecord, SpanKind, World, recorder};
+use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
 use crate::api::{Kind, Verb};
 use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
 use crate::lock::LockRequest;
@@ -73,8 +73,8 @@ impl World {
                 self.obs.record_fault(FaultRecord {
                     at: now,
                     node: Some(node),
-                    kind: "liveness-kill".into(),
-                    detail: format!("{failures} failed probes"),
+                    kind: "liveness-kill",
+                    detail: FaultDetail::Text(format!("{failures} failed probes")),
                 });
                 self.kill(now, node, ProcState::Crashed);
                 self.queue.schedule(now.saturating_add(h.restart_delay), Event::Start { node: node as u32 });

@@ -81,7 +81,7 @@ mod requests;
 mod result;
 mod work;
 
-pub use result::{ActionOutcome, BudgetExceeded, FaultRecord, RunResult, SetupError, Span, SpanKind};
+pub use result::{ActionOutcome, BudgetExceeded, FaultDetail, FaultRecord, RunResult, SetupError, Span, SpanKind};
 
 pub struct World {
     spec: WorldSpec,
@@ -201,12 +201,22 @@ impl World {
         // Server windows written in the spec's [server] table appear on timelines like faults.
         for &(from, until) in &spec.server.outages {
             let detail = crate::time::format_duration(until - from);
-            obs.record_fault(FaultRecord { at: from, node: None, kind: "server-outage".into(), detail });
+            obs.record_fault(FaultRecord {
+                at: from,
+                node: None,
+                kind: "server-outage",
+                detail: FaultDetail::Text(detail),
+            });
         }
         for &(from, until, extra) in &spec.server.slowdowns {
             let detail =
                 format!("+{} for {}", crate::time::format_duration(extra), crate::time::format_duration(until - from));
-            obs.record_fault(FaultRecord { at: from, node: None, kind: "server-slow".into(), detail });
+            obs.record_fault(FaultRecord {
+                at: from,
+                node: None,
+                kind: "server-slow",
+                detail: FaultDetail::Text(detail),
+            });
         }
         let net = Network::new(links, spec.server.clone());
         let injector = injection::Injector::new(spec.seed, &spec.server_errors);

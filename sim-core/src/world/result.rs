@@ -2,6 +2,7 @@
 //! trace; and why a run could not be built or did not end. Plain data, read by sim-cli.
 
 use crate::metrics::{DualWindow, Metrics};
+use crate::model::FaultKind;
 use crate::time::Nanos;
 use crate::trace::TraceEvent;
 
@@ -39,8 +40,26 @@ pub struct Span {
 pub struct FaultRecord {
     pub at: Nanos,
     pub node: Option<usize>,
-    pub kind: String,
-    pub detail: String,
+    pub kind: &'static str,
+    pub detail: FaultDetail,
+}
+
+/// What a fault record says of its fault. A fault's drawn parameters are kept as they are and
+/// written out only when read (`to_string`): a run records a fault every minute or so and a
+/// sweep reads none of them.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultDetail {
+    Of(FaultKind),
+    Text(String),
+}
+
+impl std::fmt::Display for FaultDetail {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            FaultDetail::Of(kind) => f.write_str(&kind.detail()),
+            FaultDetail::Text(text) => f.write_str(text),
+        }
+    }
 }
 
 /// What a scripted action got back.
