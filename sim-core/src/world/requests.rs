@@ -188,7 +188,7 @@ impl World {
             && matches!(&m.payload, Payload::Generic(r) if r.kind == Kind::ConfigMap))
         .then(|| self.child_rv());
         let injected = m.injected.is_some();
-        let (verb, kind, lease, result) = match &m.payload {
+        let (verb, kind, lease, mut result) = match &m.payload {
             // An injected error other than 504 stands in for the handling.
             _ if injected && !m.injected.as_ref().is_some_and(|i| i.applied) => self.injected_answer(msg),
             Payload::Lease { lease, user, op } => {
@@ -211,7 +211,10 @@ impl World {
             }
         };
         // A 504 after handling: the work is done, the client hears the timeout.
-        let result = if injected { self.injected_answer(msg).3 } else { result };
+        // (Assigned, not rebound: the common path moves no answer.)
+        if injected {
+            result = self.injected_answer(msg).3;
+        }
         let error = result.error();
         // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
         let code = error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code);
@@ -244,17 +247,15 @@ impl World {
         if origin == Origin::Reconciler {
             self.account_reconciler_write(now, node, id, kind, verb, error, child_before);
         }
-        let response = match (origin, result) {
-            (_, Answer::Lease(r)) => Response::Lease(r.map_err(|e| e.code)),
-            (_, Answer::Effect(_)) => Response::Effect,
-            (Origin::Elector, Answer::Object(r)) => Response::Lease(match r {
+        let response = match result {
+            Answer::Lease(r) => Response::Lease(r.map_err(|e| e.code)),
+            Answer::Effect(_) => Response::Effect,
+            Answer::Object(r) if origin == Origin::Elector => Response::Lease(match r {
                 Ok(Object::Lease(l)) => Ok(self.server.view_of(&l)),
                 Ok(_) => Err(500),
                 Err(e) => Err(e.code),
             }),
-            (Origin::Reconciler | Origin::Recorder | Origin::Candidate, Answer::Object(r)) => {
-                Response::Object(r.map_err(|e| e.code))
-            }
+            Answer::Object(r) => Response::Object(r.map_err(|e| e.code)),
         };
         match self.net.send(node, Direction::Down, now) {
             delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
