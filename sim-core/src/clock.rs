@@ -52,8 +52,8 @@ pub struct NodeClock {
     linear_only: bool,
     /// The clock's rate, exactly: local nanoseconds per 1e9 true ones (1e9 + drift).
     rate: u64,
-    /// floor((2^64 - 1) / rate): dividing by the rate is then a multiplication and at most two
-    /// corrections (see [`NodeClock::div_rate`]), not a divide instruction per timer.
+    /// floor((2^64 - 1) / rate): dividing by the rate is then a multiplication and at most one
+    /// correction (see [`NodeClock::div_rate`]), not a divide instruction per timer.
     rate_reciprocal: u64,
 }
 
@@ -208,10 +208,10 @@ impl NodeClock {
                 return t;
             }
             // Beyond any run (a search probing centuries ahead): search, as with wander.
-            return self.earliest_reaching(from, from, target as i64);
+            return self.earliest_reaching(from, target as i64);
         }
         // With wander: search from `from` itself.
-        self.earliest_reaching(from, from, target)
+        self.earliest_reaching(from, target)
     }
 
     /// `(x / rate, x % rate)`, exactly. With m = floor((2^64 - 1)/R), `x·m / 2^64` lies in
@@ -227,32 +227,25 @@ impl NodeClock {
         (q, r)
     }
 
-    /// The earliest `t >= from` with `monotonic(t) >= target`, given `monotonic(from) < target`
-    /// and a guess: gallop from the guess until the answer is bracketed, then bisect. The
-    /// reading is non-decreasing, so the bracket `monotonic(lo) < target <= monotonic(hi)` pins it.
-    fn earliest_reaching(&self, from: Nanos, guess: Nanos, target: i64) -> Nanos {
-        let (mut lo, mut hi);
+    /// The earliest `t >= from` with `monotonic(t) >= target`, given `monotonic(from) < target`:
+    /// gallop from `from` until the answer is bracketed, then bisect. The reading is
+    /// non-decreasing, so the bracket `monotonic(lo) < target <= monotonic(hi)` pins it. A target
+    /// the clock does not reach within `u64` nanoseconds (only a clock far slower than scenarios
+    /// allow) gives `Nanos::MAX`, a timer that never fires, instead of galloping forever.
+    fn earliest_reaching(&self, from: Nanos, target: i64) -> Nanos {
+        let mut lo = from;
+        let mut hi;
         let mut step: u64 = 1;
-        if self.monotonic(guess) >= target {
-            hi = guess;
-            loop {
-                lo = hi.saturating_sub(step).max(from);
-                if lo == from || self.monotonic(lo) < target {
-                    break;
-                }
-                hi = lo;
-                step = step.saturating_mul(2);
+        loop {
+            hi = lo.saturating_add(step);
+            if self.monotonic(hi) >= target {
+                break;
             }
-        } else {
-            lo = guess;
-            loop {
-                hi = lo.saturating_add(step);
-                if self.monotonic(hi) >= target {
-                    break;
-                }
-                lo = hi;
-                step = step.saturating_mul(2);
+            if hi == Nanos::MAX {
+                return Nanos::MAX;
             }
+            lo = hi;
+            step = step.saturating_mul(2);
         }
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
@@ -396,11 +389,22 @@ mod tests {
             let t = c.timer_fires_at(start, d);
             let target = c.monotonic(start) + d as i64;
             // The search the closed form replaced, from the same start.
-            assert_eq!(t, c.earliest_reaching(start, start, target), "drift {drift} start {start} d {d}");
+            assert_eq!(t, c.earliest_reaching(start, target), "drift {drift} start {start} d {d}");
             let r = PPB + drift as i128;
             let exact = ((target as i128 * PPB + r - 1) / r).max(start as i128);
             assert_eq!(t as i128, exact, "drift {drift} start {start} d {d}");
         }
+    }
+
+    #[test]
+    fn a_timer_the_clock_never_reaches_in_u64_time_never_fires_instead_of_hanging() {
+        // A rate of 1e-9 (the slowest `new` accepts, far below what scenarios allow): a local
+        // 100 s takes 1e20 ns of true time, past u64.
+        let c = clock(0, -999_999_999);
+        assert_eq!(c.timer_fires_at(secs(10), secs(100)), Nanos::MAX);
+        // Within u64 the same clock still answers exactly.
+        let t = c.timer_fires_at(0, 7);
+        assert!(c.monotonic(t) >= 7 && c.monotonic(t - 1) < 7);
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod lock;
 pub mod metrics;
 pub mod model;
 pub mod net;
-pub mod prefetch;
+pub(crate) mod prefetch;
 pub mod rng;
 pub mod scenario;
 pub mod sym;

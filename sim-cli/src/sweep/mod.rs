@@ -20,7 +20,10 @@ mod summary;
 
 pub use execute::{Outcome, RunOptions, run_sweep};
 pub use shard::Shard;
-pub use spec::{Axis, AxisValue, SweepArgs, SweepSpec, fnv1a64, parse_grid_arg, parse_seeds};
+pub use spec::{
+    Axis, AxisValue, DEFAULT_METRICS, MAX_AXIS_VALUES, MAX_RUNS, SWEEP_FORMAT, SweepArgs, SweepSpec, fnv1a64,
+    parse_grid_arg, parse_seeds,
+};
 pub use stats::PointSummary;
 pub use summary::{finish, merge};
 

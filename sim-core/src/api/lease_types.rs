@@ -9,11 +9,11 @@ use super::microtime::MicroTime;
 use super::types::{Lease, LeaseSpec, Verb};
 use crate::sym::{Sym, Symbols};
 
-/// A Lease the typed path addresses, by number (see [`ApiServer::lease_ref`]).
+/// A Lease the typed path addresses, by number (see [`ApiServer::lease_ref`](super::ApiServer::lease_ref)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LeaseRef(pub u32);
 
-/// A caller of the typed path, by number (see [`ApiServer::user_id`]).
+/// A caller of the typed path, by number (see [`ApiServer::user_id`](super::ApiServer::user_id)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct UserId(pub u32);
 
@@ -121,7 +121,7 @@ impl LeaseSpecC {
         }
     }
 
-    /// `lease_diff` as bit masks over [`LEASE_SPEC_PATHS`]: (changed, removed).
+    /// `lease_diff` as bit masks over `LEASE_SPEC_PATHS` (`managed_fields`): (changed, removed).
     pub(super) fn diff(&self, before: &LeaseSpecC) -> (u8, u8) {
         fn field<T: PartialEq>(bit: u8, before: &Option<T>, after: &Option<T>, masks: &mut (u8, u8)) {
             match (before, after) {

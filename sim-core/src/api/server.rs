@@ -58,7 +58,7 @@ pub(crate) struct Record {
     /// The object's resourceVersion as a number (the string in its metadata is its decimal).
     pub(crate) rv: u64,
     /// For a Lease the typed path addresses: its number. Its compact state lives with that
-    /// number (`super::typed`), rebuilt at every commit.
+    /// number (`super::lease_types`), rebuilt at every commit.
     pub(crate) lease_ref: Option<LeaseRef>,
 }
 

@@ -56,8 +56,8 @@ pub enum FaultDetail {
 impl std::fmt::Display for FaultDetail {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            FaultDetail::Of(kind) => f.write_str(&kind.detail()),
-            FaultDetail::Text(text) => f.write_str(text),
+            FaultDetail::Of(kind) => f.pad(&kind.detail()),
+            FaultDetail::Text(text) => f.pad(text),
         }
     }
 }
