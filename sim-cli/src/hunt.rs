@@ -412,7 +412,7 @@ impl Hunt {
                 (gap > *limit, format!("no leader for {} after the last fault healed", format_duration(gap)))
             }
             Property::NoWriteFromNonHolder | Property::NoLostUpdate => {
-                let h = run::history_report(out).unwrap_or_default();
+                let h = run::history_report(out).cloned().unwrap_or_default();
                 if matches!(self.property, Property::NoLostUpdate) {
                     (
                         !h.lost_updates.is_empty(),

@@ -26,6 +26,9 @@ pub struct RunOutput {
     pub lease_groups: Vec<crate::report::LeaseGroup>,
     /// Every metric by path (`sim_core::scenario::metric_values`), computed once per run.
     pub metric_values: std::collections::BTreeMap<String, f64>,
+    /// The history checks of a traced run with a reconciler, computed once per run (the summary,
+    /// the table, `history.jsonl` and hunts all read them).
+    pub history: Option<sim_core::history::HistoryReport>,
 }
 
 #[derive(Clone, Debug)]
@@ -243,7 +246,9 @@ pub fn run_budgeted(
             ExpectationResult { text, passed, seen }
         })
         .collect();
+    let history = check_history(&result, trace);
     Ok(RunOutput {
+        history,
         result,
         expectations,
         replay: replay_command(&loaded.path, scenario.seed, &loaded.overrides),
@@ -286,12 +291,16 @@ pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<
 }
 
 /// The history checks of a traced run with a reconciler (`sim_core::history`).
-pub fn history_report(out: &RunOutput) -> Option<sim_core::history::HistoryReport> {
-    if !out.traced || out.result.history.is_empty() {
+pub fn history_report(out: &RunOutput) -> Option<&sim_core::history::HistoryReport> {
+    out.history.as_ref()
+}
+
+fn check_history(result: &RunResult, traced: bool) -> Option<sim_core::history::HistoryReport> {
+    if !traced || result.history.is_empty() {
         return None;
     }
-    let windows: Vec<(u64, u64)> = out.result.dual_windows.iter().map(|w| (w.from, w.until)).collect();
-    Some(sim_core::history::check(&out.result.history, &windows))
+    let windows: Vec<(u64, u64)> = result.dual_windows.iter().map(|w| (w.from, w.until)).collect();
+    Some(sim_core::history::check(&result.history, &windows))
 }
 
 /// `summary.json`'s `history` block: the checks, overall and per reconciler mode.
@@ -392,7 +401,7 @@ pub fn summary_json(out: &RunOutput) -> Value {
         "actions": actions,
     });
     if let Some(h) = history_report(out) {
-        summary["history"] = history_json(out, &h);
+        summary["history"] = history_json(out, h);
     }
     summary
 }
