@@ -408,6 +408,15 @@ impl Scenario {
                         format!("drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}"),
                     ));
                 }
+                // As for a node's clock: a step the run never reaches is a mistake in the file.
+                for (k, s) in c.steps.iter().flatten().enumerate() {
+                    if s.at.0 > self.duration.0 {
+                        return Err(err(
+                            &["server", "clock", "steps", &k.to_string(), "at"],
+                            "is beyond the run's duration",
+                        ));
+                    }
+                }
                 ClockSpec {
                     offset_ns: c.offset.map_or(0, |o| o.0),
                     drift_ppb: (drift_ppm * 1000.0).round() as i64,
