@@ -378,12 +378,13 @@ impl World {
                 }
             }
             Origin::Candidate => {
-                if error == LockError::Timeout {
-                    trace!(self, now, Some(node), TraceKind::Timeout { id: id as u64 });
-                }
                 // The request id's low 32 bits are unique within a run (see `Event::Timeout`).
                 let full = self.cle.as_ref().and_then(|c| c.candidates[node].as_ref()).and_then(|c| c.in_flight_id());
+                // Only the request still in flight times out, as for the elector and the reconciler.
                 if let Some(full) = full.filter(|f| *f as u32 == id) {
+                    if error == LockError::Timeout {
+                        trace!(self, now, Some(node), TraceKind::Timeout { id: full });
+                    }
                     self.candidate_response(now, node, full, None);
                 }
             }
