@@ -9,6 +9,16 @@ pub fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -
     }
 }
 
+/// `unknown <what> "<word>" (did you mean "…"?); expected one of a, b, c`: the message for a
+/// word that names none of `candidates`.
+pub fn unknown_word(what: &str, word: &str, candidates: &[&str]) -> String {
+    format!(
+        "unknown {what} {word:?}{}; expected one of {}",
+        did_you_mean(word, candidates.iter().copied()),
+        candidates.join(", ")
+    )
+}
+
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();

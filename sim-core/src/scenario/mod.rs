@@ -19,6 +19,7 @@ mod node;
 mod values;
 
 pub use doc::*;
+use keys::unknown_word;
 pub use keys::{did_you_mean, edit_distance, known_keys};
 pub use values::metric_values;
 
@@ -234,14 +235,7 @@ impl Scenario {
                     FaultKind::ServerSlow { duration: need(f.duration, "duration")?, extra: need(f.extra, "extra")? }
                 }
                 other => {
-                    return Err(err(
-                        &p("kind"),
-                        format!(
-                            "unknown fault kind {other:?}{}; expected one of {}",
-                            did_you_mean(other, FAULT_KINDS.iter().copied()),
-                            FAULT_KINDS.join(", ")
-                        ),
-                    ));
+                    return Err(err(&p("kind"), unknown_word("fault kind", other, &FAULT_KINDS)));
                 }
             };
             faults.push(TimedFault { at: f.at.0, target, kind });
@@ -274,14 +268,7 @@ impl Scenario {
                 },
                 "server-outage" => RandomFaultKind::ServerOutage { duration: dist(&f.duration, "duration")? },
                 other => {
-                    return Err(err(
-                        &p("kind"),
-                        format!(
-                            "unknown random fault kind {other:?}{}; expected one of {}",
-                            did_you_mean(other, RANDOM_FAULT_KINDS.iter().copied()),
-                            RANDOM_FAULT_KINDS.join(", ")
-                        ),
-                    ));
+                    return Err(err(&p("kind"), unknown_word("random fault kind", other, &RANDOM_FAULT_KINDS)));
                 }
             };
             if f.mean_interval.0 < MIN_MEAN_INTERVAL_NS {

@@ -2,7 +2,7 @@
 //! action into a `ScriptedAction`: every key checked, with the path of the key at fault.
 
 use super::doc::{ActionDoc, DirectionDoc, Duration, DurationDistDoc, DurationShape, NodeDoc, NumberDist};
-use super::keys::did_you_mean;
+use super::keys::unknown_word;
 use super::{MAX_DRIFT_PPM, MIN_DRIFT_PPM, Scenario, ScenarioError, check_name, err};
 use crate::api::{Kind, User};
 use crate::clock::{ClockSpec, ClockStep, Wander};
@@ -32,14 +32,7 @@ impl Scenario {
         let algorithm_name = pick!(algorithm).unwrap_or_else(|| "client-go".into());
         let algorithm = Algorithm::parse(&algorithm_name).ok_or_else(|| {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
-            perr(
-                "algorithm",
-                format!(
-                    "unknown algorithm {algorithm_name:?}{}; expected one of {}",
-                    did_you_mean(&algorithm_name, names.iter().copied()),
-                    names.join(", ")
-                ),
-            )
+            perr("algorithm", unknown_word("algorithm", &algorithm_name, &names))
         })?;
         let mut elector = ElectorConfig::new(identity, algorithm);
         // Version, expiry and fast path: a node's own key must fit its algorithm; a default
@@ -531,14 +524,7 @@ impl Scenario {
                 user: user.clone(),
             },
             other => {
-                return Err(err(
-                    &p("verb"),
-                    format!(
-                        "unknown verb {other:?}{}; expected one of {}",
-                        did_you_mean(other, ACTION_VERBS.iter().copied()),
-                        ACTION_VERBS.join(", ")
-                    ),
-                ));
+                return Err(err(&p("verb"), unknown_word("verb", other, &ACTION_VERBS)));
             }
         };
         Ok(ScriptedAction {
