@@ -317,11 +317,7 @@ impl Hunt {
                 scenario_path.display()
             )));
         }
-        if matches!(property, Property::NoLostUpdate)
-            && !reconcilers.iter().any(|r| {
-                matches!(r.mode, sim_core::model::ReconcileMode::FencedUpdate | sim_core::model::ReconcileMode::Update)
-            })
-        {
+        if matches!(property, Property::NoLostUpdate) && !reconcilers.iter().any(|r| r.mode.reads_before_writing()) {
             return Err(InputError(format!(
                 "{display}: property \"no-lost-update\" needs a reconciler that reads before it writes (mode \
                  update or fenced-update); apply, apply-force and create write without reading, so no update of \

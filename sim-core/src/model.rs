@@ -27,6 +27,12 @@ pub enum ReconcileMode {
 }
 
 impl ReconcileMode {
+    /// Whether a round reads the child before writing it (its write can then be based on a
+    /// stale read: a lost update); apply and create write blind.
+    pub fn reads_before_writing(&self) -> bool {
+        matches!(self, ReconcileMode::FencedUpdate | ReconcileMode::Update)
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             ReconcileMode::Apply { force: false } => "apply",

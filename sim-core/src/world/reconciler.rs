@@ -141,7 +141,7 @@ impl Reconciler {
 
     /// Whether a write of this mode is a read-modify-write (based on `read_rv`).
     pub(super) fn reads_before_writing(&self) -> bool {
-        matches!(self.spec.mode, ReconcileMode::FencedUpdate | ReconcileMode::Update)
+        self.spec.mode.reads_before_writing()
     }
 
     fn manager(&self, identity: &str) -> String {
