@@ -213,7 +213,16 @@ pub fn run_budgeted(
     let Prepared { scenario, spec, expectations, estimate } = prepared;
     // The estimate passed the budget; the hard stop below only catches an estimate that is far
     // off (ten times), so what `validate` accepts, `run` finishes.
-    let hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
+    let mut hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
+    // A trace is kept in memory until the run ends (about 200 bytes an event): a run whose
+    // estimate is far off (a client looping every few microseconds) would fill memory long
+    // before the budget. Traced, it stops at ten times its estimate, at least the automatic
+    // limit and at most four times it (~2.4 GB).
+    let trace_stop = estimate.events.saturating_mul(10).clamp(AUTO_TRACE_LIMIT, 4 * AUTO_TRACE_LIMIT);
+    let trace_bound = trace && trace_stop < hard_stop;
+    if trace_bound {
+        hard_stop = trace_stop;
+    }
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let spec_unsafe = spec.unsafe_mode;
     let lease_groups = crate::report::lease_groups_from_spec(&spec);
@@ -224,6 +233,30 @@ pub fn run_budgeted(
         }
     };
     let result = world.run_with(hard_stop, &mut progress).map_err(|stop| {
+        if stop.stuck {
+            return InputError(format!(
+                "{}: the run is stuck at {} of {} simulated: {} events in a row happened at that same instant \
+                 without time moving on, so it would never end. Something loops without waiting: a zero (or \
+                 near-zero) request_timeout, restart_delay or jitter_factor that a client retries at once. Give \
+                 it a positive value",
+                loaded.path,
+                format_duration(stop.at),
+                format_duration(stop.duration),
+                group_digits(sim_core::world::STUCK_EVENTS),
+            ));
+        }
+        if trace_bound {
+            return InputError(format!(
+                "{}: the run reached {} events at {} of {} simulated, far above its estimate of {}; its trace \
+                 is kept in memory, so a traced run stops here. Run it with --trace off to take it to the end \
+                 (then --max-events bounds it)",
+                loaded.path,
+                group_digits(stop.events),
+                format_duration(stop.at),
+                format_duration(stop.duration),
+                group_digits(estimate.events),
+            ));
+        }
         InputError(format!(
             "{}: the run reached its budget of {} events at {} of {} simulated (the estimate was lower); pass \
              --max-events {} or more to run it to the end",

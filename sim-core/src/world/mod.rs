@@ -303,12 +303,22 @@ impl World {
     #[inline(never)]
     fn advance(&mut self, max_events: u64, progress: &mut dyn FnMut(Nanos, u64)) -> Result<(), BudgetExceeded> {
         let end = self.spec.duration;
+        // Events in a row at the same true time (a run whose time stands still never ends).
+        let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
         while let Some(t) = self.queue.peek_time() {
             if t > end {
                 break;
             }
             if self.events_processed >= max_events {
-                return Err(BudgetExceeded { events: self.events_processed, at: t, duration: end });
+                return Err(BudgetExceeded { events: self.events_processed, at: t, duration: end, stuck: false });
+            }
+            if t == instant {
+                at_instant += 1;
+                if at_instant >= STUCK_EVENTS {
+                    return Err(BudgetExceeded { events: self.events_processed, at: t, duration: end, stuck: true });
+                }
+            } else {
+                (instant, at_instant) = (t, 0);
             }
             let (now, seq, event) = self.queue.pop_with_seq().expect("peeked");
             if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
@@ -526,6 +536,12 @@ impl World {
         self.obs.finish(end, transitions, clock_offsets, self.events_processed)
     }
 }
+
+/// Events in a row at one true time after which a run is stopped as stuck. A fleet's start
+/// puts a few events per node at one instant; a million is a loop that never waits (a client
+/// retrying a zero timeout or a zero delay at once), which would otherwise fill memory with its
+/// trace and never reach the run's end.
+pub const STUCK_EVENTS: u64 = 1_000_000;
 
 /// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
 /// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.

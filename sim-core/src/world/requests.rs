@@ -316,11 +316,13 @@ impl World {
         m.injected = None;
         m.attempts += 1;
         match m.timeout {
-            // The context ends first: the caller sees its error, not the status.
+            // The context ends first: the caller sees its error, not the status. (An answer
+            // taken late — its process was paused when it came — finds the deadline passed:
+            // the timeout fires now.)
             Some((t, seq)) if at >= t => {
                 let mut message = self.net.remove(msg);
                 message.timeout = None;
-                self.queue.schedule_reserved(t, seq, timeout_event(&message));
+                self.queue.schedule_reserved(t.max(now), seq, timeout_event(&message));
             }
             _ => self.queue.schedule(at, Event::Resend { msg }),
         }
@@ -346,6 +348,16 @@ impl World {
                 name,
             };
             trace!(self, now, Some(node), request);
+        }
+        // A resend held back by a pause of its process finds its deadline passed: the context
+        // ended first, so the request is not sent again and its timeout fires now.
+        if let Some((t, seq)) = self.net.get(msg).timeout
+            && t <= now
+        {
+            let mut message = self.net.remove(msg);
+            message.timeout = None;
+            self.queue.schedule_reserved(now, seq, timeout_event(&message));
+            return;
         }
         self.transmit(now, msg);
     }

@@ -102,13 +102,17 @@ impl SetupError {
     }
 }
 
-/// A run stopped because it reached its event budget.
+/// A run stopped because it reached its event budget, or because time stood still.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BudgetExceeded {
     pub events: u64,
     /// True time reached, and the run's duration.
     pub at: Nanos,
     pub duration: Nanos,
+    /// The last [`STUCK_EVENTS`](super::STUCK_EVENTS) events all happened at `at`: something
+    /// loops without waiting (a zero timeout or delay that a client retries at once), and the
+    /// run would never reach its end.
+    pub stuck: bool,
 }
 
 /// Everything a run produced.
