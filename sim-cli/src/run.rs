@@ -196,6 +196,21 @@ pub fn rough_time(events: u64) -> String {
     }
 }
 
+/// Where a run that passed its budget check is stopped, and whether that is the traced bound.
+/// The estimate passed the budget, so the budget (or ten times the estimate, if higher) only
+/// catches an estimate that is far off: what `validate` accepts, `run` finishes or stops with a
+/// message. A trace is kept in memory until the run ends (about 200 bytes an event), and a run
+/// whose estimate is far off (a client looping every few microseconds) would fill memory long
+/// before the budget: traced, it stops at ten times its estimate, at least the automatic limit
+/// and at most four times it (~2.4 GB), but never below twice its estimate (a large run traced on
+/// purpose, `--trace on`, was shown its trace size by `validate`).
+fn hard_stop(max_events: u64, estimate: u64, trace: bool) -> (u64, bool) {
+    let stop = max_events.max(estimate.saturating_mul(10));
+    let traced =
+        estimate.saturating_mul(10).clamp(AUTO_TRACE_LIMIT, 4 * AUTO_TRACE_LIMIT).max(estimate.saturating_mul(2));
+    if trace && traced < stop { (traced, true) } else { (stop, false) }
+}
+
 /// Validates and runs. `seed` overrides the file's seed.
 pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, InputError> {
     run_budgeted(loaded, seed, trace, Budget::default_budget())
@@ -211,18 +226,7 @@ pub fn run_budgeted(
 ) -> Result<RunOutput, InputError> {
     let (prepared, world) = prepare(loaded, seed, trace, budget.max_events)?;
     let Prepared { scenario, spec, expectations, estimate } = prepared;
-    // The estimate passed the budget; the hard stop below only catches an estimate that is far
-    // off (ten times), so what `validate` accepts, `run` finishes.
-    let mut hard_stop = budget.max_events.max(estimate.events.saturating_mul(10));
-    // A trace is kept in memory until the run ends (about 200 bytes an event): a run whose
-    // estimate is far off (a client looping every few microseconds) would fill memory long
-    // before the budget. Traced, it stops at ten times its estimate, at least the automatic
-    // limit and at most four times it (~2.4 GB).
-    let trace_stop = estimate.events.saturating_mul(10).clamp(AUTO_TRACE_LIMIT, 4 * AUTO_TRACE_LIMIT);
-    let trace_bound = trace && trace_stop < hard_stop;
-    if trace_bound {
-        hard_stop = trace_stop;
-    }
+    let (hard_stop, trace_bound) = hard_stop(budget.max_events, estimate.events, trace);
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let spec_unsafe = spec.unsafe_mode;
     let lease_groups = crate::report::lease_groups_from_spec(&spec);
@@ -781,4 +785,25 @@ pub const AUTO_TRACE_LIMIT: u64 = 3_000_000;
 /// counted: `WorldSpec::estimate`), or `None` if it does not convert.
 pub fn estimated_events(s: &sim_core::scenario::Scenario) -> Option<u64> {
     s.to_world_spec(false).ok().map(|spec| spec.estimate().events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AUTO_TRACE_LIMIT, DEFAULT_MAX_EVENTS, hard_stop};
+
+    #[test]
+    fn a_traced_run_stops_at_ten_times_its_estimate_within_the_trace_bounds() {
+        // Untraced: the budget, or ten times the estimate if higher.
+        assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 136, false), (DEFAULT_MAX_EVENTS, false));
+        assert_eq!(hard_stop(1_000, 500, false), (5_000, false));
+        // Traced, an estimate far below the budget: at least the automatic limit ...
+        assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 136, true), (AUTO_TRACE_LIMIT, true));
+        assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 500_000, true), (5_000_000, true));
+        // ... at most four times it ...
+        assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 2_900_000, true), (4 * AUTO_TRACE_LIMIT, true));
+        // ... never below twice the estimate (a large run traced on purpose) ...
+        assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 20_000_000, true), (40_000_000, true));
+        // ... and never above the untraced stop: a small budget stays the budget's message.
+        assert_eq!(hard_stop(1_000, 136, true), (1_360, false));
+    }
 }
