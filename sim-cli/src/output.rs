@@ -6,12 +6,16 @@
 //!   ([`MARKER`]) naming the command and listing every file it wrote. An existing `--out` is
 //!   replaced only if it is empty, or carries the marker of the same command and holds nothing
 //!   but what the marker lists. Anything else — someone's site, notes added to a run folder — is
-//!   refused, with the foreign entries named. (Folders written before markers existed are
-//!   recognised when every entry in them is a file that command writes.)
+//!   refused, with the foreign entries named. A folder without the marker is never taken for
+//!   leasesim's, whatever its files are called (`index.html`, `summary.json` and `rbac.yaml` are
+//!   common names).
 //! - **Nothing half-written is left behind**: staging directories are named after the process
 //!   (`.leasesim-staging-<pid>-…`); an interrupt (SIGINT, SIGTERM) removes them before exiting,
 //!   and the next write in the same parent removes those of processes that no longer exist
-//!   (a `kill -9`).
+//!   (a `kill -9`). Every write into a staging directory and the swap of an output into place
+//!   hold [`ACTIVE`]'s lock, which the interrupt takes before it removes anything: it never
+//!   races a write, and never lands between moving the old output aside and the new one in.
+//!   An old output set aside by a process killed in that gap is put back by the next write.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -22,8 +26,7 @@ pub const MARKER: &str = ".leasesim-output.json";
 const STAGING_PREFIX: &str = ".leasesim-staging-";
 const REPLACED_PREFIX: &str = ".leasesim-replaced-";
 
-/// The commands that write output directories, and what each writes (for folders from before
-/// markers: they are recognised only if every entry is one of these).
+/// The commands that write output directories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
     Run,
@@ -41,30 +44,6 @@ impl Command {
             Command::Lab => "lab",
             Command::Merge => "merge",
             Command::Hunt => "hunt",
-        }
-    }
-
-    /// Is `relative` (a path inside the output) one a marker-less output of this command holds?
-    fn legacy_file(self, relative: &Path) -> bool {
-        let parts: Vec<&str> = relative.iter().filter_map(|p| p.to_str()).collect();
-        // What runs wrote before outputs carried a marker (history.jsonl came later: a folder
-        // without a marker that holds one is not leasesim's).
-        const RUN_FILES: [&str; 8] = [
-            "report.html",
-            "timeline.svg",
-            "transitions.svg",
-            "timeline.png",
-            "transitions.png",
-            "summary.json",
-            "trace.jsonl",
-            "trace.perfetto.json",
-        ];
-        match (self, parts.as_slice()) {
-            (Command::Run, [file]) => RUN_FILES.contains(file),
-            (Command::Reports, [file]) => ["index.html", "README.md"].contains(file),
-            (Command::Reports, [_, file]) => RUN_FILES.contains(file),
-            (Command::Lab, [file]) => crate::lab::LAB_FILES.contains(file),
-            _ => false,
         }
     }
 }
@@ -138,12 +117,8 @@ pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> 
                 .map(|p| p.display().to_string())
                 .collect()
         }
-        None => files
-            .iter()
-            .filter(|f| !command.legacy_file(f))
-            .chain(dirs.iter().filter(|d| !(command == Command::Reports && d.components().count() == 1)))
-            .map(|p| p.display().to_string())
-            .collect(),
+        // No marker: nothing in it is known to be leasesim's.
+        None => files.iter().chain(dirs.iter()).map(|p| p.display().to_string()).collect(),
     };
     if foreign.is_empty() {
         return Ok(());
@@ -165,19 +140,29 @@ static ACTIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// Call once, early in `main`.
 pub fn install_interrupt_cleanup() {
     let _ = ctrlc::set_handler(|| {
-        let staged: Vec<PathBuf> = ACTIVE.lock().map(|a| a.clone()).unwrap_or_default();
-        for dir in staged {
+        // Held until the process exits: a write or a swap in progress finishes first, and none
+        // starts after.
+        let active = lock_active();
+        for dir in active.iter() {
             let _ = std::fs::remove_dir_all(dir);
         }
-        eprintln!("interrupted: nothing was written (partial outputs removed)");
+        if active.is_empty() {
+            eprintln!("interrupted");
+        } else {
+            eprintln!("interrupted: the output being written was removed (nothing half-written is left)");
+        }
         std::process::exit(130);
     });
 }
 
+/// The staging directories, locked: whoever holds this may write into them (or swap one into
+/// place) without the interrupt removing them underneath.
+fn lock_active() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    ACTIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn forget(dir: &Path) {
-    if let Ok(mut active) = ACTIVE.lock() {
-        active.retain(|d| d != dir);
-    }
+    lock_active().retain(|d| d != dir);
 }
 
 /// Is process `pid` gone?
@@ -206,7 +191,22 @@ pub fn remove_stale_staging(parent: &Path) {
         };
         let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
         if pid != std::process::id() && process_is_gone(pid) && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if name.starts_with(REPLACED_PREFIX) {
+                restore_set_aside(parent, &entry.path());
+            }
             let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// A dead process's set-aside directory holds the old output under its own name: if nothing
+/// took its place (the process died between the two renames of a swap), it goes back.
+fn restore_set_aside(parent: &Path, aside: &Path) {
+    let Ok(entries) = std::fs::read_dir(aside) else { return };
+    for entry in entries.flatten() {
+        let home = parent.join(entry.file_name());
+        if std::fs::symlink_metadata(&home).is_err() {
+            let _ = std::fs::rename(entry.path(), home);
         }
     }
 }
@@ -233,9 +233,7 @@ impl StagedDir {
             .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
             .tempdir_in(&parent)
             .map_err(|e| format!("cannot create a staging directory in {}: {e}", parent.display()))?;
-        if let Ok(mut active) = ACTIVE.lock() {
-            active.push(staging.path().to_path_buf());
-        }
+        lock_active().push(staging.path().to_path_buf());
         Ok(StagedDir { staging: Some(staging), target: target.to_path_buf(), command })
     }
 
@@ -251,7 +249,15 @@ impl StagedDir {
         Ok(path)
     }
 
+    /// Runs `fill` with the staging directory's path, under the lock its writes take (for an
+    /// output written by code of its own, such as a merge's streamed rows and plots).
+    pub fn with_lock<R>(&mut self, fill: impl FnOnce(&Path) -> R) -> R {
+        let _writing = lock_active();
+        fill(self.path())
+    }
+
     pub fn write(&mut self, name: &str, contents: impl AsRef<[u8]>) -> Result<(), String> {
+        let _writing = lock_active();
         let path = self.file(name)?;
         std::fs::write(&path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
@@ -262,6 +268,7 @@ impl StagedDir {
         name: &str,
         fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Result<(), String> {
+        let _writing = lock_active();
         let path = self.file(name)?;
         let file = std::fs::File::create(&path).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         let mut w = std::io::BufWriter::new(file);
@@ -273,6 +280,7 @@ impl StagedDir {
     /// Writes the marker (listing every file staged) and replaces `target` (if it exists) with
     /// the staged directory.
     pub fn commit(mut self) -> Result<PathBuf, String> {
+        let mut active = lock_active();
         let (files, _) = walk(self.path())?;
         let files: Vec<String> = files.iter().map(|f| f.to_string_lossy().replace('\\', "/")).collect();
         let marker = serde_json::json!({
@@ -287,7 +295,7 @@ impl StagedDir {
         let staging = self.staging.take().expect("staged until committed");
         let staged = staging.keep();
         let result = self.move_into_place(&staged);
-        forget(&staged);
+        active.retain(|d| d != &staged);
         if result.is_err() {
             let _ = std::fs::remove_dir_all(&staged);
         }
@@ -306,7 +314,9 @@ impl StagedDir {
             .tempdir_in(parent)
             .map_err(|e| format!("cannot set the old output aside in {}: {e}", parent.display()))?
             .keep();
-        let old = aside.join("old");
+        // Under the target's own name, so that a process killed before the new output is in
+        // place leaves the old one where the next write puts it back (`restore_set_aside`).
+        let old = aside.join(self.target.file_name().unwrap_or(std::ffi::OsStr::new("old")));
         std::fs::rename(&self.target, &old)
             .map_err(|e| format!("cannot move the old {} aside: {e}", self.target.display()))?;
         if let Err(e) = std::fs::rename(staged, &self.target) {
@@ -356,12 +366,37 @@ mod tests {
         std::fs::write(site.join("css/site.css"), "mine").unwrap();
         let e = check_replaceable(&site, Command::Reports).unwrap_err();
         assert!(e.contains("blog.md") && e.contains("css"), "{e}");
-        // A marker-less folder of nothing but a run's files is an older leasesim's run output.
-        let old = tmp.path().join("old-run");
-        std::fs::create_dir_all(&old).unwrap();
-        std::fs::write(old.join("summary.json"), "{}").unwrap();
-        std::fs::write(old.join("trace.jsonl"), "").unwrap();
-        assert!(check_replaceable(&old, Command::Run).is_ok());
+        // Names leasesim writes do not make a folder leasesim's: without the marker it is
+        // refused (a site of `index.html` and `README.md`, a folder holding a `summary.json`).
+        let named_alike = tmp.path().join("named-alike");
+        std::fs::create_dir_all(&named_alike).unwrap();
+        std::fs::write(named_alike.join("index.html"), "<h1>mine</h1>").unwrap();
+        std::fs::write(named_alike.join("README.md"), "mine").unwrap();
+        let e = check_replaceable(&named_alike, Command::Reports).unwrap_err();
+        assert!(e.contains("index.html") && e.contains("README.md"), "{e}");
+        std::fs::remove_file(named_alike.join("index.html")).unwrap();
+        std::fs::remove_file(named_alike.join("README.md")).unwrap();
+        std::fs::write(named_alike.join("summary.json"), "{}").unwrap();
+        assert!(check_replaceable(&named_alike, Command::Run).unwrap_err().contains("summary.json"));
+    }
+
+    #[test]
+    fn an_old_output_set_aside_by_a_process_killed_mid_swap_is_put_back() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The process died after moving `out` aside and before moving the new one in.
+        let aside = tmp.path().join(format!("{REPLACED_PREFIX}4194303-abc"));
+        std::fs::create_dir_all(aside.join("out")).unwrap();
+        std::fs::write(aside.join("out/summary.json"), "old").unwrap();
+        // Died after the new one was in place: the old one is dropped, the new one kept.
+        let aside2 = tmp.path().join(format!("{REPLACED_PREFIX}4194302-abc"));
+        std::fs::create_dir_all(aside2.join("done")).unwrap();
+        std::fs::write(aside2.join("done/summary.json"), "old").unwrap();
+        std::fs::create_dir_all(tmp.path().join("done")).unwrap();
+        std::fs::write(tmp.path().join("done/summary.json"), "new").unwrap();
+        remove_stale_staging(tmp.path());
+        assert_eq!(std::fs::read_to_string(tmp.path().join("out/summary.json")).unwrap(), "old");
+        assert_eq!(std::fs::read_to_string(tmp.path().join("done/summary.json")).unwrap(), "new");
+        assert!(!aside.exists() && !aside2.exists());
     }
 
     #[test]

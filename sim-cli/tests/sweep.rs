@@ -136,6 +136,56 @@ fn an_unfinished_shard_is_refused() {
     assert!(e.0.contains("unfinished"), "{e}");
 }
 
+/// A finished shard whose runs.csv was cut short afterwards (its last row has no newline) is
+/// refused: merged, the short row would skew aggregate.csv. (Found by probing for data loss.)
+#[test]
+fn a_shard_with_a_cut_off_last_row_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("150000", "1..=4");
+    let dirs: Vec<PathBuf> = (0..2).map(|i| tmp.path().join(format!("s{i}"))).collect();
+    for (i, dir) in dirs.iter().enumerate() {
+        run_sweep(&spec, &RunOptions { shard: Some(Shard::new(i, 2).unwrap()), ..opts(dir, 1) }).unwrap();
+    }
+    let rows = dirs[1].join("runs.csv");
+    let text = std::fs::read(&rows).unwrap();
+    std::fs::write(&rows, &text[..text.len() - 20]).unwrap();
+    let e = merge(&dirs, &tmp.path().join("m")).unwrap_err();
+    assert!(e.0.contains("last row is cut off"), "{e}");
+    assert!(!tmp.path().join("m").exists());
+}
+
+/// A sweep stopped while it wrote sweep.json or shard.json (each goes through a `.partial`
+/// beside it) has run nothing: the folder starts afresh, sharded or not, with or without
+/// --resume, instead of refusing both. (Found by probing for data loss.)
+#[test]
+fn a_sweep_stopped_before_its_first_row_starts_again_in_the_same_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = drift_spec("150000", "1..=2");
+    let whole = tmp.path().join("whole");
+    run_sweep(&spec, &opts(&whole, 1)).unwrap();
+    let sweep_json = read(&whole, "sweep.json");
+    // Unsharded, stopped before sweep.json was renamed into place.
+    let a = tmp.path().join("a");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::write(a.join(".leasesim-sweep.lock"), "").unwrap();
+    std::fs::write(a.join("sweep.partial"), &sweep_json).unwrap();
+    run_sweep(&spec, &RunOptions { resume: true, ..opts(&a, 1) }).unwrap();
+    assert_same_outputs(&whole, &a);
+    assert!(!a.join("sweep.partial").exists(), "the stale partial is written over and renamed");
+    // Sharded, stopped before shard.json was renamed into place: --resume and a new start
+    // both go on.
+    for resume in [true, false] {
+        let b = tmp.path().join(format!("b-{resume}"));
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join(".leasesim-sweep.lock"), "").unwrap();
+        std::fs::write(b.join("sweep.json"), &sweep_json).unwrap();
+        std::fs::write(b.join("shard.partial"), "{").unwrap();
+        let shard = Some(Shard::new(0, 2).unwrap());
+        run_sweep(&spec, &RunOptions { shard, resume, ..opts(&b, 1) }).unwrap();
+        assert!(String::from_utf8(read(&b, "shard.json")).unwrap().contains("\"complete\": true"));
+    }
+}
+
 /// The safety envelope predicts the sweep: 1.10× and 1.15× are inside client-go's tolerance
 /// LD/(RD+RP) = 1.25 (never dual), 1.5× and 2× outside (dual in most runs).
 #[test]

@@ -149,16 +149,19 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
     if !out.is_dir() {
         return Err(err(format!("--out {}: exists and is not a directory", out.display())));
     }
+    // A sweep stopped before its first row (killed or interrupted while writing sweep.json or
+    // shard.json, which go through a `.partial` beside them) left only files of its own and ran
+    // nothing: the directory starts afresh, whatever the flags, instead of refusing both a new
+    // start and --resume.
+    let nothing_run = std::fs::read_dir(out).map_err(|e| io(out, "list", e))?.filter_map(|e| e.ok()).all(|e| {
+        [LOCK_FILE, "sweep.json", "sweep.partial", "shard.json", "shard.partial"]
+            .contains(&&*e.file_name().to_string_lossy())
+    });
+    if nothing_run {
+        return Ok(false);
+    }
     let existing = std::fs::read_to_string(out.join("sweep.json")).ok();
     let Some(existing) = existing else {
-        // Only our own lock file (left by a sweep killed before it wrote sweep.json) is allowed.
-        let empty = std::fs::read_dir(out)
-            .map_err(|e| io(out, "list", e))?
-            .filter_map(|e| e.ok())
-            .all(|e| e.file_name() == LOCK_FILE);
-        if empty {
-            return Ok(false);
-        }
         return Err(err(format!(
             "--out {}: the directory holds files but no sweep.json; refusing to write a sweep into it",
             out.display()

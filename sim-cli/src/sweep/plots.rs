@@ -89,18 +89,26 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
                 .collect()
         })
         .unwrap_or_default();
+    // Each plot is drawn beside its place and renamed into it when complete: a sweep's folder
+    // is the user's (plots are drawn again over a finished sweep's on --resume), and an
+    // interrupt must not leave a truncated plot where a whole one was.
+    let whole = |file: &str, draw_to: &dyn Fn(&Path) -> Result<(), String>| -> Result<(), String> {
+        let partial = dir.join(format!("{file}.partial"));
+        draw_to(&partial)?;
+        std::fs::rename(&partial, dir.join(file)).map_err(|e| format!("{}: {e}", dir.join(file).display()))
+    };
     for figure in &figures {
         if summaries.iter().all(|s| (figure.value)(s).is_none()) {
             continue;
         }
-        draw(&dir.join(figure.file), figure, axes, x_index, &x_group, &boundaries, summaries)?;
+        whole(figure.file, &|path| draw(path, figure, axes, x_index, &x_group, &boundaries, summaries))?;
     }
     // Two independent axes (a zipped pair counts as one): a heatmap of the lead axes.
     let leads: Vec<usize> = (0..axes.len()).filter(|&i| !zipped[i]).collect();
     if let (2, Some(x)) = (leads.len(), x_index) {
         let x_lead = zip_group(&zipped, Some(x))[0];
         let y_lead = if leads[0] == x_lead { leads[1] } else { leads[0] };
-        heatmap(&dir.join("dual_probability_heatmap.svg"), axes, x_lead, y_lead, summaries)?;
+        whole("dual_probability_heatmap.svg", &|path| heatmap(path, axes, x_lead, y_lead, summaries))?;
     }
     Ok(())
 }

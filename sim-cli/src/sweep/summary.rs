@@ -184,6 +184,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputErr
                 dir.display()
             )));
         }
+        // A finished shard's rows each end with a newline; one cut off (a copy that stopped
+        // short, an edit) would be merged as a short row and skew aggregate.csv.
+        let rows = dir.join("runs.csv");
+        if !ends_with_newline(&rows).map_err(|e| io(&rows, "read", e))? {
+            return Err(err(format!(
+                "{}: its last row is cut off (no newline at the end); the shard was copied or edited after it \
+                 finished: run it again with --resume into a fresh copy, or restore the file",
+                rows.display()
+            )));
+        }
         if let Some(other) = by_index.insert(index, dir) {
             return Err(err(format!("shard {index}/{of} is given twice: {} and {}", other.display(), dir.display())));
         }
@@ -216,7 +226,38 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputErr
         }
         readers.push((*index, p, lines));
     }
-    let merged_path = staged.path().join("runs.csv");
+    // Written under the output's lock, as `StagedDir::write` does: an interrupt waits for the
+    // files in progress instead of removing the folder under them.
+    let summaries = staged.with_lock(|dir| merge_rows(dir, readers, header_line, total, count))?;
+    staged.commit().map_err(err)?;
+    Ok(summaries)
+}
+
+/// Is the last byte of `path` a newline (an empty file has no rows and is not)?
+fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+type ShardLines = (usize, PathBuf, std::io::Lines<BufReader<File>>);
+
+/// Writes the merged runs.csv (rows round-robin from the shards) into `dir`, then its aggregate
+/// and plots.
+fn merge_rows(
+    dir: &Path,
+    mut readers: Vec<ShardLines>,
+    header_line: Option<String>,
+    total: usize,
+    count: usize,
+) -> Result<Vec<PointSummary>, InputError> {
+    let merged_path = dir.join("runs.csv");
     let mut merged = std::io::BufWriter::new(File::create(&merged_path).map_err(|e| io(&merged_path, "create", e))?);
     let mut write = |s: &str| merged.write_all(s.as_bytes()).map_err(|e| io(&merged_path, "write", e));
     write(&format!("{}\n", header_line.unwrap_or_default()))?;
@@ -241,7 +282,5 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputErr
     }
     merged.flush().map_err(|e| io(&merged_path, "write", e))?;
     drop(merged);
-    let summaries = finish(staged.path())?;
-    staged.commit().map_err(err)?;
-    Ok(summaries)
+    finish(dir)
 }
