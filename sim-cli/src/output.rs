@@ -18,7 +18,7 @@
 //!   An old output set aside by a process killed in that gap is put back by the next write.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
 
 /// The file that marks a directory as a leasesim output.
@@ -87,7 +87,28 @@ fn read_marker(dir: &Path) -> Option<(String, BTreeSet<PathBuf>)> {
 /// Can `target` be replaced by the output of `command`? Only if it does not exist, is an empty
 /// directory, or is `command`'s own earlier output with nothing added (see the module docs).
 pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> {
+    // The output replaces the folder itself: `.` or `x/..` names a folder by the way to it, and
+    // swapping it would leave the shell standing in a removed directory.
+    // (`components` drops a `.` that is not first, so the text is looked at too.)
+    let text = target.as_os_str().as_encoded_bytes();
+    let text =
+        &text[..text.len() - text.iter().rev().take_while(|&&b| b == b'/').count().min(text.len().saturating_sub(1))];
+    let dotted = text == b"." || text.ends_with(b"/.");
+    if dotted || matches!(target.components().next_back(), None | Some(Component::CurDir | Component::ParentDir)) {
+        return Err(format!(
+            "--out {}: name the folder to write (for example --out ./out): leasesim writes its output as a \
+             folder of its own and replaces it whole",
+            target.display()
+        ));
+    }
     let Ok(meta) = std::fs::symlink_metadata(target) else { return Ok(()) };
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "{} is a symbolic link: leasesim replaces its output folder whole, which would replace the link, not \
+             the folder it points to; give that folder's own path as --out",
+            target.display()
+        ));
+    }
     if !meta.is_dir() {
         return Err(format!(
             "{} exists and is not a directory: leasesim writes its output as a directory; choose another --out",
@@ -199,6 +220,21 @@ pub fn remove_stale_staging(parent: &Path) {
     }
 }
 
+/// Swaps the two directories in one step (`renameat2` with `RENAME_EXCHANGE`, Linux 3.15+ on
+/// most file systems). False if the system or file system cannot: the caller then renames in
+/// two steps.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn exchange(a: &Path, b: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let (Ok(a), Ok(b)) =
+        (std::ffi::CString::new(a.as_os_str().as_bytes()), std::ffi::CString::new(b.as_os_str().as_bytes()))
+    else {
+        return false;
+    };
+    // SAFETY: two NUL-terminated paths that outlive the call; no memory is shared with it.
+    unsafe { libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) == 0 }
+}
+
 /// A dead process's set-aside directory holds the old output under its own name: if nothing
 /// took its place (the process died between the two renames of a swap), it goes back.
 fn restore_set_aside(parent: &Path, aside: &Path) {
@@ -308,6 +344,23 @@ impl StagedDir {
         }
         // Checked again right before replacing: something may have been added meanwhile.
         check_replaceable(&self.target, self.command)?;
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        if exchange(staged, &self.target) {
+            // One atomic step: the new output is in place and the old one at `staged`. A file
+            // added to the old one between the check above and the exchange went with it: it
+            // is looked for now, and if found the exchange is undone.
+            if let Err(e) = check_replaceable(staged, self.command) {
+                let undone = exchange(staged, &self.target);
+                let e = e.replace(&staged.display().to_string(), &self.target.display().to_string());
+                return Err(if undone {
+                    e
+                } else {
+                    format!("{e} (and it could not be put back: it is in {})", staged.display())
+                });
+            }
+            let _ = std::fs::remove_dir_all(staged);
+            return Ok(());
+        }
         let parent = staged.parent().unwrap_or(Path::new("."));
         let aside = tempfile::Builder::new()
             .prefix(&format!("{REPLACED_PREFIX}{}-", std::process::id()))
@@ -378,6 +431,40 @@ mod tests {
         std::fs::remove_file(named_alike.join("README.md")).unwrap();
         std::fs::write(named_alike.join("summary.json"), "{}").unwrap();
         assert!(check_replaceable(&named_alike, Command::Run).unwrap_err().contains("summary.json"));
+    }
+
+    #[test]
+    fn a_folder_named_by_dot_or_a_symbolic_link_is_refused_before_anything_is_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        for out in [PathBuf::from("."), tmp.path().join("x/.."), tmp.path().join(".")] {
+            let e = check_replaceable(&out, Command::Run).unwrap_err();
+            assert!(e.contains("name the folder to write"), "{e}");
+        }
+        let real = tmp.path().join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        #[cfg(unix)]
+        {
+            let link = tmp.path().join("link");
+            std::os::unix::fs::symlink(&real, &link).unwrap();
+            assert!(check_replaceable(&link, Command::Run).unwrap_err().contains("is a symbolic link"));
+        }
+        assert!(!tmp.path().join("x").exists());
+    }
+
+    #[test]
+    fn a_run_replaces_its_own_earlier_output_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("out");
+        for (i, name) in ["a.json", "b.json"].iter().enumerate() {
+            let mut staged = StagedDir::new(&out, Command::Run).unwrap();
+            staged.write(name, format!("{i}")).unwrap();
+            staged.commit().unwrap();
+        }
+        // The second output only: the first one's file is gone with it, nothing else is left.
+        assert!(!out.join("a.json").exists());
+        assert_eq!(std::fs::read_to_string(out.join("b.json")).unwrap(), "1");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("out")]);
     }
 
     #[test]
