@@ -201,7 +201,27 @@ fn process_is_gone(pid: u32) -> bool {
     }
 }
 
-/// Removes staging (and set-aside) directories in `parent` left by processes that are gone.
+/// This process in the names of its staging directories: `<pid>@<host>`, the host name with
+/// anything but letters, digits and dots made `_` (so that `-` still ends the owner).
+fn owner_tag() -> String {
+    format!("{}@{}", std::process::id(), this_host())
+}
+
+fn this_host() -> String {
+    let mut buf = [0u8; 256];
+    #[cfg(unix)]
+    // SAFETY: gethostname writes at most `len` bytes into the buffer it is given.
+    let ok = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len() - 1) } == 0;
+    #[cfg(not(unix))]
+    let ok = false;
+    let len = if ok { buf.iter().position(|&b| b == 0).unwrap_or(0) } else { 0 };
+    let host: String =
+        buf[..len].iter().map(|&b| if b.is_ascii_alphanumeric() || b == b'.' { b as char } else { '_' }).collect();
+    if host.is_empty() { "localhost".into() } else { host }
+}
+
+/// Removes staging (and set-aside) directories in `parent` left by processes of this machine
+/// that are gone.
 pub fn remove_stale_staging(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
@@ -210,7 +230,14 @@ pub fn remove_stale_staging(parent: &Path) {
         let Some(rest) = name.strip_prefix(STAGING_PREFIX).or_else(|| name.strip_prefix(REPLACED_PREFIX)) else {
             continue;
         };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let owner = rest.split('-').next().unwrap_or("");
+        let (pid, host) = owner.split_once('@').map_or((owner, None), |(p, h)| (p, Some(h)));
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        // A process ID means something only on its own machine (a shared volume mounted by pods
+        // in other PID namespaces holds their staging too): another host's is left alone.
+        if host.is_some_and(|h| h != this_host()) {
+            continue;
+        }
         if pid != std::process::id() && process_is_gone(pid) && entry.file_type().is_ok_and(|t| t.is_dir()) {
             if name.starts_with(REPLACED_PREFIX) {
                 restore_set_aside(parent, &entry.path());
@@ -266,7 +293,7 @@ impl StagedDir {
         std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         remove_stale_staging(&parent);
         let staging = tempfile::Builder::new()
-            .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
+            .prefix(&format!("{STAGING_PREFIX}{}-", owner_tag()))
             .tempdir_in(&parent)
             .map_err(|e| format!("cannot create a staging directory in {}: {e}", parent.display()))?;
         lock_active().push(staging.path().to_path_buf());
@@ -363,7 +390,7 @@ impl StagedDir {
         }
         let parent = staged.parent().unwrap_or(Path::new("."));
         let aside = tempfile::Builder::new()
-            .prefix(&format!("{REPLACED_PREFIX}{}-", std::process::id()))
+            .prefix(&format!("{REPLACED_PREFIX}{}-", owner_tag()))
             .tempdir_in(parent)
             .map_err(|e| format!("cannot set the old output aside in {}: {e}", parent.display()))?
             .keep();
@@ -496,7 +523,14 @@ mod tests {
         for d in [&dead, &mine, &someone] {
             std::fs::create_dir_all(d).unwrap();
         }
+        // Another machine's (a shared volume): its process IDs are not ours to judge.
+        let elsewhere = tmp.path().join(format!("{STAGING_PREFIX}4194303@another_host-abc"));
+        let dead_here = tmp.path().join(format!("{STAGING_PREFIX}4194303@{}-abc", this_host()));
+        for d in [&elsewhere, &dead_here] {
+            std::fs::create_dir_all(d).unwrap();
+        }
         remove_stale_staging(tmp.path());
         assert!(!dead.exists() && mine.exists() && someone.exists());
+        assert!(elsewhere.exists() && !dead_here.exists());
     }
 }
