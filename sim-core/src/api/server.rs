@@ -45,10 +45,20 @@ pub struct AuditRecord {
 
 /// Tracked-field diff: typed for Leases (the hot path), through JSON otherwise.
 fn field_diff(live: Option<&Stored>, new: &Stored) -> FieldDiff {
+    field_diff_with(live, None, new)
+}
+
+/// [`field_diff`], given the live object's JSON if it is already at hand (a patch or an apply
+/// read it to merge onto): rendering an object to JSON, managedFields and all, was a third of
+/// an apply's time, and the live one was rendered twice.
+fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Stored) -> FieldDiff {
     match (live, new) {
         (None, Stored::Lease(n)) => lease_diff(None, n),
         (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
-        _ => json_diff(live.map(Stored::to_json).as_ref(), &new.to_json()),
+        _ => match live_json {
+            Some(json) => json_diff(Some(json), &new.to_json()),
+            None => json_diff(live.map(Stored::to_json).as_ref(), &new.to_json()),
+        },
     }
 }
 
@@ -504,10 +514,12 @@ impl ApiServer {
         } else if *sent_rv != record.object.meta().resource_version {
             return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
         }
-        self.write_update(now, kind, ns, &req.name, object, &manager)
+        self.write_update(now, kind, ns, &req.name, object, &manager, None)
     }
 
-    /// Validate, record ownership as an Update, persist unless nothing changed.
+    /// Validate, record ownership as an Update, persist unless nothing changed. `live_json`: the
+    /// live object's JSON, if the caller rendered it already.
+    #[allow(clippy::too_many_arguments)]
     fn write_update(
         &mut self,
         now: Nanos,
@@ -516,6 +528,7 @@ impl ApiServer {
         name: &str,
         object: Stored,
         manager: &str,
+        live_json: Option<&Value>,
     ) -> Result<Outcome, ApiError> {
         let errors = validate_object(&object);
         if !errors.is_empty() {
@@ -523,7 +536,7 @@ impl ApiServer {
         }
         let wall_secs = self.wall_secs(now);
         let record = self.record(kind, ns, name).expect("caller checked");
-        let diff = field_diff(Some(&record.object), &object);
+        let diff = field_diff_with(Some(&record.object), live_json, &object);
         if diff.is_empty() && object.same_content(&record.object) {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
             return Ok(Outcome::Written { object: record.object.clone(), created: false });
@@ -560,7 +573,7 @@ impl ApiServer {
         }
         check_namespace(&object, ns)?;
         let manager = default_manager(req, "kubectl-patch");
-        self.write_update(now, kind, ns, &req.name, object, &manager)
+        self.write_update(now, kind, ns, &req.name, object, &manager, Some(&live_json))
     }
 
     /// Server-side apply (apiserver.md §5).
@@ -620,7 +633,7 @@ impl ApiServer {
         if !errors.is_empty() {
             return Err(ApiError::invalid(kind.group(), kind.kind_name(), &req.name, &errors));
         }
-        let diff = field_diff(Some(&record.object), &object);
+        let diff = field_diff_with(Some(&record.object), Some(&live_json), &object);
         let mut managers = record.managers.clone();
         record_apply(&mut managers, &manager, kind.api_version(), applied, &diff, req.force, wall_secs)?;
         if object.same_content(&record.object) && same_ownership(&managers, &record.managers) {
