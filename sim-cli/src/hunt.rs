@@ -118,12 +118,18 @@ impl Bounds {
                 return Err(format!("bounds.partition_modes: unknown mode {m:?} (drop, hold or refuse)"));
             }
         }
+        if modes.is_empty() {
+            return Err("bounds.partition_modes: name at least one mode (drop, hold or refuse)".into());
+        }
         let identities: Vec<String> = scenario.nodes.iter().filter_map(|n| n.identity.clone()).collect();
         let targets = doc.targets.clone().unwrap_or_else(|| vec!["holder".into(), "non-holder".into()]);
         for t in &targets {
             if t != "holder" && t != "non-holder" && !identities.contains(t) {
                 return Err(format!("bounds.targets: {t:?} is neither holder, non-holder nor a node identity"));
             }
+        }
+        if targets.is_empty() {
+            return Err("bounds.targets: name at least one target (holder, non-holder or a node identity)".into());
         }
         let drift = doc.drift_ppm.unwrap_or(0.0);
         if !(0.0..=900_000.0).contains(&drift) {

@@ -372,9 +372,18 @@ fn history_json(out: &RunOutput, h: &sim_core::history::HistoryReport) -> Value 
 pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
     let Some(h) = history_report(out) else { return Ok(()) };
     let r = &out.result;
+    // Each op's lost-update links, gathered once (looked up per op they made the file quadratic
+    // in a run's writes): the first write that lost it, and the ones it overwrote, in the
+    // report's order.
+    let mut lost_by_of: Vec<Option<usize>> = vec![None; r.history.len()];
+    let mut overwrote_of: Vec<Vec<usize>> = vec![Vec::new(); r.history.len()];
+    for &(v, w) in &h.lost_updates {
+        lost_by_of[v].get_or_insert(w);
+        overwrote_of[w].push(v);
+    }
     for (i, op) in r.history.iter().enumerate() {
-        let lost_by = h.lost_updates.iter().find(|(v, _)| *v == i).map(|&(_, w)| w);
-        let overwrote: Vec<usize> = h.lost_updates.iter().filter(|(_, w)| *w == i).map(|&(v, _)| v).collect();
+        let lost_by = lost_by_of[i];
+        let overwrote = std::mem::take(&mut overwrote_of[i]);
         let line = json!({
             "i": i,
             "node": r.node_names[op.node],
@@ -390,7 +399,8 @@ pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Resul
             "holder": op.holder,
             "outcome": op.outcome,
             "value": op.value,
-            "non_holder_write": h.non_holder_writes.contains(&i),
+            // Indices in ascending order (`history::check` pushes them so).
+            "non_holder_write": h.non_holder_writes.binary_search(&i).is_ok(),
             "lost": lost_by.is_some(),
             "lost_by": lost_by,
             "overwrote_unseen": overwrote,

@@ -99,10 +99,34 @@ pub fn check(ops: &[HistoryOp], dual_windows: &[(Nanos, Nanos)]) -> HistoryRepor
             report.non_holder_writes.push(i);
         }
     }
+    // The applied writes with their versions, in the server's order. Versions grow with every
+    // write, so the writes a read-modify-write missed are one stretch of this list, found by
+    // binary search: the check was quadratic in a run's writes (a 1 ms reconciler's traced
+    // eight minutes took 54 s). Should the versions not grow (a history built by hand), every
+    // earlier op is looked at, as before.
+    let writes: Vec<(u64, usize)> = ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.applied_write())
+        .filter_map(|(i, op)| Some((op.rv_after?, i)))
+        .collect();
+    let growing = writes.windows(2).all(|p| p[0].0 <= p[1].0);
     for (w, write) in ops.iter().enumerate() {
         let (Some(based_on), true) = (write.based_on, write.applied_write()) else { continue };
         // Every applied write by another node between the version this write read and the one it
         // replaced: none of them was seen, all are lost.
+        if growing {
+            let first = writes.partition_point(|&(rv, _)| rv <= based_on);
+            for &(rv, v) in &writes[first..] {
+                if v >= w || Some(rv) > write.rv_before {
+                    break;
+                }
+                if ops[v].node != write.node {
+                    report.lost_updates.push((v, w));
+                }
+            }
+            continue;
+        }
         for (v, victim) in ops[..w].iter().enumerate() {
             if victim.applied_write()
                 && victim.node != write.node
@@ -156,6 +180,53 @@ mod tests {
             writer: writer.into(),
             outcome: "ok",
             value: Some(writer.into()),
+        }
+    }
+
+    /// The binary search finds exactly the lost updates the scan of every earlier op finds, in
+    /// the same order, over random histories of three nodes (writes applied or refused, reads,
+    /// reads stale by up to six versions).
+    #[test]
+    fn the_lost_update_search_equals_the_scan_of_every_earlier_op() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..200 {
+            let mut rv = 1u64;
+            let mut ops = Vec::new();
+            for t in 1..=300 {
+                let node = next(3) as usize;
+                if next(3) == 0 {
+                    ops.push(op(node, "a", OpKind::Read, t, Some(rv), Some(rv)));
+                    continue;
+                }
+                let mut w = op(node, "a", OpKind::Write, t, Some(rv), Some(rv + 1));
+                w.based_on = (next(4) != 0).then(|| rv.saturating_sub(next(6)));
+                if next(5) == 0 {
+                    w.outcome = "conflict";
+                    w.rv_after = None;
+                } else {
+                    rv += 1;
+                }
+                ops.push(w);
+            }
+            let mut want = Vec::new();
+            for (w, write) in ops.iter().enumerate() {
+                let (Some(based_on), true) = (write.based_on, write.applied_write()) else { continue };
+                for (v, victim) in ops[..w].iter().enumerate() {
+                    if victim.applied_write()
+                        && victim.node != write.node
+                        && victim.rv_after.is_some_and(|rv| rv > based_on && Some(rv) <= write.rv_before)
+                    {
+                        want.push((v, w));
+                    }
+                }
+            }
+            assert_eq!(check(&ops, &[]).lost_updates, want);
         }
     }
 

@@ -228,11 +228,15 @@ fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize
         } else {
             let run = csv::parse_line(text).first().and_then(|f| f.parse::<usize>().ok());
             if rows >= runs.len || run != Some(runs.get(rows)) {
+                let expected = if rows < runs.len {
+                    format!("run {} was expected there", runs.get(rows))
+                } else {
+                    "the sweep has no more runs".to_string()
+                };
                 return Err(err(format!(
-                    "{}: row {} is not the run expected there ({:?}); the file was edited or mixed up",
+                    "{}: row {} is not the run expected ({expected}); the file was edited or mixed up",
                     path.display(),
                     rows + 1,
-                    (rows < runs.len).then(|| runs.get(rows))
                 )));
             }
             rows += 1;

@@ -165,16 +165,17 @@ pub(super) fn expand_range(path: &str, table: &toml::Table) -> Result<Vec<AxisVa
         if b < a {
             return Err(format!("grid axis {path:?}: the range {a} to {b} is empty (to is below from)"));
         }
-        let count = (b - a) / s + 1;
-        if count > MAX_AXIS_VALUES as i64 {
+        // In 128 bits: `b - a` and the last step may pass i64's bounds (a range up to i64::MAX
+        // used to wrap around and never end).
+        let count = (i128::from(b) - i128::from(a)) / i128::from(s) + 1;
+        if count > MAX_AXIS_VALUES as i128 {
             return Err(format!(
                 "grid axis {path:?}: from {a} to {b} by {s} is {count} values, more than a grid axis may have \
                  ({MAX_AXIS_VALUES}); use a larger step"
             ));
         }
-        return Ok((0..)
-            .map(|i| a + i * s)
-            .take_while(|v| *v <= b)
+        return Ok((0..count)
+            .map(|i| i128::from(a) + i * i128::from(s))
             .map(|v| AxisValue { text: v.to_string() })
             .collect());
     }
@@ -633,5 +634,27 @@ fn envelope_boundary(loaded: &scenario_file::LoadedScenario, x: &str) -> Option<
         Some(json!({"x": rd + rp, "label": format!("envelope: LD = RD + RP = {}s", rd + rp)}))
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_range;
+
+    fn range(from: i64, to: i64, step: i64) -> Result<Vec<String>, String> {
+        let table: toml::Table = toml::from_str(&format!("from = {from}\nto = {to}\nstep = {step}")).unwrap();
+        expand_range("nodes.0.clock.drift_ppm", &table).map(|v| v.into_iter().map(|a| a.text).collect())
+    }
+
+    /// Ranges at i64's bounds end (a fuzzing find: `to = i64::MAX` wrapped around and filled
+    /// memory; `b - a` overflowed past the axis cap).
+    #[test]
+    fn integer_ranges_at_the_bounds_of_i64_end_and_are_capped() {
+        assert_eq!(range(i64::MAX, i64::MAX, 1).unwrap(), [i64::MAX.to_string()]);
+        assert_eq!(range(i64::MAX - 2, i64::MAX, 2).unwrap(), [(i64::MAX - 2).to_string(), i64::MAX.to_string()]);
+        assert_eq!(range(i64::MIN, i64::MIN + 1, 1).unwrap().len(), 2);
+        let e = range(-5_000_000_000_000_000_000, 5_000_000_000_000_000_000, 1).unwrap_err();
+        assert!(e.contains("more than a grid axis may have"), "{e}");
+        assert_eq!(range(0, 10, 5).unwrap(), ["0", "5", "10"]);
     }
 }
