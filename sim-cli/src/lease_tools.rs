@@ -124,7 +124,11 @@ pub fn parse_rfc3339(text: &str) -> Result<UnixNanos, String> {
     };
     let days = days_from_civil(year, month as u32, day as u32);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
-    secs.checked_mul(NANOS_PER_SEC as i64).and_then(|n| n.checked_add(fraction_nanos)).ok_or_else(bad)
+    // A valid time that nanoseconds since 1970 in 64 bits cannot hold (before 1677-09-21 or
+    // after 2262-04-11): say so, not that the text is malformed.
+    secs.checked_mul(NANOS_PER_SEC as i64)
+        .and_then(|n| n.checked_add(fraction_nanos))
+        .ok_or_else(|| format!("{text:?} is outside the times leasesim can represent (1677-09-21 to 2262-04-11, UTC)"))
 }
 
 /// Reads every file; the first bad one stops everything (nothing is printed by the callers).
@@ -487,6 +491,10 @@ mod tests {
         );
         assert!(parse_rfc3339("2026-01-01").is_err());
         assert!(parse_rfc3339("2026-13-01T00:00:00Z").is_err());
+        // Valid RFC 3339, beyond what 64-bit nanoseconds hold: the message says that.
+        for text in ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z"] {
+            assert!(parse_rfc3339(text).unwrap_err().contains("outside the times leasesim can represent"), "{text}");
+        }
     }
 
     #[test]
