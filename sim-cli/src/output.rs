@@ -87,45 +87,50 @@ fn read_marker(dir: &Path) -> Option<(String, BTreeSet<PathBuf>)> {
 /// Can `target` be replaced by the output of `command`? Only if it does not exist, is an empty
 /// directory, or is `command`'s own earlier output with nothing added (see the module docs).
 pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> {
+    check_replaceable_as(target, target, command)
+}
+
+/// [`check_replaceable`] of `dir`, named `shown` in the message (an old output just swapped
+/// out to the staging path is still the user's `--out`).
+fn check_replaceable_as(dir: &Path, shown: &Path, command: Command) -> Result<(), String> {
     // The output replaces the folder itself: `.` or `x/..` names a folder by the way to it, and
     // swapping it would leave the shell standing in a removed directory.
     // (`components` drops a `.` that is not first, so the text is looked at too.)
-    let text = target.as_os_str().as_encoded_bytes();
-    let text =
-        &text[..text.len() - text.iter().rev().take_while(|&&b| b == b'/').count().min(text.len().saturating_sub(1))];
-    let dotted = text == b"." || text.ends_with(b"/.");
-    if dotted || matches!(target.components().next_back(), None | Some(Component::CurDir | Component::ParentDir)) {
+    let text = dir.to_string_lossy();
+    let text = text.trim_end_matches('/');
+    let dotted = text == "." || text.ends_with("/.");
+    if dotted || matches!(dir.components().next_back(), None | Some(Component::CurDir | Component::ParentDir)) {
         return Err(format!(
             "--out {}: name the folder to write (for example --out ./out): leasesim writes its output as a \
              folder of its own and replaces it whole",
-            target.display()
+            shown.display()
         ));
     }
-    let Ok(meta) = std::fs::symlink_metadata(target) else { return Ok(()) };
+    let Ok(meta) = std::fs::symlink_metadata(dir) else { return Ok(()) };
     if meta.file_type().is_symlink() {
         return Err(format!(
             "{} is a symbolic link: leasesim replaces its output folder whole, which would replace the link, not \
              the folder it points to; give that folder's own path as --out",
-            target.display()
+            shown.display()
         ));
     }
     if !meta.is_dir() {
         return Err(format!(
             "{} exists and is not a directory: leasesim writes its output as a directory; choose another --out",
-            target.display()
+            shown.display()
         ));
     }
-    let (files, dirs) = walk(target)?;
+    let (files, dirs) = walk(dir)?;
     if files.is_empty() && dirs.is_empty() {
         return Ok(());
     }
-    let foreign: Vec<String> = match read_marker(target) {
+    let foreign: Vec<String> = match read_marker(dir) {
         Some((marked_command, listed)) => {
             if marked_command != command.name() {
                 return Err(format!(
                     "{} holds the output of `leasesim {marked_command}`, not of `leasesim {}`: refusing to replace it; \
                      choose another --out",
-                    target.display(),
+                    shown.display(),
                     command.name()
                 ));
             }
@@ -144,13 +149,13 @@ pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> 
     if foreign.is_empty() {
         return Ok(());
     }
-    let shown: Vec<&str> = foreign.iter().take(5).map(String::as_str).collect();
+    let names: Vec<&str> = foreign.iter().take(5).map(String::as_str).collect();
     let more = if foreign.len() > 5 { format!(" and {} more", foreign.len() - 5) } else { String::new() };
     Err(format!(
         "{} holds files leasesim did not write ({}{more}): refusing to replace it, which would delete them; \
          choose another --out, or move them away first",
-        target.display(),
-        shown.join(", ")
+        shown.display(),
+        names.join(", ")
     ))
 }
 
@@ -224,6 +229,7 @@ fn this_host() -> String {
 /// that are gone.
 pub fn remove_stale_staging(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
+    let host = this_host();
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(name) = name.to_str() else { continue };
@@ -231,11 +237,11 @@ pub fn remove_stale_staging(parent: &Path) {
             continue;
         };
         let owner = rest.split('-').next().unwrap_or("");
-        let (pid, host) = owner.split_once('@').map_or((owner, None), |(p, h)| (p, Some(h)));
+        let (pid, owner_host) = owner.split_once('@').map_or((owner, None), |(p, h)| (p, Some(h)));
         let Ok(pid) = pid.parse::<u32>() else { continue };
         // A process ID means something only on its own machine (a shared volume mounted by pods
         // in other PID namespaces holds their staging too): another host's is left alone.
-        if host.is_some_and(|h| h != this_host()) {
+        if owner_host.is_some_and(|h| h != host) {
             continue;
         }
         if pid != std::process::id() && process_is_gone(pid) && entry.file_type().is_ok_and(|t| t.is_dir()) {
@@ -376,14 +382,18 @@ impl StagedDir {
             // One atomic step: the new output is in place and the old one at `staged`. A file
             // added to the old one between the check above and the exchange went with it: it
             // is looked for now, and if found the exchange is undone.
-            if let Err(e) = check_replaceable(staged, self.command) {
-                let undone = exchange(staged, &self.target);
-                let e = e.replace(&staged.display().to_string(), &self.target.display().to_string());
-                return Err(if undone {
-                    e
-                } else {
-                    format!("{e} (and it could not be put back: it is in {})", staged.display())
-                });
+            if let Err(e) = check_replaceable_as(staged, &self.target, self.command) {
+                if exchange(staged, &self.target) {
+                    return Err(e);
+                }
+                // Could not be swapped back (it just was, so hardly ever): the old output is
+                // kept beside the new one under a name no cleanup touches, never deleted with
+                // the staging directory.
+                let mut kept = self.target.clone().into_os_string();
+                kept.push(format!(".old-{}", std::process::id()));
+                let kept = PathBuf::from(kept);
+                let _ = std::fs::rename(staged, &kept);
+                return Err(format!("{e} (the new output is in place; the old one is kept in {})", kept.display()));
             }
             let _ = std::fs::remove_dir_all(staged);
             return Ok(());
