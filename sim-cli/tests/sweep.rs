@@ -184,6 +184,13 @@ fn a_sweep_stopped_before_its_first_row_starts_again_in_the_same_folder() {
         run_sweep(&spec, &RunOptions { shard, resume, ..opts(&b, 1) }).unwrap();
         assert!(String::from_utf8(read(&b, "shard.json")).unwrap().contains("\"complete\": true"));
     }
+    // A user's own sweep.json (not a sweep's) is not taken for one: refused, left as it was.
+    let c = tmp.path().join("c");
+    std::fs::create_dir_all(&c).unwrap();
+    std::fs::write(c.join("sweep.json"), "{\"mine\": true}").unwrap();
+    let e = run_sweep(&spec, &opts(&c, 1)).unwrap_err();
+    assert!(e.0.contains("holds another sweep"), "{e}");
+    assert_eq!(read(&c, "sweep.json"), b"{\"mine\": true}");
 }
 
 /// The safety envelope predicts the sweep: 1.10× and 1.15× are inside client-go's tolerance

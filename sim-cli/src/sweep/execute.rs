@@ -152,10 +152,22 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
     // A sweep stopped before its first row (killed or interrupted while writing sweep.json or
     // shard.json, which go through a `.partial` beside them) left only files of its own and ran
     // nothing: the directory starts afresh, whatever the flags, instead of refusing both a new
-    // start and --resume.
-    let nothing_run = std::fs::read_dir(out).map_err(|e| io(out, "list", e))?.filter_map(|e| e.ok()).all(|e| {
-        [LOCK_FILE, "sweep.json", "sweep.partial", "shard.json", "shard.partial"]
-            .contains(&&*e.file_name().to_string_lossy())
+    // start and --resume. A sweep.json or shard.json counts as its own only if it reads as one
+    // (a user's file of that name is not written over).
+    let ours = |name: &str, key: &str| {
+        std::fs::read_to_string(out.join(name))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .is_some_and(|v| v.get(key).is_some())
+    };
+    let nothing_run = std::fs::read_dir(out).map_err(|e| io(out, "list", e))?.filter_map(|e| e.ok()).all(|e| match &*e
+        .file_name()
+        .to_string_lossy()
+    {
+        LOCK_FILE | "sweep.partial" | "shard.partial" => true,
+        "sweep.json" => ours("sweep.json", "sweep_id"),
+        "shard.json" => ours("shard.json", "shard"),
+        _ => false,
     });
     if nothing_run {
         return Ok(false);
