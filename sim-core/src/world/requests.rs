@@ -98,17 +98,18 @@ impl World {
                 trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
                 self.obs.node_metrics[node].requests_lost.add(verb);
                 let mut message = self.net.remove(msg);
-                self.arm_timeout(&mut message);
+                self.arm_timeout(now, &mut message);
             }
         }
     }
 
     /// The request of `msg` will not be answered (or not before its deadline): its timeout,
-    /// if it has one, goes on the queue now.
-    pub(super) fn arm_timeout(&mut self, message: &mut Message) {
+    /// if it has one, goes on the queue now. A deadline already passed (the requester was paused
+    /// when its answer or its retry came, and takes it only now) fires at once.
+    pub(super) fn arm_timeout(&mut self, now: Nanos, message: &mut Message) {
         if let Some((t, seq)) = message.timeout.take() {
             let event = timeout_event(message);
-            self.queue.schedule_reserved(t, seq, event);
+            self.queue.schedule_reserved(t.max(now), seq, event);
         }
     }
 
@@ -117,7 +118,7 @@ impl World {
             let mut message = self.net.remove(msg);
             trace!(self, now, None, TraceKind::ServerDown { id: message.id });
             self.obs.node_metrics[message.node as usize].requests_lost.add(message.verb);
-            self.arm_timeout(&mut message);
+            self.arm_timeout(now, &mut message);
             return;
         }
         if !self.injector.is_empty() {
@@ -162,7 +163,7 @@ impl World {
             && at >= t
         {
             m.timeout = None;
-            let event = Event::Timeout { node: m.node, incarnation: m.incarnation, id: m.id as u32, origin: m.origin };
+            let event = timeout_event(m);
             self.queue.schedule_reserved(t, seq, event);
         }
     }
@@ -278,7 +279,7 @@ impl World {
                 trace!(self, now, Some(node), TraceKind::Lost { id, dir: "down", why });
                 let mut message = self.net.remove(msg);
                 self.obs.node_metrics[node].requests_lost.add(message.verb);
-                self.arm_timeout(&mut message);
+                self.arm_timeout(now, &mut message);
             }
         }
     }
@@ -316,13 +317,10 @@ impl World {
         m.injected = None;
         m.attempts += 1;
         match m.timeout {
-            // The context ends first: the caller sees its error, not the status. (An answer
-            // taken late — its process was paused when it came — finds the deadline passed:
-            // the timeout fires now.)
-            Some((t, seq)) if at >= t => {
+            // The context ends first: the caller sees its error, not the status.
+            Some((t, _)) if at >= t => {
                 let mut message = self.net.remove(msg);
-                message.timeout = None;
-                self.queue.schedule_reserved(t.max(now), seq, timeout_event(&message));
+                self.arm_timeout(now, &mut message);
             }
             _ => self.queue.schedule(at, Event::Resend { msg }),
         }
@@ -351,12 +349,9 @@ impl World {
         }
         // A resend held back by a pause of its process finds its deadline passed: the context
         // ended first, so the request is not sent again and its timeout fires now.
-        if let Some((t, seq)) = self.net.get(msg).timeout
-            && t <= now
-        {
+        if self.net.get(msg).timeout.is_some_and(|(t, _)| t <= now) {
             let mut message = self.net.remove(msg);
-            message.timeout = None;
-            self.queue.schedule_reserved(now, seq, timeout_event(&message));
+            self.arm_timeout(now, &mut message);
             return;
         }
         self.transmit(now, msg);
