@@ -414,7 +414,8 @@ impl Hunt {
                 (gap > *limit, format!("no leader for {} after the last fault healed", format_duration(gap)))
             }
             Property::NoWriteFromNonHolder | Property::NoLostUpdate => {
-                let h = run::history_report(out).cloned().unwrap_or_default();
+                let none = sim_core::history::HistoryReport::default();
+                let h = run::history_report(out).unwrap_or(&none);
                 if matches!(self.property, Property::NoLostUpdate) {
                     (
                         !h.lost_updates.is_empty(),

@@ -136,28 +136,19 @@ fn hunt_refuses_an_unknown_property_and_bad_bounds_with_exit_2() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not one of no-dual-leader"));
     let file = tmp.path().join("bad.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "scenario = \"{}\"\nproperty = \"no-dual-leader\"\n[bounds]\nkinds = [\"meteor\"]\n",
-            repo().join("scenarios/hunts/base-15-10-2.toml").display()
-        ),
-    )
-    .unwrap();
+    let write_bounds = |bounds: &str| {
+        let base = repo().join("scenarios/hunts/base-15-10-2.toml");
+        let text = format!("scenario = \"{}\"\nproperty = \"no-dual-leader\"\n[bounds]\n{bounds}\n", base.display());
+        std::fs::write(&file, text).unwrap();
+    };
+    write_bounds("kinds = [\"meteor\"]");
     let (o, _) = hunt(file.to_str().unwrap(), &tmp.path().join("b"), &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown fault kind \"meteor\""));
     assert!(!tmp.path().join("b").exists(), "a refused hunt writes nothing");
     // Empty lists to draw from (a fuzzing find: both panicked, exit 101).
     for (key, message) in [("targets", "name at least one target"), ("partition_modes", "name at least one mode")] {
-        std::fs::write(
-            &file,
-            format!(
-                "scenario = \"{}\"\nproperty = \"no-dual-leader\"\n[bounds]\n{key} = []\n",
-                repo().join("scenarios/hunts/base-15-10-2.toml").display()
-            ),
-        )
-        .unwrap();
+        write_bounds(&format!("{key} = []"));
         let (o, _) = hunt(file.to_str().unwrap(), &tmp.path().join(key), &[]);
         assert_eq!(o.status.code(), Some(2), "{key}: {}", String::from_utf8_lossy(&o.stderr));
         assert!(String::from_utf8_lossy(&o.stderr).contains(message), "{}", String::from_utf8_lossy(&o.stderr));
