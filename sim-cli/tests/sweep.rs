@@ -395,3 +395,37 @@ fn sweep_plots_space_values_by_value_and_draw_an_envelope_per_line() {
     assert!(svg.contains("envelope: RD = LD − RP = 13s (for lease_duration=15s)"), "{svg}");
     assert!(svg.contains("envelope: RD = LD − RP = 18s (for lease_duration=20s)"));
 }
+
+/// A sweep begun with a relative scenario path resumes from another working directory given
+/// the same scenario by its absolute path: the same file is the same sweep. (Before, the
+/// relative spelling could not be resolved there, the sweep_id differed and the sweep was
+/// refused as "another sweep".)
+#[test]
+fn a_sweep_resumes_from_another_working_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (whole, resumed) = (tmp.path().join("whole"), tmp.path().join("resumed"));
+    let args = |out: &Path, scenario: &str| -> Vec<String> {
+        ["sweep", "--scenario", scenario, "--grid", "nodes.widget-operator-1.clock.drift_ppm=0,300000"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--seeds", "1..4", "--quiet", "--out", out.to_str().unwrap()].map(String::from))
+            .collect()
+    };
+    let relative = "scenarios/clock-rate-skew-above.toml";
+    let absolute = workspace().join(relative);
+    let run = |dir: &Path, args: Vec<String>| {
+        let out = Command::new(env!("CARGO_BIN_EXE_leasesim")).args(&args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&workspace(), args(&whole, relative));
+    let mut first = args(&resumed, relative);
+    first.extend(["--max-runs".to_string(), "2".to_string()]);
+    run(&workspace(), first);
+    assert!(!resumed.join("aggregate.csv").exists(), "stopped after two runs");
+    let mut again = args(&resumed, absolute.to_str().unwrap());
+    again.push("--resume".to_string());
+    run(tmp.path(), again);
+    for file in ["runs.csv", "aggregate.csv", "sweep.json"] {
+        assert_eq!(read(&whole, file), read(&resumed, file), "{file}");
+    }
+}

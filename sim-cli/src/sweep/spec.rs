@@ -399,21 +399,23 @@ impl SweepSpec {
         })
     }
 
-    /// On `--resume`: if the sweep in `out` names the same scenario file spelled another way
-    /// (`./scenarios/x.toml`, an absolute path), keep its spelling, so the sweep is recognised and
-    /// its replay commands stay as they began.
+    /// On `--resume`: if the sweep in `out` names the same scenario spelled another way
+    /// (`./scenarios/x.toml`, an absolute path, or a relative path from the directory the sweep
+    /// began in), keep its spelling, so the sweep is recognised and its replay commands stay as
+    /// they began. "The same" is the same file, or a file of the same name and the same bytes
+    /// (the hash `sweep.json` keeps): a relative spelling cannot be resolved from another
+    /// working directory, and the scenario's text is all a run reads of it.
     pub fn adopt_scenario_spelling(&mut self, out: &Path) {
         let Ok(text) = std::fs::read_to_string(out.join("sweep.json")) else { return };
-        let Some(stored) =
-            serde_json::from_str::<Value>(&text).ok().and_then(|v| v["scenario"].as_str().map(String::from))
-        else {
-            return;
-        };
-        let same = match (std::fs::canonicalize(&stored), std::fs::canonicalize(&self.scenario_path)) {
+        let Ok(doc) = serde_json::from_str::<Value>(&text) else { return };
+        let Some(stored) = doc["scenario"].as_str().map(String::from) else { return };
+        let same_file = match (std::fs::canonicalize(&stored), std::fs::canonicalize(&self.scenario_path)) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
-        if same {
+        let same_text = doc["scenario_fnv1a64"].as_str() == Some(fnv1a64(self.scenario_source.as_bytes()).as_str())
+            && Path::new(&stored).file_name() == Path::new(&self.scenario_path).file_name();
+        if same_file || same_text {
             self.scenario_path = stored;
         }
     }
