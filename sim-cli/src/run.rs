@@ -472,9 +472,12 @@ pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()>
         }
     }
     let mut slices: Vec<(u64, u64, u64, &str)> = Vec::new(); // (tid, from, until, name)
-    for (i, _) in r.node_names.iter().enumerate() {
-        let running: Vec<_> = r.spans.iter().filter(|s| s.node == i && s.kind == SpanKind::Running).collect();
-        let leader: Vec<_> = r.spans.iter().filter(|s| s.node == i && s.kind == SpanKind::Leader).collect();
+    // Each node's own spans: one pass over the fleet's, not one per node.
+    let by_node = crate::report::spans_by_node(r);
+    for (i, own) in by_node.iter().enumerate() {
+        let own = || own.iter().map(|&k| &r.spans[k]);
+        let running: Vec<_> = own().filter(|s| s.kind == SpanKind::Running).collect();
+        let leader: Vec<_> = own().filter(|s| s.kind == SpanKind::Leader).collect();
         // Candidate = running minus leader; down = the gaps between running spans.
         for run in &running {
             let mut cursor = run.from;
@@ -499,7 +502,7 @@ pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()>
         if cursor < r.duration && !running.is_empty() {
             slices.push((track(i, 0), cursor, r.duration, "down"));
         }
-        for s in r.spans.iter().filter(|s| s.node == i) {
+        for s in own() {
             match s.kind {
                 SpanKind::Paused => slices.push((track(i, 1), s.from, s.until, "paused")),
                 SpanKind::Partitioned => slices.push((track(i, 2), s.from, s.until, "partitioned")),
@@ -642,8 +645,8 @@ pub fn summary_table(out: &RunOutput) -> String {
     s.push('\n');
     if m.leases.len() > 1 {
         let lw = m.leases.keys().map(|k| k.chars().count()).max().unwrap_or(5).max(5);
-        let settings =
-            |key: &str| out.lease_groups.iter().find(|g| g.key == key).map(|g| g.label.clone()).unwrap_or_default();
+        let groups = crate::report::groups_by_key(&out.lease_groups);
+        let settings = |key: &str| groups.get(key).map(|g| g.label.clone()).unwrap_or_default();
         let sw = m.leases.keys().map(|k| settings(k).chars().count()).max().unwrap_or(8).max(8);
         s.push_str(&format!(
             "  {:<lw$}  {:<sw$}  {:>9}  {:>7}  {:>11}  {:>11}\n",
@@ -715,8 +718,14 @@ pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Resu
         unsafe_mode: out.unsafe_mode,
         leases: out.lease_groups.clone(),
     };
-    let mut files: Vec<(String, Vec<u8>)> =
-        report::render_plot_files(&out.result, &meta, format)?.into_iter().map(|f| (f.file_name, f.bytes)).collect();
+    // Drawn once: the SVG files and the report's embedded plots are the same text.
+    let timeline_svg = report::timeline_svg(&out.result, &meta)?;
+    let transitions_svg = report::transitions_svg(&out.result, &meta)?;
+    let svgs = format.wants_svg().then(|| (timeline_svg.clone(), transitions_svg.clone()));
+    let mut files: Vec<(String, Vec<u8>)> = report::plot_files_with(&out.result, &meta, format, svgs)?
+        .into_iter()
+        .map(|f| (f.file_name, f.bytes))
+        .collect();
     let parts = ReportParts {
         scenario: out.scenario_name.clone(),
         description: out.description.clone(),
@@ -732,8 +741,8 @@ pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Resu
         expectations: out.expectations.iter().map(|e| (e.text.clone(), e.passed, e.seen.clone())).collect(),
         replay_command: out.replay.clone(),
         unsafe_mode: out.unsafe_mode,
-        timeline_svg: report::timeline_svg(&out.result, &meta)?,
-        transitions_svg: report::transitions_svg(&out.result, &meta)?,
+        timeline_svg,
+        transitions_svg,
     };
     files.push(("report.html".into(), report::report_html(&parts).into_bytes()));
     Ok(files)

@@ -110,8 +110,9 @@ pub fn lease_metric_table(m: &Metrics, groups: &[super::LeaseGroup]) -> Vec<Vec<
     let header =
         ["Lease", "settings", "dual-leader time", "windows", "leaderless time", "leaseTransitions", "leader changes"];
     let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    let groups = super::groups_by_key(groups);
     for (key, l) in &m.leases {
-        let settings = groups.iter().find(|g| &g.key == key).map(|g| g.label.clone()).unwrap_or_default();
+        let settings = groups.get(key.as_str()).map(|g| g.label.clone()).unwrap_or_default();
         table.push(vec![
             key.clone(),
             settings,

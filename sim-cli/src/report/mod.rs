@@ -42,6 +42,28 @@ pub struct PlotMeta {
     pub leases: Vec<LeaseGroup>,
 }
 
+/// Each Lease's group by key (the first of a key, as a search from the start would find): a
+/// fleet has thousands, and the plots and the summary table look one up per Lease.
+pub fn groups_by_key(groups: &[LeaseGroup]) -> std::collections::HashMap<&str, &LeaseGroup> {
+    let mut by_key = std::collections::HashMap::with_capacity(groups.len());
+    for g in groups {
+        by_key.entry(g.key.as_str()).or_insert(g);
+    }
+    by_key
+}
+
+/// Each node's spans, as indices into `r.spans` in their order: what a row or a track of one
+/// node reads, without a pass over the whole fleet's spans per node.
+pub fn spans_by_node(r: &RunResult) -> Vec<Vec<usize>> {
+    let mut by_node = vec![Vec::new(); r.node_names.len()];
+    for (i, s) in r.spans.iter().enumerate() {
+        if let Some(list) = by_node.get_mut(s.node) {
+            list.push(i);
+        }
+    }
+    by_node
+}
+
 /// One election's Lease and what its settings mean, for labels on the plots.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LeaseGroup {
@@ -62,10 +84,12 @@ pub struct LeaseGroup {
 pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
     use sim_core::time::format_duration;
     let mut groups: Vec<LeaseGroup> = Vec::new();
+    // Keys seen: a set, not a search of the groups so far (a fleet has thousands of Leases).
+    let mut seen = std::collections::HashSet::new();
     for n in &spec.nodes {
         let e = &n.elector;
         let key = format!("{}/{}", e.lease_namespace, e.lease_name);
-        if groups.iter().any(|g| g.key == key) {
+        if !seen.insert(key.clone()) {
             continue;
         }
         let (rd, ld, rp) =
@@ -122,15 +146,33 @@ pub struct PlotFile {
 /// Renders `timeline` and `transitions` in the requested formats, in a fixed order
 /// (timeline.svg, timeline.png, transitions.svg, transitions.png, as selected).
 pub fn render_plot_files(r: &RunResult, meta: &PlotMeta, format: ImageFormat) -> Result<Vec<PlotFile>, String> {
+    let svgs = if format.wants_svg() { Some((timeline_svg(r, meta)?, transitions_svg(r, meta)?)) } else { None };
+    plot_files_with(r, meta, format, svgs)
+}
+
+/// [`render_plot_files`] with the two SVGs already drawn (`report.html` embeds them too, and a
+/// fleet's take seconds to draw): `svgs` is `(timeline, transitions)`, used when `format` wants
+/// SVG.
+pub fn plot_files_with(
+    r: &RunResult,
+    meta: &PlotMeta,
+    format: ImageFormat,
+    svgs: Option<(String, String)>,
+) -> Result<Vec<PlotFile>, String> {
+    let (timeline, transitions) = match svgs {
+        Some(svgs) if format.wants_svg() => (Some(svgs.0), Some(svgs.1)),
+        _ if format.wants_svg() => (Some(timeline_svg(r, meta)?), Some(transitions_svg(r, meta)?)),
+        _ => (None, None),
+    };
     let mut files = Vec::new();
-    if format.wants_svg() {
-        files.push(PlotFile { file_name: "timeline.svg".into(), bytes: timeline_svg(r, meta)?.into_bytes() });
+    if let Some(svg) = timeline {
+        files.push(PlotFile { file_name: "timeline.svg".into(), bytes: svg.into_bytes() });
     }
     if format.wants_png() {
         files.push(PlotFile { file_name: "timeline.png".into(), bytes: timeline_png(r, meta)? });
     }
-    if format.wants_svg() {
-        files.push(PlotFile { file_name: "transitions.svg".into(), bytes: transitions_svg(r, meta)?.into_bytes() });
+    if let Some(svg) = transitions {
+        files.push(PlotFile { file_name: "transitions.svg".into(), bytes: svg.into_bytes() });
     }
     if format.wants_png() {
         files.push(PlotFile { file_name: "transitions.png".into(), bytes: transitions_png(r, meta)? });

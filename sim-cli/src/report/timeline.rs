@@ -12,7 +12,8 @@ use plotters::style::text_anchor::HPos;
 use sim_core::elector::Note;
 use sim_core::time::{Nanos, as_secs_f64};
 use sim_core::trace::TraceKind;
-use sim_core::world::{RunResult, SpanKind};
+use sim_core::world::{RunResult, Span, SpanKind};
+use std::collections::HashMap;
 
 const WIDTH: u32 = 1600;
 
@@ -130,11 +131,13 @@ pub(crate) fn lease_transition_points(r: &RunResult) -> Vec<(String, Vec<(Nanos,
     r.lease_transitions.iter().map(|(key, series)| (key.clone(), changes_only(series))).collect()
 }
 
-/// `(true time, acting leaders)` at each change, counting only the nodes electing on `lease`.
-pub(crate) fn acting_on_lease(r: &RunResult, lease: &str) -> Vec<(Nanos, i64)> {
-    let mut edges: Vec<(Nanos, i64)> = Vec::new();
+/// For each Lease, `(true time, acting leaders)` at each change, counting only the nodes
+/// electing on it: one pass over the spans, not one per Lease.
+pub(crate) fn acting_by_lease(r: &RunResult) -> HashMap<&str, Vec<(Nanos, i64)>> {
+    let mut edges: HashMap<&str, Vec<(Nanos, i64)>> = HashMap::new();
     for s in r.spans.iter().filter(|s| s.kind == SpanKind::Leader) {
-        if r.node_leases.get(s.node).map(String::as_str) == Some(lease) {
+        if let Some(lease) = r.node_leases.get(s.node) {
+            let edges = edges.entry(lease.as_str()).or_default();
             edges.push((s.from, 1));
             // Spans still open at the end close at the end of the run: not a loss of a leader.
             if s.until < r.duration {
@@ -142,18 +145,23 @@ pub(crate) fn acting_on_lease(r: &RunResult, lease: &str) -> Vec<(Nanos, i64)> {
             }
         }
     }
-    // Ends before starts at the same instant: a hand-over is not two leaders.
-    edges.sort_by_key(|&(t, d)| (t, d));
-    let mut series: Vec<(Nanos, i64)> = Vec::new();
-    let mut count = 0;
-    for (t, d) in edges {
-        count += d;
-        match series.last_mut() {
-            Some(last) if last.0 == t => last.1 = count,
-            _ => series.push((t, count)),
-        }
-    }
-    series
+    edges
+        .into_iter()
+        .map(|(lease, mut edges)| {
+            // Ends before starts at the same instant: a hand-over is not two leaders.
+            edges.sort_by_key(|&(t, d)| (t, d));
+            let mut series: Vec<(Nanos, i64)> = Vec::new();
+            let mut count = 0;
+            for (t, d) in edges {
+                count += d;
+                match series.last_mut() {
+                    Some(last) if last.0 == t => last.1 = count,
+                    _ => series.push((t, count)),
+                }
+            }
+            (lease, series)
+        })
+        .collect()
 }
 
 /// A label above the rows: a fault or a dual-leader window's length.
@@ -202,6 +210,11 @@ struct TimelineLayout {
     blocks: Vec<LeaseBlock>,
     /// In drawing order: grouped by Lease, node order within a group.
     rows: Vec<Row>,
+    /// Each node's spans (indices into the run's spans, in their order): a row reads its own
+    /// without a pass over the fleet's.
+    spans_by_node: Vec<Vec<usize>>,
+    /// Each node's first row in `rows`.
+    row_index: Vec<Option<usize>>,
     rows_bottom: i32,
     axis_top: i32,
     legend: Vec<(i32, i32, LegendItem)>,
@@ -324,16 +337,32 @@ impl TimelineLayout {
 
         let annotation_top = header.height;
         let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
-        let clocked: Vec<bool> =
-            (0..r.node_names.len()).map(|n| r.clock_offsets.iter().any(|&(_, node, _)| node == n)).collect();
+        let nodes = r.node_names.len();
+        let mut clocked = vec![false; nodes];
+        for &(_, node, _) in &r.clock_offsets {
+            if let Some(c) = clocked.get_mut(node) {
+                *c = true;
+            }
+        }
+        let spans_by_node = super::spans_by_node(r);
         let leases = lease_transition_points(r);
         let several = leases.len() > 1;
+        // Each node's block: its Lease's place in the series; a node whose Lease is not in the
+        // series (none in a real run) goes with the first. One pass, not one per Lease.
+        let block_of_lease: HashMap<&str, usize> =
+            leases.iter().enumerate().rev().map(|(i, (key, _))| (key.as_str(), i)).collect();
+        let mut members_of = vec![Vec::new(); leases.len().max(1)];
+        for n in 0..nodes {
+            let block = r.node_leases.get(n).and_then(|l| block_of_lease.get(l.as_str())).copied().unwrap_or(0);
+            members_of[block].push(n);
+        }
+        let group_of = super::groups_by_key(&meta.leases);
         let mut blocks = Vec::new();
         let mut rows = Vec::new();
         let mut y = lease_top;
         for (index, (key, _)) in leases.iter().enumerate() {
             let heading = several.then(|| {
-                let group = meta.leases.iter().find(|g| &g.key == key);
+                let group = group_of.get(key.as_str()).copied();
                 let text = match group {
                     Some(g) => format!("Lease {key}: {}", g.label),
                     None => format!("Lease {key}"),
@@ -345,12 +374,7 @@ impl TimelineLayout {
             });
             let lane_top = y;
             y += LEASE_LANE + 6;
-            // Nodes whose Lease is not in the series (none in a real run) go with the first.
-            let members = (0..r.node_names.len()).filter(|&n| match r.node_leases.get(n) {
-                Some(l) => l == key || (index == 0 && !leases.iter().any(|(k, _)| k == l)),
-                None => index == 0,
-            });
-            for node in members {
+            for &node in &members_of[index] {
                 let has_clock = clocked[node];
                 rows.push(Row { node, top: y, has_clock });
                 y += ROLE_BAND + CONDITION_BAND + MARKER_LANE + if has_clock { CLOCK_STRIP } else { 0 } + ROW_GAP;
@@ -376,18 +400,24 @@ impl TimelineLayout {
         if several {
             y -= BLOCK_GAP;
         }
+        let mut row_index = vec![None; nodes];
+        for (i, row) in rows.iter().enumerate().rev() {
+            if let Some(slot) = row_index.get_mut(row.node) {
+                *slot = Some(i);
+            }
+        }
         let rows_bottom = y - ROW_GAP / 2;
         let axis_top = rows_bottom;
 
         // The legend lists what the picture shows, nothing it does not.
         let marks = node_marks(r);
         let has_span = |kind: SpanKind| r.spans.iter().any(|s| s.kind == kind);
-        let all_running_from_zero_to_end = (0..r.node_names.len()).all(|n| {
+        let all_running_from_zero_to_end = (0..nodes).all(|n| {
             let mut covered = 0;
-            let mut running: Vec<(Nanos, Nanos)> = r
-                .spans
+            let mut running: Vec<(Nanos, Nanos)> = spans_by_node[n]
                 .iter()
-                .filter(|s| s.node == n && s.kind == SpanKind::Running)
+                .map(|&i| &r.spans[i])
+                .filter(|s| s.kind == SpanKind::Running)
                 .map(|s| (s.from, s.until))
                 .collect();
             running.sort_unstable();
@@ -454,7 +484,9 @@ impl TimelineLayout {
             annotation_top,
             lease_top,
             blocks,
+            row_index,
             rows,
+            spans_by_node,
             rows_bottom,
             axis_top,
             legend,
@@ -465,6 +497,11 @@ impl TimelineLayout {
 
     fn size(&self) -> (u32, u32) {
         (WIDTH, self.height as u32)
+    }
+
+    /// Node `node`'s spans, in the run's order.
+    fn spans_of<'r>(&'r self, r: &'r RunResult, node: usize) -> impl Iterator<Item = &'r Span> + 'r {
+        self.spans_by_node.get(node).into_iter().flatten().map(move |&i| &r.spans[i])
     }
 
     fn x_of(&self, t: Nanos) -> i32 {
@@ -483,8 +520,12 @@ impl TimelineLayout {
         self.draw_grid_and_axis(c)?;
         self.draw_dual_shading(c, r)?;
         let leases = lease_transition_points(r);
+        let mut points_of: HashMap<&str, &[(Nanos, i32)]> = HashMap::with_capacity(leases.len());
+        for (key, points) in &leases {
+            points_of.entry(key.as_str()).or_insert(points.as_slice());
+        }
         for block in &self.blocks {
-            let points = leases.iter().find(|(k, _)| *k == block.key).map(|(_, p)| p.as_slice()).unwrap_or(&[]);
+            let points = points_of.get(block.key.as_str()).copied().unwrap_or(&[]);
             self.draw_lease_block(c, block, points)?;
         }
         let marks = node_marks(r);
@@ -514,16 +555,20 @@ impl TimelineLayout {
     }
 
     fn row_of(&self, node: usize) -> Option<&Row> {
-        self.rows.iter().find(|row| row.node == node)
+        self.row_index.get(node).copied().flatten().map(|i| &self.rows[i])
     }
 
     fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
+        let mut block_of: HashMap<&str, &LeaseBlock> = HashMap::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            block_of.entry(b.key.as_str()).or_insert(b);
+        }
         for w in &r.dual_windows {
             let (x0, x1) = self.x_span(w.from, w.until);
             // Elections side by side: shade only the block of the Lease with two leaders.
             let block = match self.blocks.as_slice() {
                 [only] => Some(only),
-                blocks => blocks.iter().find(|b| b.key == w.lease),
+                _ => block_of.get(w.lease.as_str()).copied(),
             };
             let Some(block) = block else { continue };
             let (top, bottom) = (block.lane_top, block.bottom);
@@ -589,7 +634,7 @@ impl TimelineLayout {
         c.fill(self.left, top, self.right, role_bottom, DOWN.to_rgba())?;
         for kind in [SpanKind::Running, SpanKind::Leader] {
             let color = if kind == SpanKind::Leader { LEADER } else { CANDIDATE };
-            for s in r.spans.iter().filter(|s| s.node == node && s.kind == kind) {
+            for s in self.spans_of(r, node).filter(|s| s.kind == kind) {
                 let (x0, x1) = self.x_span(s.from, s.until);
                 c.fill(x0, top, x1, role_bottom, color.to_rgba())?;
             }
@@ -600,7 +645,7 @@ impl TimelineLayout {
         let cond_bottom = cond_top + CONDITION_BAND;
         c.fill(self.left, cond_top, self.right, cond_bottom, RGBColor(246, 246, 246).to_rgba())?;
         for (kind, color) in [(SpanKind::Paused, PAUSED), (SpanKind::Partitioned, PARTITIONED)] {
-            for s in r.spans.iter().filter(|s| s.node == node && s.kind == kind) {
+            for s in self.spans_of(r, node).filter(|s| s.kind == kind) {
                 let (x0, x1) = self.x_span(s.from, s.until);
                 c.fill(x0, cond_top, x1, cond_bottom, color.to_rgba())?;
             }

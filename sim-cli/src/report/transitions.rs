@@ -6,12 +6,13 @@ use super::canvas::Rgb;
 use super::canvas::{Canvas, MUTED, TEXT, render_png, render_svg};
 use super::header::Header;
 use super::layout::{human_seconds, tick_label, tick_step};
-use super::timeline::{DUAL, LEADER, TRANSITION, acting_on_lease, lease_transition_points};
+use super::timeline::{DUAL, LEADER, TRANSITION, acting_by_lease, lease_transition_points};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
 use sim_core::time::{Nanos, as_secs_f64};
 use sim_core::world::RunResult;
+use std::collections::HashMap;
 
 const WIDTH: u32 = 1600;
 const HEIGHT: u32 = 720;
@@ -70,18 +71,21 @@ struct Series {
 fn series(r: &RunResult, meta: &PlotMeta) -> Vec<Series> {
     let leases = lease_transition_points(r);
     let several = leases.len() > 1;
+    // Looked up per Lease: maps, not a search of every Lease (a fleet has thousands).
+    let group_of = super::groups_by_key(&meta.leases);
+    let mut acting_of = if several { acting_by_lease(r) } else { HashMap::new() };
     leases
         .into_iter()
         .enumerate()
         .map(|(i, (key, points))| {
             let (color, dashed) = SERIES[i % SERIES.len()];
-            let name = match meta.leases.iter().find(|g| g.key == key) {
+            let name = match group_of.get(key.as_str()) {
                 Some(g) => format!("{key} ({})", g.label),
                 None => key.clone(),
             };
             // One Lease: the run-wide series, exact even for results built by hand.
             let acting = if several {
-                acting_on_lease(r, &key)
+                acting_of.remove(key.as_str()).unwrap_or_default()
             } else {
                 r.acting_series.iter().map(|&(t, n)| (t, n as i64)).collect()
             };
