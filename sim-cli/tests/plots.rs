@@ -327,3 +327,45 @@ fn report_plots_keep_text_at_12_px_or_more_at_100_percent_zoom() {
         }
     }
 }
+
+/// A fleet's plots draw six Leases, those with two leaders first, and say so; the rest are in
+/// summary.json. (A run of thousands of Leases drew every one: a timeline tens of megabytes
+/// tall and a key line per Lease on the transitions plot.)
+#[test]
+fn a_fleets_plots_draw_six_leases_those_with_two_leaders_first() {
+    // 30 electors on 10 Leases, three each; the leader of the ninth Lease (node 24, the first
+    // to start there) is cut off past its renew deadline with an unsafe one, so it keeps acting.
+    let mut spec = WorldSpec::basic(1, 30, Algorithm::ClientGo, secs(90));
+    spec.unsafe_mode = true;
+    for (i, n) in spec.nodes.iter_mut().enumerate() {
+        n.elector.lease_name = format!("l{}", i / 3);
+        if i / 3 == 8 {
+            n.elector.renew_deadline = secs(30);
+        }
+    }
+    spec.faults.push(TimedFault {
+        at: secs(30),
+        target: Target::Node(24),
+        kind: FaultKind::Partition { duration: secs(25), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
+    });
+    let leases = sim_cli::report::lease_groups_from_spec(&spec);
+    let r = run(spec);
+    assert_eq!(r.lease_transitions.len(), 10);
+    assert!(r.dual_windows.iter().all(|w| w.lease.ends_with("/l8")) && !r.dual_windows.is_empty());
+    let meta = PlotMeta { scenario: "fleet".into(), subtitle: String::new(), unsafe_mode: true, leases };
+    let timeline = timeline_svg(&r, &meta).unwrap();
+    let transitions = transitions_svg(&r, &meta).unwrap();
+    let shown: Vec<usize> = (0..10).filter(|i| timeline.contains(&format!("/l{i}: RD"))).collect();
+    assert_eq!(shown, [0, 1, 2, 3, 4, 8], "the Lease with two leaders, then the first five");
+    assert!(timeline.contains("Showing 6 of 10 Leases (18 of 30 nodes), those with two leaders first"), "{timeline}");
+    assert!(transitions.contains("(6 of 10 Leases, those with two leaders first)"));
+    assert_eq!(transitions.matches("— unsafe)").count() + transitions.matches("— safe)").count(), 6, "six key lines");
+    // Nodes of the Leases left out have no row.
+    let row = |n: usize| format!("\nwidget-operator-{n}\n</text>");
+    for n in [15, 18, 27, 29] {
+        assert!(!timeline.contains(&row(n)), "node {n} has no row");
+    }
+    for n in [0, 14, 24, 26] {
+        assert!(timeline.contains(&row(n)), "node {n} has its row");
+    }
+}

@@ -47,6 +47,10 @@ const ROW_GAP: i32 = 18;
 const GROUP_HEADING: i32 = 34;
 const BLOCK_GAP: i32 = 14;
 const AXIS_HEIGHT: i32 = 62;
+/// The most Leases a plot draws (the transitions plot's distinct line styles): a fleet's
+/// thousands would make a picture no one can read, tens of megabytes tall. The Leases that had
+/// two leaders come first; summary.json has every node and Lease.
+pub(crate) const MAX_SHOWN_LEASES: usize = 6;
 
 /// Renders the timeline as SVG text.
 pub fn timeline_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
@@ -162,6 +166,26 @@ pub(crate) fn acting_by_lease(r: &RunResult) -> HashMap<&str, Vec<(Nanos, i64)>>
             (lease, series)
         })
         .collect()
+}
+
+/// Which of `leases` the plots draw: every one up to [`MAX_SHOWN_LEASES`]; beyond that, the
+/// Leases that had two leaders first, then the others, each in the series' order.
+pub(crate) fn shown_leases(r: &RunResult, leases: &[(String, Vec<(Nanos, i32)>)]) -> Vec<bool> {
+    if leases.len() <= MAX_SHOWN_LEASES {
+        return vec![true; leases.len()];
+    }
+    let dual: std::collections::HashSet<&str> = r.dual_windows.iter().map(|w| w.lease.as_str()).collect();
+    let mut shown = vec![false; leases.len()];
+    let mut left = MAX_SHOWN_LEASES;
+    for had_two in [true, false] {
+        for (i, (key, _)) in leases.iter().enumerate() {
+            if left > 0 && !shown[i] && dual.contains(key.as_str()) == had_two {
+                shown[i] = true;
+                left -= 1;
+            }
+        }
+    }
+    shown
 }
 
 /// A label above the rows: a fault or a dual-leader window's length.
@@ -280,11 +304,31 @@ fn fault_label(r: &RunResult, kind: &str, node: Option<usize>, detail: &str) -> 
 impl TimelineLayout {
     fn new(r: &RunResult, meta: &PlotMeta) -> TimelineLayout {
         let duration = r.duration.max(1);
-        let name_width = r.node_names.iter().map(|n| text_width(n, LABEL_SIZE, true)).max().unwrap_or(0);
+        let nodes = r.node_names.len();
+        let leases = lease_transition_points(r);
+        let shown_lease = shown_leases(r, &leases);
+        // Each node's block: its Lease's place in the series; a node whose Lease is not in the
+        // series (none in a real run) goes with the first. One pass, not one per Lease.
+        let block_of_lease: HashMap<&str, usize> =
+            leases.iter().enumerate().rev().map(|(i, (key, _))| (key.as_str(), i)).collect();
+        let mut members_of = vec![Vec::new(); leases.len().max(1)];
+        for n in 0..nodes {
+            let block = r.node_leases.get(n).and_then(|l| block_of_lease.get(l.as_str())).copied().unwrap_or(0);
+            members_of[block].push(n);
+        }
+        let mut node_shown = vec![false; nodes];
+        for (block, members) in members_of.iter().enumerate() {
+            if shown_lease.get(block).copied().unwrap_or(true) {
+                for &n in members {
+                    node_shown[n] = true;
+                }
+            }
+        }
+        let shown_nodes = || (0..nodes).filter(|&n| node_shown[n]);
+        let name_width = shown_nodes().map(|n| text_width(&r.node_names[n], LABEL_SIZE, true)).max().unwrap_or(0);
         // The left margin holds node names, clock ranges and the lease lane's name: as wide as the
         // widest of them, so none is cut at the edge.
-        let clock_width =
-            (0..r.node_names.len()).map(|n| text_width(&clock_label(r, n), SMALL_SIZE, false)).max().unwrap_or(0);
+        let clock_width = shown_nodes().map(|n| text_width(&clock_label(r, n), SMALL_SIZE, false)).max().unwrap_or(0);
         let left = (name_width.max(clock_width).max(text_width("lease transitions", LABEL_SIZE, false)) + 28).max(170);
         let right = WIDTH as i32 - 40;
         let x_of = |t: Nanos| left + ((right - left) as f64 * t.min(duration) as f64 / duration as f64).round() as i32;
@@ -310,7 +354,8 @@ impl TimelineLayout {
                 fault_node: None,
             });
         }
-        for f in &r.faults {
+        // Faults of nodes the plot leaves out are left out with them.
+        for f in r.faults.iter().filter(|f| f.node.is_none_or(|n| node_shown.get(n).copied().unwrap_or(true))) {
             let text = fault_label(r, f.kind, f.node, &f.detail.to_string());
             let x = x_of(f.at);
             let tw = text_width(&text, SMALL_SIZE, false);
@@ -337,30 +382,22 @@ impl TimelineLayout {
 
         let annotation_top = header.height;
         let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
-        let nodes = r.node_names.len();
         let mut clocked = vec![false; nodes];
         for &(_, node, _) in &r.clock_offsets {
             if let Some(c) = clocked.get_mut(node) {
-                *c = true;
+                *c = node_shown[node];
             }
         }
         let spans_by_node = super::spans_by_node(r);
-        let leases = lease_transition_points(r);
         let several = leases.len() > 1;
-        // Each node's block: its Lease's place in the series; a node whose Lease is not in the
-        // series (none in a real run) goes with the first. One pass, not one per Lease.
-        let block_of_lease: HashMap<&str, usize> =
-            leases.iter().enumerate().rev().map(|(i, (key, _))| (key.as_str(), i)).collect();
-        let mut members_of = vec![Vec::new(); leases.len().max(1)];
-        for n in 0..nodes {
-            let block = r.node_leases.get(n).and_then(|l| block_of_lease.get(l.as_str())).copied().unwrap_or(0);
-            members_of[block].push(n);
-        }
         let group_of = super::groups_by_key(&meta.leases);
         let mut blocks = Vec::new();
         let mut rows = Vec::new();
         let mut y = lease_top;
         for (index, (key, _)) in leases.iter().enumerate() {
+            if !shown_lease[index] {
+                continue;
+            }
             let heading = several.then(|| {
                 let group = group_of.get(key.as_str()).copied();
                 let text = match group {
@@ -411,8 +448,10 @@ impl TimelineLayout {
 
         // The legend lists what the picture shows, nothing it does not.
         let marks = node_marks(r);
-        let has_span = |kind: SpanKind| r.spans.iter().any(|s| s.kind == kind);
-        let all_running_from_zero_to_end = (0..nodes).all(|n| {
+        let shown_marks = || marks.iter().enumerate().filter(|&(n, _)| node_shown[n]).map(|(_, m)| m);
+        let is_shown = |n: usize| node_shown.get(n).copied().unwrap_or(true);
+        let has_span = |kind: SpanKind| r.spans.iter().any(|s| s.kind == kind && is_shown(s.node));
+        let all_running_from_zero_to_end = shown_nodes().all(|n| {
             let mut covered = 0;
             let mut running: Vec<(Nanos, Nanos)> = spans_by_node[n]
                 .iter()
@@ -436,13 +475,21 @@ impl TimelineLayout {
             (LegendItem::Down, !all_running_from_zero_to_end),
             (LegendItem::Paused, has_span(SpanKind::Paused)),
             (LegendItem::Partitioned, has_span(SpanKind::Partitioned)),
-            (LegendItem::Dual, !r.dual_windows.is_empty()),
-            (LegendItem::Transition, leases.iter().any(|(_, points)| !points.is_empty())),
-            (LegendItem::Fault, !r.faults.is_empty()),
-            (LegendItem::FailedRenewal, marks.iter().any(|m| !m.failed_renewals.is_empty())),
-            (LegendItem::LeaseConflict, marks.iter().any(|m| !m.lease_conflicts.is_empty())),
-            (LegendItem::WriteConflict, marks.iter().any(|m| !m.write_conflicts.is_empty())),
-            (LegendItem::SplitBrainWrite, marks.iter().any(|m| !m.split_brain_writes.is_empty())),
+            (
+                LegendItem::Dual,
+                r.dual_windows.iter().any(|w| {
+                    block_of_lease.get(w.lease.as_str()).is_none_or(|&b| shown_lease.get(b).copied().unwrap_or(true))
+                }),
+            ),
+            (
+                LegendItem::Transition,
+                leases.iter().zip(&shown_lease).any(|((_, points), &shown)| shown && !points.is_empty()),
+            ),
+            (LegendItem::Fault, annotations.iter().any(|a| a.fault_node.is_some())),
+            (LegendItem::FailedRenewal, shown_marks().any(|m| !m.failed_renewals.is_empty())),
+            (LegendItem::LeaseConflict, shown_marks().any(|m| !m.lease_conflicts.is_empty())),
+            (LegendItem::WriteConflict, shown_marks().any(|m| !m.write_conflicts.is_empty())),
+            (LegendItem::SplitBrainWrite, shown_marks().any(|m| !m.split_brain_writes.is_empty())),
             (LegendItem::Clock, clocked.iter().any(|&c| c)),
         ];
         for (item, present) in shown {
@@ -464,6 +511,16 @@ impl TimelineLayout {
         }
         let omitted = annotations.iter().filter(|a| a.lane.is_none()).count();
         let mut notes = Vec::new();
+        let leases_shown = shown_lease.iter().filter(|&&s| s).count();
+        if leases_shown < leases.len() {
+            notes.push(format!(
+                "Showing {leases_shown} of {} Leases ({} of {} nodes), those with two leaders first; \
+                 summary.json has every one.",
+                crate::run::group_digits(leases.len() as u64),
+                crate::run::group_digits(node_shown.iter().filter(|&&s| s).count() as u64),
+                crate::run::group_digits(nodes as u64),
+            ));
+        }
         if omitted > 0 {
             notes.push(format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."));
         }

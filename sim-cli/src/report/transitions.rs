@@ -6,7 +6,9 @@ use super::canvas::Rgb;
 use super::canvas::{Canvas, MUTED, TEXT, render_png, render_svg};
 use super::header::Header;
 use super::layout::{human_seconds, tick_label, tick_step};
-use super::timeline::{DUAL, LEADER, TRANSITION, acting_by_lease, lease_transition_points};
+use super::timeline::{
+    DUAL, LEADER, MAX_SHOWN_LEASES, TRANSITION, acting_by_lease, lease_transition_points, shown_leases,
+};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::HPos;
@@ -68,13 +70,19 @@ struct Series {
     dashed: bool,
 }
 
-fn series(r: &RunResult, meta: &PlotMeta) -> Vec<Series> {
-    let leases = lease_transition_points(r);
-    let several = leases.len() > 1;
+/// The Leases' series the plot draws (at most `MAX_SHOWN_LEASES`, as the timeline), and how
+/// many Leases the run had.
+fn series(r: &RunResult, meta: &PlotMeta) -> (Vec<Series>, usize) {
+    let mut leases = lease_transition_points(r);
+    let total = leases.len();
+    let shown = shown_leases(r, &leases);
+    let mut keep = shown.into_iter();
+    leases.retain(|_| keep.next().unwrap_or(true));
+    let several = total > 1;
     // Looked up per Lease: maps, not a search of every Lease (a fleet has thousands).
     let group_of = super::groups_by_key(&meta.leases);
     let mut acting_of = if several { acting_by_lease(r) } else { HashMap::new() };
-    leases
+    let all = leases
         .into_iter()
         .enumerate()
         .map(|(i, (key, points))| {
@@ -98,7 +106,8 @@ fn series(r: &RunResult, meta: &PlotMeta) -> Vec<Series> {
                 dashed,
             }
         })
-        .collect()
+        .collect();
+    (all, total)
 }
 
 /// Pixel path of a dashed polyline: `dash` on, `gap` off, carried across corners.
@@ -145,7 +154,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
     let end = r.duration.max(1);
     let span = as_secs_f64(end);
     let step = tick_step(span, 14);
-    let all = series(r, meta);
+    let (all, total) = series(r, meta);
     let several = all.len() > 1;
     let max_transitions = all.iter().flat_map(|s| s.transitions.iter().map(|&(_, v)| v)).max().unwrap_or(0);
     let max_acting = all.iter().flat_map(|s| s.acting.iter().map(|&(_, v)| v)).max().unwrap_or(0);
@@ -158,7 +167,16 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
     let final_value = |s: &Series| s.transitions.last().map(|&(_, v)| v).unwrap_or(0);
     let transitions_caption = if several {
         let each: Vec<String> = all.iter().map(|s| format!("{} {}", s.short, final_value(s))).collect();
-        format!("leaseTransitions at the end: {}", each.join(" · "))
+        let of = if all.len() < total {
+            format!(
+                " ({} of {} Leases, those with two leaders first)",
+                all.len(),
+                crate::run::group_digits(total as u64)
+            )
+        } else {
+            String::new()
+        };
+        format!("leaseTransitions at the end: {}{of}", each.join(" · "))
     } else {
         format!("leaseTransitions at the end: {max_transitions}")
     };
@@ -245,7 +263,8 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
 
 /// The plot's height: taller by one key line per Lease when there are several.
 pub(crate) fn height(r: &RunResult) -> u32 {
-    let leases = lease_transition_points(r).len();
+    // One key row per Lease drawn (at most `MAX_SHOWN_LEASES`).
+    let leases = lease_transition_points(r).len().min(MAX_SHOWN_LEASES);
     HEIGHT + if leases > 1 { leases as u32 * 28 } else { 0 }
 }
 
