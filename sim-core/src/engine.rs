@@ -112,13 +112,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Puts `entry` in the hole at position `hole`, moving it up past every parent of a later
+    /// key on the way.
     #[inline(always)]
-    fn push_entry(&mut self, entry: Entry<E>) {
-        self.len += 1;
-        let mut hole = self.len;
-        if hole >> 1 == self.lines.len() {
-            self.lines.push(Line([entry, entry]));
-        }
+    fn sift_up(&mut self, mut hole: usize, entry: Entry<E>) {
         while hole > 1 {
             let parent = hole >> 1;
             if self.key(parent) <= entry.key {
@@ -129,6 +126,15 @@ impl<E: Copy> EventQueue<E> {
             hole = parent;
         }
         self.set(hole, entry);
+    }
+
+    #[inline(always)]
+    fn push_entry(&mut self, entry: Entry<E>) {
+        self.len += 1;
+        if self.len >> 1 == self.lines.len() {
+            self.lines.push(Line([entry, entry]));
+        }
+        self.sift_up(self.len, entry);
     }
 
     #[inline(always)]
@@ -165,16 +171,7 @@ impl<E: Copy> EventQueue<E> {
             self.set(hole, moved);
             hole = child;
         }
-        while hole > 1 {
-            let parent = hole >> 1;
-            if self.key(parent) <= last.key {
-                break;
-            }
-            let moved = *self.entry(parent);
-            self.set(hole, moved);
-            hole = parent;
-        }
-        self.set(hole, last);
+        self.sift_up(hole, last);
         Some(top)
     }
 
