@@ -474,8 +474,8 @@ pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()>
     let mut slices: Vec<(u64, u64, u64, &str)> = Vec::new(); // (tid, from, until, name)
     // Each node's own spans: one pass over the fleet's, not one per node.
     let by_node = crate::report::spans_by_node(r);
-    for (i, own) in by_node.iter().enumerate() {
-        let own = || own.iter().map(|&k| &r.spans[k]);
+    for (i, indices) in by_node.iter().enumerate() {
+        let own = || indices.iter().map(|&k| &r.spans[k]);
         let running: Vec<_> = own().filter(|s| s.kind == SpanKind::Running).collect();
         let leader: Vec<_> = own().filter(|s| s.kind == SpanKind::Leader).collect();
         // Candidate = running minus leader; down = the gaps between running spans.

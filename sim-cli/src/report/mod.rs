@@ -42,14 +42,21 @@ pub struct PlotMeta {
     pub leases: Vec<LeaseGroup>,
 }
 
-/// Each Lease's group by key (the first of a key, as a search from the start would find): a
-/// fleet has thousands, and the plots and the summary table look one up per Lease.
-pub fn groups_by_key(groups: &[LeaseGroup]) -> std::collections::HashMap<&str, &LeaseGroup> {
-    let mut by_key = std::collections::HashMap::with_capacity(groups.len());
-    for g in groups {
-        by_key.entry(g.key.as_str()).or_insert(g);
+/// `(key, value)` pairs by key, the first of each key kept (as a search from the start would
+/// find it): a fleet has thousands of Leases, and plots and tables look one up per Lease.
+pub(crate) fn first_by_key<'a, T>(
+    pairs: impl IntoIterator<Item = (&'a str, T)>,
+) -> std::collections::HashMap<&'a str, T> {
+    let mut by_key = std::collections::HashMap::new();
+    for (key, value) in pairs {
+        by_key.entry(key).or_insert(value);
     }
     by_key
+}
+
+/// Each Lease's group by key (see [`first_by_key`]).
+pub fn groups_by_key(groups: &[LeaseGroup]) -> std::collections::HashMap<&str, &LeaseGroup> {
+    first_by_key(groups.iter().map(|g| (g.key.as_str(), g)))
 }
 
 /// Each node's spans, as indices into `r.spans` in their order: what a row or a track of one
@@ -146,13 +153,12 @@ pub struct PlotFile {
 /// Renders `timeline` and `transitions` in the requested formats, in a fixed order
 /// (timeline.svg, timeline.png, transitions.svg, transitions.png, as selected).
 pub fn render_plot_files(r: &RunResult, meta: &PlotMeta, format: ImageFormat) -> Result<Vec<PlotFile>, String> {
-    let svgs = if format.wants_svg() { Some((timeline_svg(r, meta)?, transitions_svg(r, meta)?)) } else { None };
-    plot_files_with(r, meta, format, svgs)
+    plot_files_with(r, meta, format, None)
 }
 
-/// [`render_plot_files`] with the two SVGs already drawn (`report.html` embeds them too, and a
-/// fleet's take seconds to draw): `svgs` is `(timeline, transitions)`, used when `format` wants
-/// SVG.
+/// [`render_plot_files`], given the two SVGs if they are already drawn (`report.html` embeds
+/// them too, and a fleet's take seconds to draw): `svgs` is `(timeline, transitions)`, used
+/// when `format` wants SVG; `None` draws them.
 pub fn plot_files_with(
     r: &RunResult,
     meta: &PlotMeta,
@@ -160,9 +166,9 @@ pub fn plot_files_with(
     svgs: Option<(String, String)>,
 ) -> Result<Vec<PlotFile>, String> {
     let (timeline, transitions) = match svgs {
-        Some(svgs) if format.wants_svg() => (Some(svgs.0), Some(svgs.1)),
-        _ if format.wants_svg() => (Some(timeline_svg(r, meta)?), Some(transitions_svg(r, meta)?)),
-        _ => (None, None),
+        _ if !format.wants_svg() => (None, None),
+        Some((timeline, transitions)) => (Some(timeline), Some(transitions)),
+        None => (Some(timeline_svg(r, meta)?), Some(transitions_svg(r, meta)?)),
     };
     let mut files = Vec::new();
     if let Some(svg) = timeline {

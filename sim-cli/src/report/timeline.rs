@@ -309,8 +309,7 @@ impl TimelineLayout {
         let shown_lease = shown_leases(r, &leases);
         // Each node's block: its Lease's place in the series; a node whose Lease is not in the
         // series (none in a real run) goes with the first. One pass, not one per Lease.
-        let block_of_lease: HashMap<&str, usize> =
-            leases.iter().enumerate().rev().map(|(i, (key, _))| (key.as_str(), i)).collect();
+        let block_of_lease = super::first_by_key(leases.iter().enumerate().map(|(i, (key, _))| (key.as_str(), i)));
         let mut members_of = vec![Vec::new(); leases.len().max(1)];
         for n in 0..nodes {
             let block = r.node_leases.get(n).and_then(|l| block_of_lease.get(l.as_str())).copied().unwrap_or(0);
@@ -477,9 +476,7 @@ impl TimelineLayout {
             (LegendItem::Partitioned, has_span(SpanKind::Partitioned)),
             (
                 LegendItem::Dual,
-                r.dual_windows.iter().any(|w| {
-                    block_of_lease.get(w.lease.as_str()).is_none_or(|&b| shown_lease.get(b).copied().unwrap_or(true))
-                }),
+                r.dual_windows.iter().any(|w| block_of_lease.get(w.lease.as_str()).is_none_or(|&b| shown_lease[b])),
             ),
             (
                 LegendItem::Transition,
@@ -577,10 +574,7 @@ impl TimelineLayout {
         self.draw_grid_and_axis(c)?;
         self.draw_dual_shading(c, r)?;
         let leases = lease_transition_points(r);
-        let mut points_of: HashMap<&str, &[(Nanos, i32)]> = HashMap::with_capacity(leases.len());
-        for (key, points) in &leases {
-            points_of.entry(key.as_str()).or_insert(points.as_slice());
-        }
+        let points_of = super::first_by_key(leases.iter().map(|(key, points)| (key.as_str(), points.as_slice())));
         for block in &self.blocks {
             let points = points_of.get(block.key.as_str()).copied().unwrap_or(&[]);
             self.draw_lease_block(c, block, points)?;
@@ -616,10 +610,7 @@ impl TimelineLayout {
     }
 
     fn draw_dual_shading<DB: DrawingBackend>(&self, c: &Canvas<DB>, r: &RunResult) -> Result<(), String> {
-        let mut block_of: HashMap<&str, &LeaseBlock> = HashMap::with_capacity(self.blocks.len());
-        for b in &self.blocks {
-            block_of.entry(b.key.as_str()).or_insert(b);
-        }
+        let block_of = super::first_by_key(self.blocks.iter().map(|b| (b.key.as_str(), b)));
         for w in &r.dual_windows {
             let (x0, x1) = self.x_span(w.from, w.until);
             // Elections side by side: shade only the block of the Lease with two leaders.

@@ -73,11 +73,10 @@ struct Series {
 /// The Leases' series the plot draws (at most `MAX_SHOWN_LEASES`, as the timeline), and how
 /// many Leases the run had.
 fn series(r: &RunResult, meta: &PlotMeta) -> (Vec<Series>, usize) {
-    let mut leases = lease_transition_points(r);
+    let leases = lease_transition_points(r);
     let total = leases.len();
     let shown = shown_leases(r, &leases);
-    let mut keep = shown.into_iter();
-    leases.retain(|_| keep.next().unwrap_or(true));
+    let leases: Vec<_> = leases.into_iter().zip(shown).filter_map(|(lease, shown)| shown.then_some(lease)).collect();
     let several = total > 1;
     // Looked up per Lease: maps, not a search of every Lease (a fleet has thousands).
     let group_of = super::groups_by_key(&meta.leases);
