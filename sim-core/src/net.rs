@@ -185,10 +185,72 @@ pub enum Delivery {
     Refused,
 }
 
+/// One direction's draws, prepared once from its [`DirectionSpec`]: the loss probability as an
+/// integer threshold on the draw's top 53 bits, and a uniform latency's span, so a send does no
+/// floating-point work and no range check (every message makes two of these draws).
+#[derive(Clone, Debug)]
+struct Draws {
+    /// A message is lost iff `next_u64() >> 11 < loss_below` (see [`loss_threshold`]).
+    loss_below: u64,
+    latency: LatencyDraw,
+}
+
+#[derive(Clone, Debug)]
+enum LatencyDraw {
+    Fixed(Nanos),
+    /// `lo + ⌊x · span / 2^64⌋`: `ComponentRng::uniform_u64(lo, lo + span - 1)` (span ≥ 1).
+    Uniform {
+        lo: Nanos,
+        span: u64,
+    },
+    /// Anything else: sampled by the distribution itself.
+    Other(Latency),
+}
+
+impl Draws {
+    fn of(spec: &DirectionSpec) -> Draws {
+        let latency = match spec.latency {
+            Latency::Fixed(ns) => LatencyDraw::Fixed(ns),
+            Latency::Uniform { min, max } if max >= min && max - min < u64::MAX => {
+                LatencyDraw::Uniform { lo: min, span: max - min + 1 }
+            }
+            ref other => LatencyDraw::Other(other.clone()),
+        };
+        Draws { loss_below: loss_threshold(spec.loss), latency }
+    }
+
+    #[inline]
+    fn sample(&self, rng: &mut ComponentRng) -> (bool, Nanos) {
+        let lost = rng.next_u64() >> 11 < self.loss_below;
+        let latency = match &self.latency {
+            LatencyDraw::Fixed(ns) => *ns,
+            LatencyDraw::Uniform { lo, span } => lo + ((rng.next_u64() as u128 * *span as u128) >> 64) as u64,
+            LatencyDraw::Other(latency) => latency.sample(rng),
+        };
+        (lost, latency)
+    }
+}
+
+/// The integer form of `ComponentRng::bernoulli(p)`: with `k = next_u64() >> 11` (so the
+/// uniform draw is exactly `k · 2^-53`), `k · 2^-53 < p` iff `k < ⌈p · 2^53⌉` (scaling by a power
+/// of two is exact). p ≤ 0 or NaN: never; p ≥ 1: always (k < 2^53).
+fn loss_threshold(p: f64) -> u64 {
+    const SCALE: f64 = (1u64 << 53) as f64;
+    if p.is_nan() || p <= 0.0 {
+        0
+    } else if p >= 1.0 {
+        1 << 53
+    } else {
+        (p * SCALE).ceil() as u64
+    }
+}
+
 /// One node's link to the API server.
 #[derive(Clone, Debug)]
 pub struct Link {
     spec: LinkSpec,
+    up: Draws,
+    down: Draws,
     partitions: Vec<Partition>,
     up_rng: ComponentRng,
     down_rng: ComponentRng,
@@ -198,6 +260,8 @@ impl Link {
     /// `node_key` is the node's stable identity; each direction gets its own stream.
     pub fn new(spec: LinkSpec, seed: u64, node_key: &str) -> Self {
         Link {
+            up: Draws::of(&spec.up),
+            down: Draws::of(&spec.down),
             spec,
             partitions: Vec::new(),
             up_rng: ComponentRng::new(seed, &format!("link/{node_key}/up")),
@@ -239,13 +303,14 @@ impl Link {
     /// Sends one message at `now` in direction `dir`.
     #[inline]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
-        let (spec, rng) = match dir {
-            Direction::Up => (&self.spec.up, &mut self.up_rng),
-            Direction::Down => (&self.spec.down, &mut self.down_rng),
+        let (lost, latency) = match dir {
+            Direction::Up => self.up.sample(&mut self.up_rng),
+            Direction::Down => self.down.sample(&mut self.down_rng),
         };
-        let lost = rng.bernoulli(spec.loss);
-        let latency = spec.latency.sample(rng);
         let arrival = now.saturating_add(latency);
+        if self.partitions.is_empty() {
+            return if lost { Delivery::Lost } else { Delivery::Arrives(arrival) };
+        }
         // The cut the message meets: one it is sent into, else one that starts under it.
         let cut = self.cut_at(dir, now).or_else(|| self.cut_at(dir, arrival)).map(|p| (p.mode, p.from));
         match cut {
@@ -359,6 +424,34 @@ mod tests {
             }
         }
         assert!((400..600).contains(&lost), "lost {lost} of 1000 at p=0.5");
+    }
+
+    /// The prepared draws are the distributions' own, draw for draw: the loss threshold is
+    /// `bernoulli`, the uniform span is `uniform_u64` (pinned so that no seed's trace moves).
+    #[test]
+    fn prepared_draws_equal_the_distributions_draws() {
+        for p in [0.0, 1e-9, 0.01, 0.1, 1.0 / 3.0, 0.5, 0.999_999, 1.0, -1.0, 2.0, f64::NAN] {
+            let mut a = ComponentRng::new(5, "p");
+            let mut b = ComponentRng::new(5, "p");
+            let below = loss_threshold(p);
+            for _ in 0..20_000 {
+                assert_eq!(a.next_u64() >> 11 < below, b.bernoulli(p), "p = {p}");
+            }
+        }
+        // Probabilities at the edge of a threshold: k·2^-53 just below, at and above p.
+        for k in [1u64, 2, 12345, (1 << 52) + 1, (1 << 53) - 1] {
+            let p = k as f64 / (1u64 << 53) as f64;
+            assert_eq!(loss_threshold(p), k, "p = k·2^-53 is lost for exactly the draws below k");
+        }
+        for (min, max) in [(0, 0), (1, 20_000_000), (millis(3), millis(3)), (0, u64::MAX - 1), (7, u64::MAX)] {
+            let spec = DirectionSpec { latency: Latency::Uniform { min, max }, loss: 0.25 };
+            let draws = Draws::of(&spec);
+            let (mut a, mut b) = (ComponentRng::new(11, "u"), ComponentRng::new(11, "u"));
+            for _ in 0..5_000 {
+                let lost = b.bernoulli(spec.loss);
+                assert_eq!(draws.sample(&mut a), (lost, spec.latency.sample(&mut b)), "{min}..={max}");
+            }
+        }
     }
 
     #[test]
