@@ -57,7 +57,7 @@ fn pretty(v: &Value) -> String {
 fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
     let loaded = spec.load_point(0)?;
     let mut out = run::run(&loaded, Some(spec.seeds.0), false)?;
-    let mut columns: Vec<String> = run_metrics(&mut out).into_keys().collect();
+    let mut columns: Vec<String> = run_metrics(&mut out.metric_values, &out.result).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
@@ -71,13 +71,13 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
     Ok(columns)
 }
 
-fn run_metrics(out: &mut run::RunOutput) -> BTreeMap<String, f64> {
-    let mut values = std::mem::take(&mut out.metric_values);
+fn run_metrics(values: &mut BTreeMap<String, f64>, result: &sim_core::world::RunResult) -> BTreeMap<String, f64> {
+    let mut values = std::mem::take(values);
     values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
-    let hours = out.result.duration as f64 / 3.6e12;
+    let hours = result.duration as f64 / 3.6e12;
     values.insert(
         "transitions_per_hour".into(),
-        if hours > 0.0 { out.result.metrics.lease_transitions as f64 / hours } else { 0.0 },
+        if hours > 0.0 { result.metrics.lease_transitions as f64 / hours } else { 0.0 },
     );
     values
 }
@@ -99,8 +99,8 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
     let loaded = spec.load_point_cached(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
-    let mut out = run::run_budgeted(&loaded, Some(seed), false, budget).map_err(within)?;
-    let values = run_metrics(&mut out);
+    let mut out = run::run_metrics(&loaded, Some(seed), budget).map_err(within)?;
+    let values = run_metrics(&mut out.metric_values, &out.result);
     if let Some(extra) = values.keys().find(|k| !columns.contains(k)) {
         return Err(err(format!(
             "run {run} (grid point {point}) has a metric {extra:?} the first run did not: a grid axis changes the \
