@@ -144,8 +144,6 @@ impl World {
         }
     }
 
-    /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
-    /// goes on the queue now.
     /// The error `[[server.errors]]` chose for message `msg`, as `apply` reads an answer.
     #[cold]
     pub(super) fn injected_answer(&self, msg: u32) -> (Verb, Kind, Option<LeaseRef>, Answer) {
@@ -157,6 +155,9 @@ impl World {
         }
     }
 
+    /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
+    /// goes on the queue now.
+    #[inline]
     pub(super) fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
         let m = self.net.get_mut(msg);
         if let Some((t, seq)) = m.timeout
@@ -168,8 +169,61 @@ impl World {
         }
     }
 
+    /// The server takes the request of `msg` now and sends its answer down the link.
     #[inline]
     pub(super) fn apply(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        if m.origin == Origin::Elector && m.injected.is_none() && !self.obs.tracing() {
+            if let Payload::Lease { lease, user, op } = &m.payload {
+                let (node, lease, user) = (m.node as usize, *lease, *user);
+                let rv_before = self.server.resource_version();
+                let result = self.server.lease_request(now, lease, user, self.procs[node].field_manager, op);
+                self.answer_lease(now, msg, node, lease, rv_before, result);
+                return;
+            }
+        }
+        self.apply_any(now, msg);
+    }
+
+    /// An elector's typed Lease request answered, untraced and with no error injected: what
+    /// `apply_any` does for it, without the checks that concern other requesters (a reconciler's
+    /// child object, a LeaseCandidate, the history) and with the answer written into the
+    /// message where it waits, not wrapped and moved through them. (A third of the events of an
+    /// election run take this path.)
+    #[inline]
+    fn answer_lease(
+        &mut self,
+        now: Nanos,
+        msg: u32,
+        node: usize,
+        lease: LeaseRef,
+        rv_before: u64,
+        result: Result<crate::api::LeaseView, crate::api::ApiError>,
+    ) {
+        let m = self.net.get_mut(msg);
+        let verb = m.verb;
+        // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
+        let code = match &result {
+            Ok(_) => {
+                if verb == Verb::Create {
+                    201
+                } else {
+                    200
+                }
+            }
+            Err(e) => e.code,
+        };
+        m.code = code;
+        m.response = Some(Response::Lease(result.map_err(|e| e.code)));
+        self.obs.count_request(verb, code);
+        if self.server.resource_version() != rv_before {
+            self.lease_written(now, lease);
+        }
+        self.send_answer(now, msg, node);
+    }
+
+    /// The server's handling of any request (see `apply`).
+    fn apply_any(&mut self, now: Nanos, msg: u32) {
         let (node, id, origin) = {
             let m = self.net.get(msg);
             (m.node as usize, m.id, m.origin)
@@ -258,26 +312,34 @@ impl World {
             }),
             Answer::Object(r) => Response::Object(r.map_err(|e| e.code)),
         };
+        self.net.get_mut(msg).response = Some(response);
+        self.send_answer(now, msg, node);
+    }
+
+    /// The answer waiting in `msg` goes down `node`'s link: it arrives (its timeout goes on the
+    /// queue first if it arrives late), or it is lost or refused and the slot is freed.
+    #[inline]
+    fn send_answer(&mut self, now: Nanos, msg: u32, node: usize) {
         match self.net.send(node, Direction::Down, now) {
             delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
                 if matches!(delivery, Delivery::Held(_)) {
+                    let id = self.net.get(msg).id;
                     trace!(self, now, Some(node), TraceKind::Held { id, dir: "down", until: at });
                 }
                 self.timeout_if_late(msg, at);
-                self.net.get_mut(msg).response = Some(response);
                 self.queue.schedule(at, Event::Respond { msg });
             }
             Delivery::Refused => {
                 // The connection is reset under the answer: the client sees the error now.
-                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "down" });
                 let message = self.net.remove(msg);
+                trace!(self, now, Some(node), TraceKind::Refused { id: message.id, dir: "down" });
                 self.obs.node_metrics[node].requests_lost.add(message.verb);
                 self.queue.schedule(now, reset_event(&message));
             }
             lost => {
                 let why = if lost == Delivery::Lost { "loss" } else { "partition" };
-                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "down", why });
                 let mut message = self.net.remove(msg);
+                trace!(self, now, Some(node), TraceKind::Lost { id: message.id, dir: "down", why });
                 self.obs.node_metrics[node].requests_lost.add(message.verb);
                 self.arm_timeout(now, &mut message);
             }
