@@ -163,14 +163,10 @@ impl World {
             i += 1;
             match output {
                 Output::Send { op, timeout } => match self.procs[node].lock.request(&op, &self.server) {
-                    Err(LockError::Panic) => {
-                        // An unrecovered panic in the lock code: the process dies on the spot.
-                        trace!(self, now, Some(node), TraceKind::Crash);
-                        self.kill(now, node, ProcState::Crashed);
-                        break;
-                    }
                     Err(e) => {
-                        self.procs[node].drive(now, &mut out, |el, clock_now, out| el.on_result(clock_now, Err(e), out))
+                        if self.lock_refused(now, node, e, &mut out) {
+                            break;
+                        }
                     }
                     Ok(request) => {
                         let id = self.net.next_id();
@@ -191,37 +187,6 @@ impl World {
                     self.queue.schedule(at, event);
                 }
                 Output::Abandon => self.procs[node].elector_request = None,
-                Output::StartedLeading => {
-                    // A stop still pending is for the previous term: this one goes on.
-                    self.procs[node].work_stop = None;
-                    trace!(self, now, Some(node), TraceKind::StartedLeading);
-                    self.obs.set_acting(now, node, true);
-                    let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
-                    if let Some(r) = self.recs[node].as_mut() {
-                        r.activate(token);
-                        self.reconcile(now, node);
-                    }
-                }
-                // Whichever comes first ends the leader's work; the other finds it ended. The
-                // node's `stop_acting` says when the work really stops.
-                Output::LeaderContextDone | Output::StoppedLeading => match self.spec.nodes[node].stop_acting {
-                    StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
-                        if self.obs.is_acting(node) {
-                            trace!(self, now, Some(node), TraceKind::StoppedLeading);
-                        }
-                        self.stop_acting(now, node);
-                    }
-                    StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
-                        self.schedule_work_stop(now, node, after, WorkStop::Hook);
-                    }
-                    StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
-                    _ => {}
-                },
-                Output::StopWork { after } => {
-                    if self.obs.is_acting(node) && self.spec.nodes[node].stop_acting != StopActing::Never {
-                        self.schedule_work_stop(now, node, after, WorkStop::Drain);
-                    }
-                }
                 Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
@@ -236,28 +201,87 @@ impl World {
                     }
                     trace!(self, now, Some(node), TraceKind::Note { note })
                 }
-                Output::RecordEvent(what) => {
-                    if self.spec.nodes[node].elector.record_events {
-                        self.record_event(now, node, what);
-                    }
-                }
-                Output::Exception(message) => {
-                    trace!(self, now, Some(node), TraceKind::Exception { message });
-                    // The leader's work thread outlives the loop: it acts on until the process ends.
-                    self.procs[node].orphan_work = self.obs.is_acting(node);
-                }
-                Output::Exited => {
-                    if self.procs[node].work_stop.is_some_and(|(why, _)| why == WorkStop::Hook) {
-                        // OnStoppedLeading is still blocked in the hook: Run has not returned.
-                        self.procs[node].exit_deferred = true;
-                    } else {
-                        self.process_exited(now, node)
-                    }
-                }
+                // Leadership changes, exits and the rest: once a term, not once a round.
+                rare => self.rare_output(now, node, rare),
             }
         }
         out.clear();
         self.scratch = out;
+    }
+
+    /// The lock refused to build a request: an unrecovered panic kills the process (returns
+    /// true: nothing more of its outputs is carried out), any other error goes back to the
+    /// elector at once.
+    #[cold]
+    #[inline(never)]
+    fn lock_refused(&mut self, now: Nanos, node: usize, error: LockError, out: &mut Vec<Output>) -> bool {
+        if error == LockError::Panic {
+            trace!(self, now, Some(node), TraceKind::Crash);
+            self.kill(now, node, ProcState::Crashed);
+            return true;
+        }
+        self.procs[node].drive(now, out, |el, clock_now, out| el.on_result(clock_now, Err(error), out));
+        false
+    }
+
+    /// The outputs of a change of leadership or of an exit (see `process_outputs`).
+    #[cold]
+    #[inline(never)]
+    fn rare_output(&mut self, now: Nanos, node: usize, output: Output) {
+        match output {
+            Output::StartedLeading => {
+                // A stop still pending is for the previous term: this one goes on.
+                self.procs[node].work_stop = None;
+                trace!(self, now, Some(node), TraceKind::StartedLeading);
+                self.obs.set_acting(now, node, true);
+                let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
+                if let Some(r) = self.recs[node].as_mut() {
+                    r.activate(token);
+                    self.reconcile(now, node);
+                }
+            }
+            // Whichever comes first ends the leader's work; the other finds it ended. The
+            // node's `stop_acting` says when the work really stops.
+            Output::LeaderContextDone | Output::StoppedLeading => match self.spec.nodes[node].stop_acting {
+                StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
+                    if self.obs.is_acting(node) {
+                        trace!(self, now, Some(node), TraceKind::StoppedLeading);
+                    }
+                    self.stop_acting(now, node);
+                }
+                StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
+                    self.schedule_work_stop(now, node, after, WorkStop::Hook);
+                }
+                StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
+                _ => {}
+            },
+            Output::StopWork { after } => {
+                if self.obs.is_acting(node) && self.spec.nodes[node].stop_acting != StopActing::Never {
+                    self.schedule_work_stop(now, node, after, WorkStop::Drain);
+                }
+            }
+            Output::RecordEvent(what) => {
+                if self.spec.nodes[node].elector.record_events {
+                    self.record_event(now, node, what);
+                }
+            }
+            Output::Exception(message) => {
+                trace!(self, now, Some(node), TraceKind::Exception { message });
+                // The leader's work thread outlives the loop: it acts on until the process ends.
+                self.procs[node].orphan_work = self.obs.is_acting(node);
+            }
+            Output::Exited => {
+                if self.procs[node].work_stop.is_some_and(|(why, _)| why == WorkStop::Hook) {
+                    // OnStoppedLeading is still blocked in the hook: Run has not returned.
+                    self.procs[node].exit_deferred = true;
+                } else {
+                    self.process_exited(now, node)
+                }
+            }
+            Output::Send { .. } | Output::Timer { .. } | Output::Abandon | Output::NewLeader(_) | Output::Note(_) => {
+                unreachable!("carried out by `process_outputs`")
+            }
+        }
     }
 
     /// The leader's work will stop `after` (local time) from now.

@@ -404,7 +404,6 @@ impl World {
             }
         }
         match event {
-            Event::Start { node } => self.start_process(now, node as usize),
             Event::Timer { node, kind, generation, .. } => {
                 let node = node as usize;
                 trace!(self, now, Some(node), TraceKind::Timer { kind });
@@ -412,14 +411,7 @@ impl World {
                 self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_timer(clock_now, kind, generation, out));
                 self.process_outputs(now, node, out);
             }
-            Event::ReconcileTick { node, generation, .. } => {
-                let node = node as usize;
-                if self.recs[node].as_ref().is_some_and(|r| r.active && r.generation == generation) {
-                    self.reconcile(now, node);
-                }
-            }
             Event::Arrive { msg } => self.arrive(now, msg),
-            Event::Apply { msg } => self.apply(now, msg),
             Event::Respond { msg } => {
                 // Only an injected error can carry a Retry-After or a body that is not a Status.
                 let injected = self.net.get(msg).injected.is_some();
@@ -437,6 +429,25 @@ impl World {
                     Origin::Recorder => {}
                 }
             }
+            _ => self.handle_rare(now, event),
+        }
+    }
+
+    /// Every event but a timer, a request's arrival and its answer: kept out of `handle`, so
+    /// that the three that make up an election run stay together in a few cache lines of code.
+    #[cold]
+    #[inline(never)]
+    fn handle_rare(&mut self, now: Nanos, event: Event) {
+        match event {
+            Event::Timer { .. } | Event::Arrive { .. } | Event::Respond { .. } => unreachable!("handled by `handle`"),
+            Event::Start { node } => self.start_process(now, node as usize),
+            Event::ReconcileTick { node, generation, .. } => {
+                let node = node as usize;
+                if self.recs[node].as_ref().is_some_and(|r| r.active && r.generation == generation) {
+                    self.reconcile(now, node);
+                }
+            }
+            Event::Apply { msg } => self.apply(now, msg),
             Event::Timeout { node, id, origin, .. } => self.timeout(now, node as usize, id, origin, LockError::Timeout),
             Event::Reset { node, id, origin, .. } => self.timeout(now, node as usize, id, origin, LockError::Refused),
             Event::Resend { msg } => self.resend(now, msg),
