@@ -219,15 +219,19 @@ impl Draws {
         Draws { loss_below: loss_threshold(spec.loss), latency }
     }
 
-    #[inline]
+    #[inline(always)]
     fn sample(&self, rng: &mut ComponentRng) -> (bool, Nanos) {
-        let lost = rng.next_u64() >> 11 < self.loss_below;
-        let latency = match &self.latency {
-            LatencyDraw::Fixed(ns) => *ns,
-            LatencyDraw::Uniform { lo, span } => lo + ((rng.next_u64() as u128 * *span as u128) >> 64) as u64,
-            LatencyDraw::Other(latency) => latency.sample(rng),
-        };
-        (lost, latency)
+        match &self.latency {
+            LatencyDraw::Uniform { lo, span } => {
+                let (loss, latency) = rng.next_two_u64();
+                (loss >> 11 < self.loss_below, lo + ((latency as u128 * *span as u128) >> 64) as u64)
+            }
+            LatencyDraw::Fixed(ns) => (rng.next_u64() >> 11 < self.loss_below, *ns),
+            LatencyDraw::Other(latency) => {
+                let lost = rng.next_u64() >> 11 < self.loss_below;
+                (lost, latency.sample(rng))
+            }
+        }
     }
 }
 
