@@ -359,7 +359,7 @@ impl World {
             Some(Event::Respond { msg }) => self.net.get(*msg).node as usize,
             Some(Event::Arrive { msg } | Event::Apply { msg }) => {
                 let m = self.net.get(*msg);
-                if let Payload::Lease { lease, .. } = &m.payload {
+                if let network::Stage::Request(Payload::Lease { lease, .. }) = &m.stage {
                     self.server.prefetch_lease(*lease);
                 }
                 m.node as usize

@@ -44,12 +44,59 @@ pub(super) struct Message {
     pub(super) attempts: u8,
     /// The request's timeout, not yet scheduled: (true time it fires, reserved sequence).
     pub(super) timeout: Option<(Nanos, u64)>,
-    pub(super) payload: Payload,
-    pub(super) response: Option<Response>,
+    /// The request, or once the server answered, the answer.
+    pub(super) stage: Stage,
     /// The status code of the answer (set when the server answers).
     pub(super) code: u16,
     /// `[[server.errors]]` chose this request: what the server answers instead.
     pub(super) injected: Option<Box<super::injection::Injected>>,
+}
+
+/// Where a message is: the request on its way to the server (or held there by a slowdown), or
+/// the server's answer on its way back. One or the other, never both: the slot is as small as
+/// the larger of the two, not their sum.
+#[derive(Debug)]
+pub(super) enum Stage {
+    Request(Payload),
+    /// `retry` keeps the request for the client's own retry after a Retry-After, which only an
+    /// injected error can ask for.
+    Answered {
+        response: Response,
+        retry: Option<Box<Payload>>,
+    },
+}
+
+impl Message {
+    /// The request (a message the server has not answered yet).
+    #[inline]
+    pub(super) fn payload(&self) -> &Payload {
+        match &self.stage {
+            Stage::Request(payload) => payload,
+            Stage::Answered { .. } => unreachable!("the request of a message the server has not answered"),
+        }
+    }
+
+    /// The server's answer replaces the request (kept aside if an injected error may have the
+    /// client send it again).
+    #[inline]
+    pub(super) fn answer(&mut self, response: Response) {
+        if self.injected.is_none() {
+            self.stage = Stage::Answered { response, retry: None };
+            return;
+        }
+        let request = std::mem::replace(&mut self.stage, Stage::Answered { response, retry: None });
+        if let (Stage::Request(payload), Stage::Answered { retry, .. }) = (request, &mut self.stage) {
+            *retry = Some(Box::new(payload));
+        }
+    }
+
+    /// The client sends the request again (after a Retry-After): its answer is dropped.
+    pub(super) fn unanswer(&mut self) {
+        if let Stage::Answered { retry, .. } = &mut self.stage {
+            let payload = retry.take().expect("a retried message kept its request");
+            self.stage = Stage::Request(*payload);
+        }
+    }
 }
 
 pub(super) struct Network {
@@ -133,11 +180,12 @@ impl Network {
     /// moving the whole message out).
     #[inline]
     pub(super) fn take_answer(&mut self, slot: u32) -> (u32, u64, Origin, u16, Response) {
-        let m = self.slots[slot as usize].as_mut().expect("a live message slot");
-        let answer = (m.node, m.id, m.origin, m.code, m.response.take().expect("answered before the answer arrives"));
-        self.slots[slot as usize] = None;
+        let m = self.slots[slot as usize].take().expect("a live message slot");
         self.free.push(slot);
-        answer
+        match m.stage {
+            Stage::Answered { response, .. } => (m.node, m.id, m.origin, m.code, response),
+            Stage::Request(_) => unreachable!("answered before the answer arrives"),
+        }
     }
 
     /// Frees the slot of a message that will not be answered.

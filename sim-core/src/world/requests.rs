@@ -5,7 +5,7 @@
 //! `network`'s.
 
 use super::event::{Event, Origin};
-use super::network::{Message, Payload, Response};
+use super::network::{Message, Payload, Response, Stage};
 use super::{Answer, World, reset_event, timeout_event};
 use crate::api::{Kind, LeaseRef, Object, Verb};
 use crate::elector::LockError;
@@ -55,8 +55,7 @@ impl World {
             verb: what.0,
             attempts: 0,
             timeout,
-            payload,
-            response: None,
+            stage: Stage::Request(payload),
             code: 0,
             injected: None,
         });
@@ -123,7 +122,7 @@ impl World {
         }
         if !self.injector.is_empty() {
             let m = self.net.get(msg);
-            let (kind, name) = match &m.payload {
+            let (kind, name) = match m.payload() {
                 Payload::Lease { lease, .. } => (Kind::Lease, self.server.lease_name(*lease)),
                 Payload::Generic(r) => (r.kind, r.name.to_string()),
             };
@@ -149,7 +148,7 @@ impl World {
     pub(super) fn injected_answer(&self, msg: u32) -> (Verb, Kind, Option<LeaseRef>, Answer) {
         let m = self.net.get(msg);
         let error = m.injected.as_ref().expect("an injected message").error.clone();
-        match &m.payload {
+        match m.payload() {
             Payload::Lease { .. } => (m.verb, Kind::Lease, None, Answer::Lease(Err(error))),
             Payload::Generic(r) => (r.verb, r.kind, None, Answer::Object(Err(error))),
         }
@@ -174,7 +173,7 @@ impl World {
     pub(super) fn apply(&mut self, now: Nanos, msg: u32) {
         let m = self.net.get(msg);
         if m.origin == Origin::Elector && m.injected.is_none() && !self.obs.tracing() {
-            if let Payload::Lease { lease, user, op } = &m.payload {
+            if let Stage::Request(Payload::Lease { lease, user, op }) = &m.stage {
                 let (node, lease, user) = (m.node as usize, *lease, *user);
                 let rv_before = self.server.resource_version();
                 let result = self.server.lease_request(now, lease, user, self.procs[node].field_manager, op);
@@ -214,7 +213,7 @@ impl World {
             Err(e) => e.code,
         };
         m.code = code;
-        m.response = Some(Response::Lease(result.map_err(|e| e.code)));
+        m.stage = Stage::Answered { response: Response::Lease(result.map_err(|e| e.code)), retry: None };
         self.obs.count_request(verb, code);
         if self.server.resource_version() != rv_before {
             self.lease_written(now, lease);
@@ -231,7 +230,7 @@ impl World {
         let rv_before = self.server.resource_version();
         let m = self.net.get(msg);
         // The child object's value before a reconciler write, to tell an overwrite.
-        let child_before = match &m.payload {
+        let child_before = match m.payload() {
             Payload::Generic(r) if origin == Origin::Reconciler && r.kind == Kind::ConfigMap && r.verb != Verb::Get => {
                 self.child_value()
             }
@@ -240,10 +239,10 @@ impl World {
         // The child's version before a reconciler request, for the history.
         let history_before = (self.obs.tracing()
             && origin == Origin::Reconciler
-            && matches!(&m.payload, Payload::Generic(r) if r.kind == Kind::ConfigMap))
+            && matches!(m.payload(), Payload::Generic(r) if r.kind == Kind::ConfigMap))
         .then(|| self.child_rv());
         let injected = m.injected.is_some();
-        let (verb, kind, lease, mut result) = match &m.payload {
+        let (verb, kind, lease, mut result) = match m.payload() {
             // An injected error other than 504 stands in for the handling.
             _ if injected && !m.injected.as_ref().is_some_and(|i| i.applied) => self.injected_answer(msg),
             Payload::Lease { lease, user, op } => {
@@ -291,7 +290,7 @@ impl World {
             && error.is_none()
             && matches!(verb, Verb::Create | Verb::Update | Verb::Patch | Verb::Apply)
             && self.cle.is_some()
-            && let Payload::Generic(r) = &self.net.get(msg).payload
+            && let Payload::Generic(r) = self.net.get(msg).payload()
         {
             let (namespace, name) = (r.namespace.to_string(), r.name.to_string());
             self.election_candidate_written(now, &namespace, &name);
@@ -312,7 +311,7 @@ impl World {
             }),
             Answer::Object(r) => Response::Object(r.map_err(|e| e.code)),
         };
-        self.net.get_mut(msg).response = Some(response);
+        self.net.get_mut(msg).answer(response);
         self.send_answer(now, msg, node);
     }
 
@@ -375,7 +374,7 @@ impl World {
         trace!(self, now, Some(node), TraceKind::Response { id, code });
         trace!(self, now, Some(node), TraceKind::RetryAfter { id, wait_ns: wait });
         let m = self.net.get_mut(msg);
-        m.response = None;
+        m.unanswer();
         m.injected = None;
         m.attempts += 1;
         match m.timeout {
