@@ -278,7 +278,12 @@ pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -
         return Err(InputError(over_budget(loaded, &spec, estimate.events, budget.max_events)));
     }
     let (unsafe_mode, duration) = (spec.unsafe_mode, spec.duration);
-    let world = match World::new(spec) {
+    // A sweep runs many seeds of one grid point on each thread: their setups are alike, and
+    // the server one leaves is the next one's start (`World::new_cached` checks that it is).
+    thread_local! {
+        static SETUP: std::cell::RefCell<Option<sim_core::world::SetupCache>> = const { std::cell::RefCell::new(None) };
+    }
+    let world = match SETUP.with(|cache| World::new_cached(spec, &mut cache.borrow_mut())) {
         Ok(world) => world,
         Err(m) => {
             // Built again only to name the setup object that failed, as `prepare` does.

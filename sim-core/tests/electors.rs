@@ -500,3 +500,29 @@ fn trace_events_write_the_same_json_as_their_tree() {
     }
     assert!(kinds.len() >= 15, "{kinds:?}");
 }
+
+/// A world started from a setup cache is the world `World::new` builds: the same run, event for
+/// event, whether the cache held this setup, another one, or nothing.
+#[test]
+fn a_world_from_the_setup_cache_runs_as_a_fresh_one() {
+    use sim_core::world::SetupCache;
+    let spec = |seed: u64, setup: &str| {
+        let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(60));
+        spec.trace = true;
+        spec.faults.push(fault(secs(20), 0, FaultKind::Crash));
+        spec.setup_objects.push(serde_json::json!({
+            "apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": { "name": setup, "namespace": "op-leader" }
+        }));
+        spec
+    };
+    let fingerprint = |r: &RunResult| {
+        format!("{:?} {:?} {:?} {:?} {}", r.metrics, r.spans, r.trace, r.transitions_series, r.events_processed)
+    };
+    let mut cache: Option<SetupCache> = None;
+    for (seed, setup) in [(1, "a"), (2, "a"), (3, "b"), (4, "b"), (5, "a")] {
+        let fresh = fingerprint(&run(spec(seed, setup)));
+        let cached = World::new_cached(spec(seed, setup), &mut cache).expect("valid spec").run();
+        assert_eq!(fingerprint(&cached), fresh, "seed {seed}, setup {setup}");
+    }
+}

@@ -20,6 +20,7 @@ pub struct UserId(pub u32);
 /// A Lease the typed path addresses: its name, and while it exists its record slot and the
 /// compact state the typed path reads and writes (kept together so that a renewal touches one
 /// place in memory).
+#[derive(Clone)]
 pub(crate) struct LeaseRefEntry {
     pub(crate) namespace: String,
     pub(crate) name: String,

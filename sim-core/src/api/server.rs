@@ -62,6 +62,7 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct Record {
     pub(crate) object: Stored,
     pub(crate) managers: Vec<ManagerState>,
@@ -104,6 +105,9 @@ impl Outcome {
     }
 }
 
+/// Cloning a server copies its stores' maps and shares its objects (`Arc`s, copied on write), so
+/// a clone is an independent server in the same state.
+#[derive(Clone)]
 pub struct ApiServer {
     epoch_unix_nanos: i64,
     /// The etcd revision: one counter for all objects (apiserver.md §4).
@@ -136,7 +140,7 @@ pub struct ApiServer {
 /// RoleBinding per elector was a scan over the whole fleet for every caller's first request.
 type SubjectIndex = HashMap<String, NamespaceSubjects>;
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct NamespaceSubjects {
     /// By the user name a subject matches (a ServiceAccount as the user
     /// `system:serviceaccount:<ns>:<name>` it authenticates as).

@@ -114,9 +114,56 @@ pub struct World {
     events_processed: u64,
 }
 
+/// The API server as a world's setup leaves it, kept to start the next world that has the same
+/// setup (a sweep's runs of one grid point differ in their seed only): seeding a fleet's
+/// ServiceAccounts, Roles and RoleBindings through the generic path costs more than many
+/// seconds of its election, and the server it leaves depends on nothing but what is compared
+/// here (the epoch, the identities interned first, the objects in order).
+pub struct SetupCache {
+    epoch: i64,
+    identities: Vec<String>,
+    objects: Vec<serde_json::Value>,
+    server: ApiServer,
+}
+
+impl SetupCache {
+    fn matches(&self, spec: &WorldSpec) -> bool {
+        self.epoch == spec.epoch
+            && self.identities.len() == spec.nodes.len()
+            && self.identities.iter().zip(&spec.nodes).all(|(a, n)| a == n.identity())
+            && self.objects == spec.setup_objects
+    }
+}
+
 impl World {
     pub fn new(spec: WorldSpec) -> Result<World, String> {
         spec.validate()?;
+        let server = Self::set_up_server(&spec)?;
+        Self::with_server(spec, server)
+    }
+
+    /// [`World::new`], starting from `cache`'s server when it was set up the same way (and
+    /// keeping this setup there otherwise). The world is the one `new` builds, byte for byte.
+    pub fn new_cached(spec: WorldSpec, cache: &mut Option<SetupCache>) -> Result<World, String> {
+        spec.validate()?;
+        let server = match cache {
+            Some(c) if c.matches(&spec) => c.server.clone(),
+            _ => {
+                let server = Self::set_up_server(&spec)?;
+                *cache = Some(SetupCache {
+                    epoch: spec.epoch,
+                    identities: spec.nodes.iter().map(|n| n.identity().to_string()).collect(),
+                    objects: spec.setup_objects.clone(),
+                    server: server.clone(),
+                });
+                server
+            }
+        };
+        Self::with_server(spec, server)
+    }
+
+    /// A fresh server with the node identities interned and the setup objects created.
+    fn set_up_server(spec: &WorldSpec) -> Result<ApiServer, String> {
         let mut server = ApiServer::new(spec.epoch);
         server.set_audit(false);
         // Node identities are interned before anything else: node i is Sym(i + 1).
@@ -127,6 +174,10 @@ impl World {
         for (index, object) in spec.setup_objects.iter().enumerate() {
             server.seed(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
         }
+        Ok(server)
+    }
+
+    fn with_server(spec: WorldSpec, mut server: ApiServer) -> Result<World, String> {
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
         let mut lease_index: HashMap<(&str, &str), usize> = HashMap::new();
