@@ -594,29 +594,10 @@ impl LoopElector {
                 // `tryCoordinatedRenew`: nobody but the election controller creates the Lease.
                 (Step::Get, Err(LockError::NotFound)) if self.rules.coordinated => return Progress::Done(false),
                 (Step::Get, Err(LockError::NotFound)) => (Step::Create, LockOp::Create(t.candidate)),
-                (Step::Get, Ok(record)) if self.rules.coordinated => {
-                    // client-go leaderelection.go `tryCoordinatedRenew` (32ce75a7), in its order:
-                    // observe; "Lease has expired" (observedTime + the record's duration — 5 s
-                    // while the controller's install is fresh); not the holder; "end of term"
-                    // when preferredHolder is set (no release, no write); else renew keeping
-                    // acquireTime, transitions and strategy, without preferredHolder.
-                    let raw = record.raw(self.rules.raw_has_strategy);
-                    if self.observed_raw.as_ref() != Some(&raw) {
-                        self.set_observed(record, now);
-                        self.observed_raw = Some(raw);
-                    }
-                    if !self.is_lease_valid(t.started) || !self.is_leader() {
-                        return Progress::Done(false);
-                    }
-                    if record.preferred_holder != Sym::EMPTY {
-                        out.push(Output::Note(Note::EndOfTerm));
-                        return Progress::Done(false);
-                    }
-                    t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
-                    t.candidate.leader_transitions = self.observed.leader_transitions;
-                    t.candidate.strategy = self.observed.strategy;
-                    (Step::Update, self.write_op(t.candidate))
-                }
+                (Step::Get, Ok(record)) if self.rules.coordinated => match self.coordinated_get(t, now, record, out) {
+                    Ok(next) => next,
+                    Err(done) => return done,
+                },
                 (Step::Get, Err(_)) | (Step::Create, Err(_)) | (Step::Update, Err(_)) => return Progress::Done(false),
                 (Step::Get, Ok(record)) => {
                     // `len(oldLeaderElectionRecord.HolderIdentity) > 0`: the record just read.
@@ -646,6 +627,40 @@ impl LoopElector {
                 Some(r) => result = r,
             }
         }
+    }
+
+    /// The Get of a `Coordinated` elector answered (see `continue_try`): the next step, or the
+    /// try's end. Kept apart: only coordinated electors take it.
+    #[cold]
+    #[inline(never)]
+    fn coordinated_get(
+        &mut self,
+        t: &mut Try,
+        now: Now,
+        record: Record,
+        out: &mut Vec<Output>,
+    ) -> Result<(Step, LockOp), Progress> {
+        // client-go leaderelection.go `tryCoordinatedRenew` (32ce75a7), in its order:
+        // observe; "Lease has expired" (observedTime + the record's duration — 5 s
+        // while the controller's install is fresh); not the holder; "end of term"
+        // when preferredHolder is set (no release, no write); else renew keeping
+        // acquireTime, transitions and strategy, without preferredHolder.
+        let raw = record.raw(self.rules.raw_has_strategy);
+        if self.observed_raw.as_ref() != Some(&raw) {
+            self.set_observed(record, now);
+            self.observed_raw = Some(raw);
+        }
+        if !self.is_lease_valid(t.started) || !self.is_leader() {
+            return Err(Progress::Done(false));
+        }
+        if record.preferred_holder != Sym::EMPTY {
+            out.push(Output::Note(Note::EndOfTerm));
+            return Err(Progress::Done(false));
+        }
+        t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
+        t.candidate.leader_transitions = self.observed.leader_transitions;
+        t.candidate.strategy = self.observed.strategy;
+        Ok((Step::Update, self.write_op(t.candidate)))
     }
 
     fn write_op(&self, record: Record) -> LockOp {
