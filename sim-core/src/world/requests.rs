@@ -172,14 +172,16 @@ impl World {
     #[inline]
     pub(super) fn apply(&mut self, now: Nanos, msg: u32) {
         let m = self.net.get(msg);
-        if m.origin == Origin::Elector && m.injected.is_none() && !self.obs.tracing() {
-            if let Stage::Request(Payload::Lease { lease, user, op }) = &m.stage {
-                let (node, lease, user) = (m.node as usize, *lease, *user);
-                let rv_before = self.server.resource_version();
-                let result = self.server.lease_request(now, lease, user, self.procs[node].field_manager, op);
-                self.answer_lease(now, msg, node, lease, rv_before, result);
-                return;
-            }
+        if m.origin == Origin::Elector
+            && m.injected.is_none()
+            && !self.obs.tracing()
+            && let Stage::Request(Payload::Lease { lease, user, op }) = &m.stage
+        {
+            let (node, lease, user) = (m.node as usize, *lease, *user);
+            let rv_before = self.server.resource_version();
+            let result = self.server.lease_request(now, lease, user, self.procs[node].field_manager, op);
+            self.answer_lease(now, msg, node, lease, rv_before, result);
+            return;
         }
         self.apply_any(now, msg);
     }
