@@ -131,6 +131,14 @@ pub fn prepare(
     trace: bool,
     max_events: u64,
 ) -> Result<(Prepared, World), InputError> {
+    let prepared = check(loaded, seed, trace, max_events)?;
+    let Prepared { scenario, spec, .. } = &prepared;
+    let world = World::new(spec.clone()).map_err(|m| setup_error(loaded, scenario, spec, &m))?;
+    Ok((prepared, world))
+}
+
+/// Everything `prepare` checks before it builds the world, in its order.
+fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Prepared, InputError> {
     let mut scenario = loaded.scenario.clone();
     if let Some(s) = seed {
         scenario.seed = s;
@@ -145,8 +153,7 @@ pub fn prepare(
     if estimate.events > max_events {
         return Err(InputError(over_budget(loaded, &spec, estimate.events, max_events)));
     }
-    let world = World::new(spec.clone()).map_err(|m| setup_error(loaded, &scenario, &spec, &m))?;
-    Ok((Prepared { scenario, spec, expectations, estimate }, world))
+    Ok(Prepared { scenario, spec, expectations, estimate })
 }
 
 fn over_budget(loaded: &LoadedScenario, spec: &sim_core::model::WorldSpec, events: u64, max: u64) -> String {
@@ -264,19 +271,7 @@ pub struct RunMetrics {
 /// command, the expectations' verdicts), and the world spec is moved into the world, not copied.
 /// Per run of a 500-run sweep that was a tenth of the time outside the event loop.
 pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -> Result<RunMetrics, InputError> {
-    let mut scenario = loaded.scenario.clone();
-    if let Some(s) = seed {
-        scenario.seed = s;
-    }
-    if let Some(dump) = scenario.from_cluster.clone() {
-        start_from_cluster(&mut scenario, &loaded.path, &dump)?;
-    }
-    let spec = scenario.to_world_spec(false).map_err(|e| scenario_error(loaded, &e))?;
-    parse_expectations(loaded)?;
-    let estimate = spec.estimate();
-    if estimate.events > budget.max_events {
-        return Err(InputError(over_budget(loaded, &spec, estimate.events, budget.max_events)));
-    }
+    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events)?;
     let (unsafe_mode, duration) = (spec.unsafe_mode, spec.duration);
     // A sweep runs many seeds of one grid point on each thread: their setups are alike, and
     // the server one leaves is the next one's start (`World::new_cached` checks that it is).
