@@ -203,18 +203,9 @@ impl World {
     ) {
         let m = self.net.get_mut(msg);
         let verb = m.verb;
-        // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
-        let code = match &result {
-            Ok(_) => {
-                if verb == Verb::Create {
-                    201
-                } else {
-                    200
-                }
-            }
-            Err(e) => e.code,
-        };
+        let code = status_code(verb, result.as_ref().err());
         m.code = code;
+        // No error was injected on this path: nothing of the request is kept for a retry.
         m.stage = Stage::Answered { response: Response::Lease(result.map_err(|e| e.code)), retry: None };
         self.obs.count_request(verb, code);
         if self.server.resource_version() != rv_before {
@@ -272,8 +263,7 @@ impl World {
             result = self.injected_answer(msg).3;
         }
         let error = result.error();
-        // POST answers 201 Created (apiserver `handlers/create.go`); everything else 200.
-        let code = error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code);
+        let code = status_code(verb, error);
         self.net.get_mut(msg).code = code;
         self.obs.count_request(verb, code);
         let rv_after = self.server.resource_version();
@@ -461,4 +451,11 @@ impl World {
             Origin::Recorder => {}
         }
     }
+}
+
+/// The status of an answer: the error's, or 201 Created for a POST (apiserver
+/// `handlers/create.go`) and 200 for everything else.
+#[inline]
+fn status_code(verb: Verb, error: Option<&crate::api::ApiError>) -> u16 {
+    error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code)
 }
