@@ -10,9 +10,15 @@
 # Two binaries are compared by running it once with each; any line of the diff names the file
 # that moved. It takes about a minute on two cores.
 set -euo pipefail
+[ $# -eq 2 ] || { echo "usage: bash benches/corpus.sh LEASESIM_BINARY OUT_DIR" >&2; exit 2; }
 bin=$(realpath "$1")
 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
+# OUT is replaced only if it is a corpus this script wrote (it holds hashes.txt) or empty.
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ] && [ ! -f "$out/hashes.txt" ]; then
+  echo "corpus.sh: $out exists and is not a corpus (no hashes.txt): choose a new folder" >&2
+  exit 2
+fi
 rm -rf "$out"
 mkdir -p "$out/run" "$out/sweep"
 cd "$root"
