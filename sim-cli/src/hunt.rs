@@ -21,14 +21,14 @@
 //! fuzzer keeps its most interesting inputs.
 
 use crate::expect::{self, Expectation};
-use crate::run::{self, RunOutput};
+use crate::run::{self, RunJudged};
 use crate::scenario_file::{InputError, LoadedScenario};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sim_core::rng::ComponentRng;
 use sim_core::scenario::{ClockDoc, Duration, FaultDoc, LatencyDoc, NetworkDoc, Scenario, metric_values};
 use sim_core::time::{Nanos, format_duration, secs};
-use sim_core::world::SpanKind;
+use sim_core::world::{RunResult, SpanKind};
 use std::path::Path;
 
 const SECOND: Nanos = 1_000_000_000;
@@ -387,15 +387,15 @@ impl Hunt {
     /// Runs `c` once (no trace) and judges it.
     pub fn evaluate(&self, c: &Candidate) -> Result<Outcome, String> {
         let history = matches!(self.property, Property::NoLostUpdate | Property::NoWriteFromNonHolder);
-        let out = run::run(&self.loaded(c), Some(c.seed), history).map_err(|e| e.0)?;
+        let out = run::run_judged(&self.loaded(c), Some(c.seed), history).map_err(|e| e.0)?;
         Ok(self.judge(c, &out))
     }
 
-    fn judge(&self, c: &Candidate, out: &RunOutput) -> Outcome {
+    fn judge(&self, c: &Candidate, out: &RunJudged) -> Outcome {
         let r = &out.result;
         let m = &r.metrics;
         let dual = m.dual_leader_seconds;
-        let margin = margin_seconds(out);
+        let margin = margin_seconds(r);
         let (violated, detail) = match &self.property {
             Property::NoDualLeader => {
                 (dual > 0.0, format!("two leaders acted at once for {dual:.3} s ({} windows)", m.dual_leader_windows))
@@ -410,12 +410,12 @@ impl Hunt {
             }
             Property::LeaderWithin(limit) => {
                 let healed = c.faults.iter().map(|f| f.at + f.duration).max().unwrap_or(0);
-                let gap = leaderless_after(out, healed);
+                let gap = leaderless_after(r, healed);
                 (gap > *limit, format!("no leader for {} after the last fault healed", format_duration(gap)))
             }
             Property::NoWriteFromNonHolder | Property::NoLostUpdate => {
                 let none = sim_core::history::HistoryReport::default();
-                let h = run::history_report(out).unwrap_or(&none);
+                let h = out.history.as_ref().unwrap_or(&none);
                 if matches!(self.property, Property::NoLostUpdate) {
                     (
                         !h.lost_updates.is_empty(),
@@ -510,8 +510,7 @@ impl Hunt {
 
 /// The smallest gap between the end of one node's acting span and the start of another's on
 /// the same Lease (negative when they overlap): how close the run came to two leaders.
-pub fn margin_seconds(out: &RunOutput) -> Option<f64> {
-    let r = &out.result;
+pub fn margin_seconds(r: &RunResult) -> Option<f64> {
     let mut spans: Vec<(&str, Nanos, Nanos, usize)> = r
         .spans
         .iter()
@@ -534,8 +533,7 @@ pub fn margin_seconds(out: &RunOutput) -> Option<f64> {
 }
 
 /// How long after `from` every Lease waited for an acting leader (the longest).
-fn leaderless_after(out: &RunOutput, from: Nanos) -> Nanos {
-    let r = &out.result;
+fn leaderless_after(r: &RunResult, from: Nanos) -> Nanos {
     let mut leases: Vec<&str> = r.node_leases.iter().map(String::as_str).collect();
     leases.sort();
     leases.dedup();

@@ -272,23 +272,54 @@ pub struct RunMetrics {
 /// Per run of a 500-run sweep that was a tenth of the time outside the event loop.
 pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -> Result<RunMetrics, InputError> {
     let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events)?;
-    let (unsafe_mode, duration) = (spec.unsafe_mode, spec.duration);
-    // A sweep runs many seeds of one grid point on each thread: their setups are alike, and
-    // the server one leaves is the next one's start (`World::new_cached` checks that it is).
+    let unsafe_mode = spec.unsafe_mode;
+    let result = run_cached(loaded, &scenario, spec, estimate.events, false, budget)?;
+    let metric_values = metric_values(&result.metrics);
+    Ok(RunMetrics { result, metric_values, unsafe_mode })
+}
+
+/// What a hunt judges of a run: its result and, when it was traced, the history checks.
+pub struct RunJudged {
+    pub result: RunResult,
+    pub history: Option<sim_core::history::HistoryReport>,
+}
+
+/// [`run`] for a hunt's candidate: the same checks, world and errors, and the same history
+/// report, but none of what only `run`'s files read (the metric values by path, the effective
+/// scenario as JSON, plot titles, the replay command). A hunt's runs are short, so that was
+/// more than half of each run's time.
+pub fn run_judged(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunJudged, InputError> {
+    let budget = Budget::default_budget();
+    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, trace, budget.max_events)?;
+    let result = run_cached(loaded, &scenario, spec, estimate.events, trace, budget)?;
+    let history = check_history(&result, trace);
+    Ok(RunJudged { result, history })
+}
+
+/// Builds the world of a checked `spec` and runs it. Sweeps and hunts run many worlds set up
+/// alike on each thread (a grid point's seeds, a hunt's schedules of one scenario), so the
+/// server one leaves is the next one's start (`World::new_cached` checks that it is).
+fn run_cached(
+    loaded: &LoadedScenario,
+    scenario: &sim_core::scenario::Scenario,
+    spec: sim_core::model::WorldSpec,
+    estimate: u64,
+    trace: bool,
+    budget: Budget,
+) -> Result<RunResult, InputError> {
     thread_local! {
         static SETUP: std::cell::RefCell<Option<sim_core::world::SetupCache>> = const { std::cell::RefCell::new(None) };
     }
+    let duration = spec.duration;
     let world = match SETUP.with(|cache| World::new_cached(spec, &mut cache.borrow_mut())) {
         Ok(world) => world,
         Err(m) => {
             // Built again only to name the setup object that failed, as `prepare` does.
-            let spec = scenario.to_world_spec(false).map_err(|e| scenario_error(loaded, &e))?;
-            return Err(setup_error(loaded, &scenario, &spec, &m));
+            let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+            return Err(setup_error(loaded, scenario, &spec, &m));
         }
     };
-    let result = run_world(loaded, world, duration, estimate.events, false, budget)?;
-    let metric_values = metric_values(&result.metrics);
-    Ok(RunMetrics { result, metric_values, unsafe_mode })
+    run_world(loaded, world, duration, estimate, trace, budget)
 }
 
 /// A world's setup failed: the setup object named with its place in the scenario file.
@@ -886,5 +917,41 @@ mod tests {
         assert_eq!(hard_stop(DEFAULT_MAX_EVENTS, 20_000_000, true), (40_000_000, true));
         // ... and never above the untraced stop: a small budget stays the budget's message.
         assert_eq!(hard_stop(1_000, 136, true), (1_360, false));
+    }
+}
+
+#[cfg(test)]
+mod judged_tests {
+    use super::{run, run_judged};
+    use sim_core::world::RunResult;
+
+    fn fingerprint(r: &RunResult) -> String {
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {}",
+            r.metrics, r.spans, r.node_leases, r.actions, r.history, r.dual_windows, r.trace, r.events_processed
+        )
+    }
+
+    /// A hunt's lean run judges what `run` would have given it: the same result and history
+    /// checks, traced or not, from a fresh setup and from the thread's setup cache (the second
+    /// and third calls), and after another scenario's setup took the cache.
+    #[test]
+    fn a_judged_run_is_the_full_runs_result_and_history() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/");
+        let load = |name: &str| {
+            let path = format!("{root}{name}");
+            let source = std::fs::read_to_string(&path).expect("a shipped scenario");
+            crate::scenario_file::load(&path, &source, &[]).expect("it loads")
+        };
+        let (split, gc) = (load("split-brain.toml"), load("gc-pause.toml"));
+        for (loaded, seed, trace) in
+            [(&split, 1, true), (&split, 2, true), (&split, 3, false), (&gc, 1, true), (&split, 4, true)]
+        {
+            let full = run(loaded, Some(seed), trace).expect("it runs");
+            let judged = run_judged(loaded, Some(seed), trace).expect("it runs");
+            assert_eq!(fingerprint(&judged.result), fingerprint(&full.result), "{} seed {seed}", loaded.path);
+            assert_eq!(judged.history, full.history, "{} seed {seed}", loaded.path);
+            assert_eq!(judged.history.is_some(), trace, "the history checks are made of a traced run");
+        }
     }
 }
