@@ -164,15 +164,76 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 
 /// `2026-01-01T00:00:00` (no fraction, no zone) for a Unix-seconds value.
 pub fn format_civil_seconds(unix_secs: i64) -> String {
+    match civil_seconds_digits(unix_secs) {
+        Some(digits) => String::from_utf8(digits.to_vec()).expect("ascii digits"),
+        None => {
+            let days = unix_secs.div_euclid(86_400);
+            let rem = unix_secs.rem_euclid(86_400);
+            let (y, mo, d) = civil_from_days(days);
+            format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
+        }
+    }
+}
+
+/// [`format_civil_seconds`] as 19 bytes, for a year of four digits (0–9999: every timestamp
+/// a run writes); `None` for any other year. Every managedFields entry of an object the
+/// server renders carries a time, and `format!` was a third of that rendering.
+pub fn civil_seconds_digits(unix_secs: i64) -> Option<[u8; 19]> {
     let days = unix_secs.div_euclid(86_400);
-    let rem = unix_secs.rem_euclid(86_400);
+    let rem = unix_secs.rem_euclid(86_400) as u32;
     let (y, mo, d) = civil_from_days(days);
-    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
+    if !(0..=9999).contains(&y) {
+        return None;
+    }
+    let mut out = *b"0000-00-00T00:00:00";
+    let mut put = |at: usize, width: usize, mut value: u32| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (value % 10) as u8;
+            value /= 10;
+        }
+    };
+    put(0, 4, y as u32);
+    put(5, 2, mo);
+    put(8, 2, d);
+    put(11, 2, rem / 3600);
+    put(14, 2, (rem / 60) % 60);
+    put(17, 2, rem % 60);
+    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The digit writer is `format!`'s text for every year it takes, and declines the rest.
+    #[test]
+    fn civil_seconds_digits_are_the_formatted_text() {
+        let formatted = |unix_secs: i64| {
+            let days = unix_secs.div_euclid(86_400);
+            let rem = unix_secs.rem_euclid(86_400);
+            let (y, mo, d) = civil_from_days(days);
+            format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, (rem / 60) % 60, rem % 60)
+        };
+        let first = days_from_civil(0, 1, 1) * 86_400;
+        let last = days_from_civil(9999, 12, 31) * 86_400 + 86_399;
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut cases = vec![first, last, 0, -1, 1_767_225_600, 951_782_400, 4_107_542_399];
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push(first + (x % (last - first + 1) as u64) as i64);
+        }
+        for s in cases {
+            let digits = civil_seconds_digits(s).expect("a four-digit year");
+            assert_eq!(std::str::from_utf8(&digits).unwrap(), formatted(s), "{s}");
+            assert_eq!(format_civil_seconds(s), formatted(s));
+        }
+        for s in [first - 1, last + 1, i64::MIN / 2, i64::MAX / 2] {
+            assert_eq!(civil_seconds_digits(s), None, "{s}");
+            assert_eq!(format_civil_seconds(s), formatted(s));
+        }
+    }
 
     #[test]
     fn kubernetes_style_durations_parse() {

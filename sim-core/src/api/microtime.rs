@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::time::{days_from_civil, format_civil_seconds};
+use crate::time::{civil_seconds_digits, days_from_civil, format_civil_seconds};
 
 /// Go layout of `metav1.MicroTime` (`RFC3339Micro`).
 pub const MICRO_TIME_LAYOUT: &str = "2006-01-02T15:04:05.000000Z07:00";
@@ -58,7 +58,23 @@ impl MicroTime {
 
 impl Serialize for MicroTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_rfc3339())
+        // Written on the stack: `to_rfc3339`'s text without its two allocations.
+        let secs = self.unix_micros.div_euclid(1_000_000);
+        match civil_seconds_digits(secs) {
+            Some(digits) => {
+                let mut text = [0u8; 27];
+                text[..19].copy_from_slice(&digits);
+                text[19] = b'.';
+                let mut micros = self.unix_micros.rem_euclid(1_000_000) as u32;
+                for i in (20..26).rev() {
+                    text[i] = b'0' + (micros % 10) as u8;
+                    micros /= 10;
+                }
+                text[26] = b'Z';
+                serializer.serialize_str(std::str::from_utf8(&text).expect("ascii digits"))
+            }
+            None => serializer.serialize_str(&self.to_rfc3339()),
+        }
     }
 }
 
@@ -101,7 +117,15 @@ impl Time {
 
 impl Serialize for Time {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&self.to_rfc3339())
+        // Written on the stack: `to_rfc3339`'s text without its two allocations.
+        match civil_seconds_digits(self.unix_secs) {
+            Some(digits) => {
+                let mut text = [b'Z'; 20];
+                text[..19].copy_from_slice(&digits);
+                serializer.serialize_str(std::str::from_utf8(&text).expect("ascii digits"))
+            }
+            None => serializer.serialize_str(&self.to_rfc3339()),
+        }
     }
 }
 
@@ -376,6 +400,29 @@ mod tests {
     use super::*;
 
     const EPOCH_2026_NS: i64 = 1_767_225_600 * 1_000_000_000;
+
+    /// The stack-written serialisation is `to_rfc3339`'s text (quoted), in and out of the years
+    /// it writes itself.
+    #[test]
+    fn serialised_times_are_their_rfc3339_text() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut cases =
+            vec![0i64, -1, 1_767_225_600, 253_402_300_799, 253_402_300_800, -62_167_219_200, -62_167_219_201];
+        for _ in 0..5_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            cases.push((x % 300_000_000_000) as i64 - 10_000_000_000);
+        }
+        for secs in cases {
+            let t = Time::from_unix_secs(secs);
+            assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{}\"", t.to_rfc3339()));
+            for micros in [0, 1, 999_999, (x % 1_000_000) as i64] {
+                let m = MicroTime::from_unix_micros(secs * 1_000_000 + micros);
+                assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.to_rfc3339()));
+            }
+        }
+    }
 
     #[test]
     fn microtime_truncates_sub_microsecond_digits_like_go() {
