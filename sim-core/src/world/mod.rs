@@ -248,7 +248,14 @@ impl World {
                 .map(|(i, _)| (node_lease[i], i as u32)),
         );
         let names = procs.iter().map(|p| p.identity.clone()).collect();
-        let mut obs = Observer::new(names, leases, node_lease, spec.trace);
+        // A traced run's trace is reserved for about its estimate: grown by doubling, each
+        // step copied the whole trace (an allocator that cannot remap a large block in place
+        // copies it).
+        let trace_capacity = spec.trace.then(|| {
+            let estimate = spec.estimate().events;
+            usize::try_from(estimate.saturating_add(estimate / 2)).unwrap_or(usize::MAX).min(TRACE_RESERVE_MAX)
+        });
+        let mut obs = Observer::new(names, leases, node_lease, trace_capacity);
         // Server windows written in the spec's [server] table appear on timelines like faults.
         for &(from, until) in &spec.server.outages {
             let detail = crate::time::format_duration(until - from);
@@ -598,6 +605,9 @@ impl World {
         self.obs.finish(end, transitions, clock_offsets, self.events_processed)
     }
 }
+
+/// The most trace events a run reserves room for up front (about 100 MB); a longer trace grows.
+const TRACE_RESERVE_MAX: usize = 1 << 20;
 
 /// Events in a row at one true time after which a run is stopped as stuck. A fleet's start
 /// puts a few events per node at one instant; a million is a loop that never waits (a client

@@ -106,7 +106,13 @@ pub(super) struct Observer {
 }
 
 impl Observer {
-    pub(super) fn new(names: Vec<Arc<str>>, leases: Vec<LeaseTrack>, node_lease: Vec<usize>, trace: bool) -> Observer {
+    /// `trace`: the trace's initial capacity when the run is traced.
+    pub(super) fn new(
+        names: Vec<Arc<str>>,
+        leases: Vec<LeaseTrack>,
+        node_lease: Vec<usize>,
+        trace: Option<usize>,
+    ) -> Observer {
         let n = names.len();
         let mut leases = leases;
         for (node, &lease) in node_lease.iter().enumerate() {
@@ -114,7 +120,7 @@ impl Observer {
         }
         let lease_count = leases.len();
         Observer {
-            trace: trace.then(Vec::new),
+            trace: trace.map(Vec::with_capacity),
             names,
             leases,
             node_lease,
