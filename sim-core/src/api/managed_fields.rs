@@ -327,14 +327,14 @@ pub fn leaf_fields(object: &Value) -> BTreeMap<String, Option<&Value>> {
 
 fn collect_leaves<'a>(map: &'a Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Option<&'a Value>>) {
     for (key, value) in map {
-        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}{SEP}{key}") };
+        let path = child_path(prefix, key);
         if UNTRACKED.contains(&path.as_str()) || value.is_null() {
             continue;
         }
         match value {
             Value::Object(child) if GRANULAR_MAPS.contains(&path.as_str()) => {
                 for (k, v) in child {
-                    out.insert(format!("{path}{SEP}{k}"), Some(v));
+                    out.insert(child_path(&path, k), Some(v));
                 }
                 out.insert(path, None);
             }
@@ -344,6 +344,19 @@ fn collect_leaves<'a>(map: &'a Map<String, Value>, prefix: &str, out: &mut BTree
             }
         }
     }
+}
+
+/// `prefix` SEP `key` (or `key` at the top), built without `format!`: every key of both
+/// objects of a diff takes one.
+fn child_path(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        return key.to_string();
+    }
+    let mut path = String::with_capacity(prefix.len() + SEP.len_utf8() + key.len());
+    path.push_str(prefix);
+    path.push(SEP);
+    path.push_str(key);
+    path
 }
 
 /// Diff of two JSON objects' tracked fields (`live` absent = a create).

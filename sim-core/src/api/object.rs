@@ -117,6 +117,38 @@ impl Stored {
         }
     }
 
+    /// The metadata, if no client shares the object (nothing is cloned).
+    fn unique_meta_mut(&mut self) -> Option<&mut ObjectMeta> {
+        match self {
+            Stored::Lease(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::ConfigMap(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::Namespace(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::ServiceAccount(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::Role(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::RoleBinding(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::Json(_, o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+        }
+    }
+
+    /// [`Stored::to_json`] without `metadata.managedFields`, the same map otherwise (its keys in
+    /// the same order). Rendering the managers' entries — each a time and a FieldsV1 trie —
+    /// was most of rendering a small object; a server-side apply that merges onto the live
+    /// object needs none of them (see `ApiServer::apply`).
+    pub(crate) fn to_json_unmanaged(&mut self) -> Value {
+        let Some(entries) = self.unique_meta_mut().map(|m| std::mem::take(&mut m.managed_fields)) else {
+            // Shared with a client: rendered whole, the key dropped.
+            let mut json = self.to_json();
+            if let Some(meta) = json.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.shift_remove("managedFields");
+            }
+            return json;
+        };
+        // (An empty list is not written: `ObjectMeta` skips it.)
+        let json = self.to_json();
+        self.unique_meta_mut().expect("still unshared").managed_fields = entries;
+        json
+    }
+
     pub(crate) fn to_json(&self) -> Value {
         match self {
             Stored::Lease(o) => object_json(Kind::Lease, o.as_ref()),

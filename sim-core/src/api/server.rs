@@ -601,7 +601,7 @@ impl ApiServer {
         }
         let applied = applied_field_set(&config);
         let wall_secs = self.wall_secs(now);
-        let Some(record) = self.record(kind, ns, &req.name) else {
+        if self.record(kind, ns, &req.name).is_none() {
             // patch.go authorises an apply that creates a second time, as `create` with the name.
             self.authorize_create_on_write(req, ns)?;
             let object = Stored::decode(kind, &config).map_err(|e| decode_error(kind, &e))?;
@@ -618,8 +618,14 @@ impl ApiServer {
             )?;
             let object = self.commit(now, kind, ns, &req.name, object, managers);
             return Ok(Outcome::Written { object, created: true });
-        };
-        let live_json = record.object.to_json();
+        }
+        // The live object is merged onto without its managedFields: a configuration never
+        // carries any (`apply_config` refuses them), so the merged object's would be the live
+        // one's; `commit` writes every entry afresh from the managers whatever the object held
+        // (`sync_managed_fields`), and no diff tracks them (`UNTRACKED`). So the merged object
+        // is decoded without them, to the same commit.
+        let live_json = self.record_mut(kind, ns, &req.name).expect("checked above").object.to_json_unmanaged();
+        let record = self.record(kind, ns, &req.name).expect("checked above");
         let mut merged = apply_merge(&live_json, &config);
         // Fields this manager applied before but omits now go away unless someone else owns them.
         let others = owned_by_others(&record.managers, &manager);
@@ -1056,18 +1062,25 @@ fn drop_nulls(value: Value) -> Value {
 /// SSA merge of a configuration into the live object: objects merge key by key, everything else
 /// (scalars, lists — atomic here) is replaced.
 fn apply_merge(live: &Value, config: &Value) -> Value {
-    match (live, config) {
-        (Value::Object(live_map), Value::Object(config_map)) => {
-            let mut out = live_map.clone();
+    let mut merged = live.clone();
+    merge_into(&mut merged, config);
+    merged
+}
+
+/// [`apply_merge`] in place: a key the live object has keeps its place, a new one goes last.
+/// (Merging by copies cloned each level's subtree once per level above it.)
+fn merge_into(target: &mut Value, config: &Value) {
+    match (target, config) {
+        (Value::Object(target_map), Value::Object(config_map)) => {
             for (key, value) in config_map {
-                let merged = match out.get(key) {
-                    Some(existing) => apply_merge(existing, value),
-                    None => value.clone(),
-                };
-                out.insert(key.clone(), merged);
+                match target_map.get_mut(key) {
+                    Some(existing) => merge_into(existing, value),
+                    None => {
+                        target_map.insert(key.clone(), value.clone());
+                    }
+                }
             }
-            Value::Object(out)
         }
-        (_, config) => config.clone(),
+        (target, config) => *target = config.clone(),
     }
 }
