@@ -591,11 +591,11 @@ impl ApiServer {
             }
         };
         let config = apply_config(kind, &req.body)?;
-        let config_name = config.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
+        let config_name = metadata_field(&config, "name").and_then(Value::as_str).unwrap_or_default();
         if config_name != req.name.as_ref() {
             return Err(name_mismatch(config_name, &req.name));
         }
-        let config_ns = config.pointer("/metadata/namespace").and_then(Value::as_str).unwrap_or_default();
+        let config_ns = metadata_field(&config, "namespace").and_then(Value::as_str).unwrap_or_default();
         if kind.is_namespaced() && !config_ns.is_empty() && config_ns != ns {
             return Err(namespace_mismatch());
         }
@@ -1016,13 +1016,23 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
 /// The apply configuration: must name apiVersion and kind, must not carry managedFields
 /// (structuredmerge.go). Nulls are dropped (they set nothing).
 fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
+    // A JSON body is read where it lies and copied once, without its nulls.
+    let parsed;
     let value = match body {
-        Body::Json(value) => value.clone(),
+        Body::Json(value) => value,
         Body::Text(text) => {
-            serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?
+            parsed =
+                serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+            &parsed
         }
-        Body::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
-        Body::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
+        Body::Lease(lease) => {
+            parsed = object_json(Kind::Lease, lease.as_ref());
+            &parsed
+        }
+        Body::ConfigMap(cm) => {
+            parsed = object_json(Kind::ConfigMap, cm.as_ref());
+            &parsed
+        }
         Body::None => {
             return Err(ApiError::bad_request("error decoding YAML: empty apply configuration"));
         }
@@ -1044,18 +1054,26 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
             kind.kind_name()
         )));
     }
-    if value.pointer("/metadata/managedFields").is_some_and(|v| !v.is_null()) {
+    if metadata_field(value, "managedFields").is_some_and(|v| !v.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
-    Ok(drop_nulls(value))
+    Ok(without_nulls(value))
 }
 
-fn drop_nulls(value: Value) -> Value {
+/// `value.pointer("/metadata/<key>")` without parsing a pointer (which allocates two strings
+/// per step to unescape it).
+fn metadata_field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.get("metadata")?.as_object()?.get(key)
+}
+
+/// A copy of `value` without the null members of its objects, at every depth of objects
+/// (a list is copied as it is).
+fn without_nulls(value: &Value) -> Value {
     match value {
-        Value::Object(map) => {
-            Value::Object(map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, drop_nulls(v))).collect())
-        }
-        other => other,
+        Value::Object(map) => Value::Object(
+            map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+        ),
+        other => other.clone(),
     }
 }
 
