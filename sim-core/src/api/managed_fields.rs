@@ -280,15 +280,19 @@ fn collect_trie_paths(node: &Value, prefix: &str, out: &mut BTreeSet<String>) {
 /// `{"f:spec":{"f:holderIdentity":{}}}`; a granular map owned as a whole gets `".":{}`.
 pub fn fields_v1_trie(fields: &BTreeSet<String>) -> Value {
     let mut root = Map::new();
+    // One key buffer: a node's key is allocated only when the node is new (paths share most
+    // of their prefixes), not formatted for every segment of every path.
+    let mut key = String::new();
     for path in fields {
         let mut node = &mut root;
         for segment in path.split(SEP) {
-            let key = format!("f:{segment}");
-            node = node
-                .entry(key)
-                .or_insert_with(|| Value::Object(Map::new()))
-                .as_object_mut()
-                .expect("trie nodes are objects");
+            key.clear();
+            key.push_str("f:");
+            key.push_str(segment);
+            if !node.contains_key(key.as_str()) {
+                node.insert(key.clone(), Value::Object(Map::new()));
+            }
+            node = node.get_mut(key.as_str()).and_then(Value::as_object_mut).expect("trie nodes are objects");
         }
         if GRANULAR_MAPS.contains(&path.as_str()) {
             node.insert(".".to_string(), Value::Object(Map::new()));
