@@ -23,6 +23,9 @@ pub enum Body {
     Json(Value),
     /// Raw JSON text as a user sent it: decode errors are the server's.
     Text(String),
+    /// A core/v1 Event as the server keeps it (what decoding its JSON gives): an elector's
+    /// recorder builds it directly, so no JSON is built, copied and decoded for it.
+    Event(Arc<JsonObject>),
 }
 
 #[derive(Clone, Debug)]

@@ -949,7 +949,12 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
         Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
             return Ok(Stored::ConfigMap(Arc::clone(cm)));
         }
+        Body::Event(event) if kind == Kind::Event => return Ok(Stored::Json(Kind::Event, Arc::clone(event))),
         Body::Json(value) => value,
+        Body::Event(event) => {
+            rendered = object_json(Kind::Event, event.as_ref());
+            &rendered
+        }
         Body::Lease(lease) => {
             rendered = object_json(Kind::Lease, lease.as_ref());
             &rendered
@@ -1009,6 +1014,7 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
         Body::Lease(lease) => Ok(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Ok(object_json(Kind::ConfigMap, cm.as_ref())),
+        Body::Event(event) => Ok(object_json(Kind::Event, event.as_ref())),
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
     }
 }
@@ -1031,6 +1037,10 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
         }
         Body::ConfigMap(cm) => {
             parsed = object_json(Kind::ConfigMap, cm.as_ref());
+            &parsed
+        }
+        Body::Event(event) => {
+            parsed = object_json(Kind::Event, event.as_ref());
             &parsed
         }
         Body::None => {
