@@ -137,7 +137,7 @@ impl Stored {
     /// the same order). Rendering the managers' entries — each a time and a FieldsV1 trie —
     /// was most of rendering a small object; a server-side apply that merges onto the live
     /// object needs none of them (see `ApiServer::apply`).
-    pub(crate) fn to_json_unmanaged(&mut self) -> Value {
+    pub(crate) fn json_without_managed_fields(&mut self) -> Value {
         let Some(entries) = self.unique_meta_mut().map(|m| std::mem::take(&mut m.managed_fields)) else {
             // Shared with a client: rendered whole, the key dropped.
             let mut json = self.to_json();

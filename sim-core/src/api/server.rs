@@ -624,7 +624,8 @@ impl ApiServer {
         // one's; `commit` writes every entry afresh from the managers whatever the object held
         // (`sync_managed_fields`), and no diff tracks them (`UNTRACKED`). So the merged object
         // is decoded without them, to the same commit.
-        let live_json = self.record_mut(kind, ns, &req.name).expect("checked above").object.to_json_unmanaged();
+        let live_json =
+            self.record_mut(kind, ns, &req.name).expect("checked above").object.json_without_managed_fields();
         let record = self.record(kind, ns, &req.name).expect("checked above");
         let mut merged = apply_merge(&live_json, &config);
         // Fields this manager applied before but omits now go away unless someone else owns them.
