@@ -981,3 +981,59 @@ fn apply_answers_do_not_depend_on_merging_without_managed_fields_or_on_a_held_an
     assert_eq!(held, dropped);
     assert_eq!(held, include_str!("../../tests/fixtures/apply-sequence.txt"));
 }
+
+/// A create of a JSON-kept object takes its creator's managedFields entry from the last create
+/// of the same kind and shape: each Event a server creates in a row is stored exactly as a
+/// fresh server (nothing remembered) stores it, and a create of another shape, or with labels,
+/// is not mistaken for one.
+#[test]
+fn creates_from_the_remembered_shape_are_the_generic_creates() {
+    let event = |name: &str, extra: Option<(&str, Value)>, labels: bool| {
+        let mut body = json!({
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": name, "namespace": NS},
+            "involvedObject": {"kind": "Lease", "name": "lock", "uid": ""},
+            "reason": "LeaderElection", "message": format!("{name} became leader"),
+            "count": 1, "eventTime": null, "source": {"component": "lock"},
+        });
+        if let Some((key, value)) = extra {
+            body[key] = value;
+        }
+        if labels {
+            body["metadata"]["labels"] = json!({"app": "x"});
+        }
+        body
+    };
+    let cases = [
+        ("e1", None, false, "m1"),
+        ("e2", None, false, "m2"),
+        (
+            "e3",
+            Some(("involvedObject", json!({"kind": "Lease", "name": "lock", "uid": "u", "extra": {}}))),
+            false,
+            "m1",
+        ),
+        ("e4", None, false, "m3"),
+        ("e5", None, true, "m1"),
+        ("e6", Some(("note", json!(null))), false, "m2"),
+        ("e7", Some(("data", json!({"a": "1"}))), false, "m2"),
+        ("e8", None, false, "m4"),
+    ];
+    let mut remembering = server();
+    for (i, (name, extra, labels, manager)) in cases.into_iter().enumerate() {
+        let request =
+            with_manager(admin(Verb::Create, Kind::Event, "", Body::Json(event(name, extra, labels))), manager, false);
+        let now = secs(i as u64 * 7);
+        remembering.handle_for_effect(now, &request).unwrap();
+        let mut fresh = server();
+        fresh.handle_for_effect(now, &request).unwrap();
+        let stored = |s: &mut ApiServer| {
+            let mut v = s.peek_json(Kind::Event, NS, name).unwrap();
+            // The uid and revision count the server's earlier creates.
+            v["metadata"].as_object_mut().unwrap().remove("uid");
+            v["metadata"].as_object_mut().unwrap().remove("resourceVersion");
+            v
+        };
+        assert_eq!(stored(&mut remembering), stored(&mut fresh), "{name}");
+    }
+}
