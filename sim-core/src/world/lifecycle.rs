@@ -159,10 +159,11 @@ impl World {
     pub(super) fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Vec<Output>) {
         let mut i = 0;
         while i < out.len() {
-            let output = out[i];
             i += 1;
-            match output {
-                Output::Send { op, timeout } => match self.procs[node].lock.request(&op, &self.server) {
+            // Read in place: an `Output` is 80 bytes, and copying each out was a tenth of
+            // routing them.
+            match &out[i - 1] {
+                &Output::Send { ref op, timeout } => match self.procs[node].lock.request(op, &self.server) {
                     Err(e) => {
                         if self.lock_refused(now, node, e, &mut out) {
                             break;
@@ -180,20 +181,20 @@ impl World {
                         self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), timeout);
                     }
                 },
-                Output::Timer { kind, after, generation } => {
+                &Output::Timer { kind, after, generation } => {
                     let p = &self.procs[node];
                     let at = p.clock.timer_fires_at(now, after);
                     let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
                     self.queue.schedule(at, event);
                 }
                 Output::Abandon => self.procs[node].elector_request = None,
-                Output::NewLeader(holder) => {
+                &Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
                         trace!(self, now, Some(node), TraceKind::NewLeader { holder });
                     }
                 }
-                Output::Note(note) => {
+                &Output::Note(note) => {
                     if note == Note::RenewedLease {
                         let unpaused_and_reachable =
                             self.procs[node].paused_until.is_none() && !self.net.is_cut(node, now);
@@ -202,7 +203,7 @@ impl World {
                     trace!(self, now, Some(node), TraceKind::Note { note })
                 }
                 // Leadership changes, exits and the rest: once a term, not once a round.
-                rare => self.rare_output(now, node, rare),
+                &rare => self.rare_output(now, node, rare),
             }
         }
         out.clear();
