@@ -1024,20 +1024,12 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
         }
         Body::Event(event) if kind == Kind::Event => return Ok(Stored::Json(Kind::Event, Arc::clone(event))),
         Body::Json(value) => value,
-        Body::Event(event) => {
-            rendered = object_json(Kind::Event, event.as_ref());
-            &rendered
-        }
-        Body::Lease(lease) => {
-            rendered = object_json(Kind::Lease, lease.as_ref());
-            &rendered
-        }
-        Body::ConfigMap(cm) => {
-            rendered = object_json(Kind::ConfigMap, cm.as_ref());
-            &rendered
-        }
         Body::Text(text) => {
             rendered = parse_text(kind, text)?;
+            &rendered
+        }
+        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => {
+            rendered = typed_body_json(body).expect("a typed body");
             &rendered
         }
         Body::None => {
@@ -1058,6 +1050,17 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
     }
     check_type_meta(kind, value)?;
     Stored::decode(kind, value).map_err(|e| decode_error(kind, &e))
+}
+
+/// A typed body (a Lease, a ConfigMap, an Event) as the JSON a client would have sent; `None`
+/// for the others.
+fn typed_body_json(body: &Body) -> Option<Value> {
+    match body {
+        Body::Lease(lease) => Some(object_json(Kind::Lease, lease.as_ref())),
+        Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
+        Body::Event(event) => Some(object_json(Kind::Event, event.as_ref())),
+        Body::None | Body::Json(_) | Body::Text(_) => None,
+    }
 }
 
 /// apiVersion/kind of a body against the URL's (create.go / update.go).
@@ -1085,9 +1088,7 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
-        Body::Lease(lease) => Ok(object_json(Kind::Lease, lease.as_ref())),
-        Body::ConfigMap(cm) => Ok(object_json(Kind::ConfigMap, cm.as_ref())),
-        Body::Event(event) => Ok(object_json(Kind::Event, event.as_ref())),
+        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => Ok(typed_body_json(body).expect("a typed body")),
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
     }
 }
@@ -1104,16 +1105,8 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed
         }
-        Body::Lease(lease) => {
-            parsed = object_json(Kind::Lease, lease.as_ref());
-            &parsed
-        }
-        Body::ConfigMap(cm) => {
-            parsed = object_json(Kind::ConfigMap, cm.as_ref());
-            &parsed
-        }
-        Body::Event(event) => {
-            parsed = object_json(Kind::Event, event.as_ref());
+        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => {
+            parsed = typed_body_json(body).expect("a typed body");
             &parsed
         }
         Body::None => {
