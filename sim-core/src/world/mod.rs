@@ -606,7 +606,8 @@ impl World {
     }
 }
 
-/// The most trace events a run reserves room for up front (about 100 MB); a longer trace grows.
+/// The most trace events a run reserves room for up front (120 bytes each: about 125 MB, the
+/// size of such a trace anyway); a longer trace grows.
 const TRACE_RESERVE_MAX: usize = 1 << 20;
 
 /// Events in a row at one true time after which a run is stopped as stuck. A fleet's start

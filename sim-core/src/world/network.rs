@@ -176,8 +176,9 @@ impl Network {
         self.slots[slot as usize].take().expect("a live message slot")
     }
 
-    /// Frees the slot of an answered message, handing back who sent it and the answer (without
-    /// moving the whole message out).
+    /// Frees the slot of an answered message, handing back who sent it and the answer. (Moving
+    /// the message out whole measured fewer instructions than taking the answer out in place:
+    /// flap 23.52 M against 23.60 M.)
     #[inline]
     pub(super) fn take_answer(&mut self, slot: u32) -> (u32, u64, Origin, u16, Response) {
         let m = self.slots[slot as usize].take().expect("a live message slot");
