@@ -106,7 +106,8 @@ impl Outcome {
 }
 
 /// Cloning a server copies its stores' maps and shares its objects (`Arc`s, copied on write), so
-/// a clone is an independent server in the same state.
+/// a clone is an independent server in the same state. (Clones also share `create_memos`: a
+/// cache of a pure function, so what one clone learns changes no answer of another.)
 #[derive(Clone)]
 pub struct ApiServer {
     epoch_unix_nanos: i64,
@@ -133,19 +134,36 @@ pub struct ApiServer {
     /// The RoleBindings by the subjects they name, for the typed path's decisions: built for one
     /// RBAC generation when a decision is first asked in it.
     subject_index: Option<(u64, SubjectIndex)>,
-    /// The creator's managedFields entry of the last JSON-kept object created, by its kind and
-    /// shape (see `creator_managers`).
-    create_memo: Option<CreateMemo>,
+    /// The creator's managedFields entries of recent creates, by kind and shape (see
+    /// `creator_managers`). Shared by every clone of this server: a sweep's or a hunt's runs
+    /// start from clones of one set-up server, and each would otherwise learn again what its
+    /// first Lease and first Event give their creators (a sixth of a short run).
+    pub(super) create_memos: Arc<std::sync::Mutex<Vec<CreateMemo>>>,
 }
 
-/// What a create of a JSON-kept object (an Event, a LeaseCandidate) with no labels gave its
-/// creator: the field set and trie depend only on the object's keys and nesting (`shape`), the
-/// rest of the entry (manager, time) is the request's.
+/// What a create gave its creator, for objects whose tracked fields depend only on `shape`:
+/// a JSON-kept object (an Event, a LeaseCandidate) with no labels, by its keys and nesting
+/// (`json_shape`); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
+/// (manager, time) is the request's.
 #[derive(Clone, Debug)]
-struct CreateMemo {
+pub(super) struct CreateMemo {
     kind: Kind,
     shape: String,
     creator: Option<ManagerState>,
+}
+
+/// Shapes remembered: an election run creates a Lease and one or two kinds of Event.
+const CREATE_MEMOS: usize = 8;
+
+/// The shape of a field set: each path with its length (paths are unambiguous then), after a
+/// letter no `json_shape` starts with.
+fn fields_shape(fields: &std::collections::BTreeSet<String>, out: &mut String) {
+    use std::fmt::Write;
+    out.push('F');
+    for path in fields {
+        let _ = write!(out, "{}:", path.len());
+        out.push_str(path);
+    }
 }
 
 /// Writes the keys and nesting of a JSON object into `out` (each key with its length, then
@@ -201,7 +219,7 @@ impl ApiServer {
             lease_ref_index: BTreeMap::new(),
             rbac_generation: 0,
             subject_index: None,
-            create_memo: None,
+            create_memos: Arc::default(),
         };
         let empty = server.symbols.intern("");
         debug_assert_eq!(empty, Sym::EMPTY);
@@ -503,36 +521,56 @@ impl ApiServer {
 
     /// The managers of a created object: its creator owns every field it sets
     /// (`record_update` of the diff from nothing). The Events an elector records all have the
-    /// same keys, so for a JSON-kept object without labels the creator's field set and FieldsV1
-    /// trie are taken from the last create of the same kind and shape, instead of rendering the
-    /// object to find its fields and building the trie again (two thirds of an Event's cost).
-    /// Debug builds — every test — check each answer against the generic computation.
+    /// same keys, and its Lease creates set the same fields, so the creator's field set and
+    /// FieldsV1 trie are taken from an earlier create of the same kind and shape, instead of
+    /// finding the fields (for JSON, rendering the object) and building the trie again (two
+    /// thirds of an Event's cost). Debug builds — every test — check each answer against the
+    /// generic computation.
     fn creator_managers(&mut self, kind: Kind, object: &Stored, manager: &str, now_secs: i64) -> Vec<ManagerState> {
-        let generic = |object: &Stored| {
+        let from_diff = |diff: &FieldDiff| {
             let mut managers = Vec::new();
-            record_update(&mut managers, manager, kind.api_version(), &field_diff(None, object), now_secs);
+            record_update(&mut managers, manager, kind.api_version(), diff, now_secs);
             managers
         };
-        let Stored::Json(_, json) = object else { return generic(object) };
-        if !json.metadata.labels.is_empty() {
-            return generic(object);
-        }
+        let generic = |object: &Stored| from_diff(&field_diff(None, object));
         let mut shape = String::new();
-        json_shape(&json.rest, &mut shape);
-        let managers = match &self.create_memo {
-            Some(memo) if memo.kind == kind && memo.shape == shape => memo
-                .creator
-                .iter()
-                .map(|template| {
-                    let mut creator = template.clone();
+        // A Lease's diff is cheap (a look at seven fields and its labels), and it is the shape.
+        let mut lease_diff = None;
+        match object {
+            Stored::Json(_, json) if json.metadata.labels.is_empty() => json_shape(&json.rest, &mut shape),
+            Stored::Lease(_) => {
+                let diff = field_diff(None, object);
+                if !diff.removed.is_empty() {
+                    return from_diff(&diff);
+                }
+                fields_shape(&diff.changed, &mut shape);
+                lease_diff = Some(diff);
+            }
+            _ => return generic(object),
+        }
+        let remembered = {
+            let memos = self.create_memos.lock().expect("the memo lock is never held across a panic");
+            memos.iter().find(|m| m.kind == kind && m.shape == shape).map(|m| m.creator.clone())
+        };
+        let managers = match remembered {
+            Some(creator) => creator
+                .into_iter()
+                .map(|mut creator| {
                     creator.manager = manager.to_string();
                     creator.time_secs = now_secs;
                     creator
                 })
                 .collect(),
-            _ => {
-                let managers = generic(object);
-                self.create_memo = Some(CreateMemo { kind, shape, creator: managers.first().cloned() });
+            None => {
+                let managers = match &lease_diff {
+                    Some(diff) => from_diff(diff),
+                    None => generic(object),
+                };
+                let mut memos = self.create_memos.lock().expect("the memo lock is never held across a panic");
+                if memos.len() == CREATE_MEMOS {
+                    memos.remove(0);
+                }
+                memos.push(CreateMemo { kind, shape, creator: managers.first().cloned() });
                 managers
             }
         };

@@ -1037,3 +1037,50 @@ fn creates_from_the_remembered_shape_are_the_generic_creates() {
         assert_eq!(stored(&mut remembering), stored(&mut fresh), "{name}");
     }
 }
+
+/// Lease creates are remembered by the fields they set, and the memory is shared by clones of a
+/// server (a sweep's runs start from clones of one set-up server): each create, taken from the
+/// memory or not, stores what a fresh server stores for it.
+#[test]
+fn lease_creates_remembered_across_clones_are_the_generic_creates() {
+    let variant = |name: &str, fields: u8, labels: bool| {
+        let mut l = lease(name, "a", 0, "");
+        if fields & 1 != 0 {
+            l.spec.acquire_time = None;
+        }
+        if fields & 2 != 0 {
+            l.spec.lease_transitions = None;
+        }
+        if labels {
+            l.metadata.labels.insert("app".into(), "x".into());
+        }
+        l
+    };
+    let cases = [
+        ("l1", 0, false, "m1"),
+        ("l2", 0, false, "m2"),
+        ("l3", 1, false, "m1"),
+        ("l4", 3, false, "m3"),
+        ("l5", 0, true, "m1"),
+        ("l6", 0, true, "m2"),
+        ("l7", 2, false, "m4"),
+        ("l8", 0, false, "m4"),
+    ];
+    let origin = server();
+    for (i, (name, fields, labels, manager)) in cases.into_iter().enumerate() {
+        let mut clone = origin.clone();
+        let request = with_manager(
+            admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(variant(name, fields, labels)))),
+            manager,
+            false,
+        );
+        let now = secs(i as u64 * 7);
+        clone.handle(now, &request).unwrap();
+        let mut fresh = server();
+        fresh.handle(now, &request).unwrap();
+        let stored = |s: &mut ApiServer| s.peek_json(Kind::Lease, NS, name).unwrap();
+        assert_eq!(stored(&mut clone), stored(&mut fresh), "{name}");
+    }
+    // Five field sets were created (a label is a field), each remembered once, by `origin` too.
+    assert_eq!(origin.create_memos.lock().unwrap().len(), 5);
+}
