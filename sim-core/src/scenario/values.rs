@@ -5,38 +5,74 @@ use std::collections::BTreeMap;
 
 /// Metric values by path (`dual_leader_seconds`, `nodes.<id>.split_brain_writes`,
 /// `failover_seconds.max`), for expectations and sweeps.
+///
+/// The paths are those of the metrics' JSON (`serde_json::to_value`, each object's keys joined
+/// by dots, an array as its count, max and mean), but walked over the structs directly: a
+/// sweep asks this of every run, and building the JSON (a map insert hashes its key) cost a
+/// sixth of a one-second run. The test below holds the two to the same map, so a metric added to
+/// the structs and not here fails it. Later entries win over earlier ones with the same path.
 pub fn metric_values(metrics: &crate::metrics::Metrics) -> BTreeMap<String, f64> {
-    // Paths are built in one growing buffer and the map is built once from the sorted list
-    // (a sweep asks this of every run; a map insert and a `format!` per path cost as much as
-    // a tenth of a short run's events). Later entries win over earlier ones with the same path,
-    // as successive inserts would.
-    let mut out = Vec::new();
-    let value = serde_json::to_value(metrics).expect("metrics serialise");
-    fn walk(path: &mut String, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
-        match v {
-            serde_json::Value::Number(n) => out.push((path.clone(), n.as_f64().unwrap_or(0.0))),
-            serde_json::Value::Object(m) => {
-                for (k, v) in m {
-                    let len = path.len();
-                    if len > 0 {
-                        path.push('.');
-                    }
-                    path.push_str(k);
-                    walk(path, v, out);
-                    path.truncate(len);
-                }
-            }
-            serde_json::Value::Array(a) => {
-                let xs: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-                let mean = if xs.is_empty() { 0.0 } else { xs.iter().sum::<f64>() / xs.len() as f64 };
-                out.push((format!("{path}.count"), xs.len() as f64));
-                out.push((format!("{path}.max"), xs.iter().copied().fold(0.0, f64::max)));
-                out.push((format!("{path}.mean"), mean));
-            }
-            _ => {}
+    use crate::metrics::RequestCounts;
+    let mut w = Walk { path: String::with_capacity(96), out: Vec::with_capacity(48 + 24 * metrics.nodes.len()) };
+    let m = metrics;
+    w.number("dual_leader_seconds", m.dual_leader_seconds);
+    w.number("dual_leader_windows", m.dual_leader_windows as f64);
+    w.number("max_dual_leader_seconds", m.max_dual_leader_seconds);
+    w.number("leaderless_seconds", m.leaderless_seconds);
+    w.number("lease_transitions", m.lease_transitions as f64);
+    w.number("leader_changes", m.leader_changes as f64);
+    w.number("api_requests", m.api_requests as f64);
+    w.object("api_requests_by_verb_status", |w| {
+        for (key, &n) in &m.api_requests_by_verb_status {
+            w.number(key, n as f64);
         }
-    }
-    walk(&mut String::with_capacity(96), &value, &mut out);
+    });
+    w.array("failover_seconds", &m.failover_seconds);
+    let counts = |w: &mut Walk, name: &str, c: &RequestCounts| {
+        w.object(name, |w| {
+            for (verb, n) in [
+                ("get", c.get),
+                ("list", c.list),
+                ("create", c.create),
+                ("update", c.update),
+                ("patch", c.patch),
+                ("apply", c.apply),
+                ("delete", c.delete),
+            ] {
+                w.number(verb, n as f64);
+            }
+        })
+    };
+    w.object("nodes", |w| {
+        for (id, n) in &m.nodes {
+            w.object(id, |w| {
+                w.number("acting_leader_seconds", n.acting_leader_seconds);
+                w.number("acquisitions", n.acquisitions as f64);
+                w.number("conflicts", n.conflicts as f64);
+                w.number("split_brain_writes", n.split_brain_writes as f64);
+                w.number("writes_accepted", n.writes_accepted as f64);
+                w.number("overwrites", n.overwrites as f64);
+                w.number("already_exists", n.already_exists as f64);
+                w.number("fenced_rejections", n.fenced_rejections as f64);
+                w.number("lease_conflicts", n.lease_conflicts as f64);
+                counts(w, "requests_sent", &n.requests_sent);
+                counts(w, "requests_lost", &n.requests_lost);
+            });
+        }
+    });
+    w.object("leases", |w| {
+        for (key, l) in &m.leases {
+            w.object(key, |w| {
+                w.number("dual_leader_seconds", l.dual_leader_seconds);
+                w.number("dual_leader_windows", l.dual_leader_windows as f64);
+                w.number("max_dual_leader_seconds", l.max_dual_leader_seconds);
+                w.number("leaderless_seconds", l.leaderless_seconds);
+                w.number("lease_transitions", l.lease_transitions as f64);
+                w.number("leader_changes", l.leader_changes as f64);
+            });
+        }
+    });
+    let mut out = w.out;
     out.push(("transitions".into(), metrics.lease_transitions as f64));
     // Whole-run sums of the reconcilers' evidence (each node's is under `nodes.<id>.`).
     let sum = |f: fn(&crate::metrics::NodeMetrics) -> u64| metrics.nodes.values().map(f).sum::<u64>() as f64;
@@ -44,6 +80,58 @@ pub fn metric_values(metrics: &crate::metrics::Metrics) -> BTreeMap<String, f64>
     out.push(("overwrites".into(), sum(|n| n.overwrites)));
     out.push(("conflicts".into(), sum(|n| n.conflicts)));
     out.into_iter().collect()
+}
+
+/// The path being walked (in one growing buffer) and the values found so far.
+struct Walk {
+    path: String,
+    out: Vec<(String, f64)>,
+}
+
+impl Walk {
+    fn enter(&mut self, key: &str) -> usize {
+        let len = self.path.len();
+        if len > 0 {
+            self.path.push('.');
+        }
+        self.path.push_str(key);
+        len
+    }
+
+    /// A number at `key`. JSON has no NaN or infinity (serde_json writes them as null), so
+    /// such a value has no path.
+    fn number(&mut self, key: &str, value: f64) {
+        if value.is_finite() {
+            let len = self.enter(key);
+            self.out.push((self.path.clone(), value));
+            self.path.truncate(len);
+        }
+    }
+
+    fn object(&mut self, key: &str, body: impl FnOnce(&mut Walk)) {
+        let len = self.enter(key);
+        body(self);
+        self.path.truncate(len);
+    }
+
+    /// An array of numbers at `key`: its count, max and mean (of the values JSON can hold).
+    fn array(&mut self, key: &str, values: &[f64]) {
+        let (mut count, mut max, mut sum) = (0usize, 0.0f64, 0.0f64);
+        for &x in values.iter().filter(|x| x.is_finite()) {
+            count += 1;
+            max = max.max(x);
+            sum += x;
+        }
+        let mean = if count == 0 { 0.0 } else { sum / count as f64 };
+        self.object(key, |w| {
+            // Pushed whatever their value, as the JSON walk does (a sum can overflow to infinity).
+            for (name, v) in [("count", count as f64), ("max", max), ("mean", mean)] {
+                let len = w.enter(name);
+                w.out.push((w.path.clone(), v));
+                w.path.truncate(len);
+            }
+        });
+    }
 }
 
 #[cfg(test)]
@@ -101,6 +189,18 @@ mod metric_values_tests {
         m.api_requests_by_verb_status.insert("update 409".into(), 12);
         let values = metric_values(&m);
         assert_eq!(values, by_inserts(&m));
+        // What JSON cannot hold has no path (a NaN is written as null), in a field and an array.
+        let mut odd = m.clone();
+        odd.max_dual_leader_seconds = f64::NAN;
+        odd.failover_seconds.push(f64::INFINITY);
+        odd.nodes.insert(
+            String::new(),
+            crate::metrics::NodeMetrics { acting_leader_seconds: f64::NAN, ..Default::default() },
+        );
+        let odd_values = metric_values(&odd);
+        assert_eq!(odd_values, by_inserts(&odd));
+        assert!(!odd_values.contains_key("max_dual_leader_seconds"));
+        assert_eq!(odd_values["failover_seconds.count"], 3.0);
         assert_eq!(values["failover_seconds.max"], 7.5);
         assert_eq!(values["split_brain_writes"], 6.0);
         assert_eq!(values["nodes.b-1.acquisitions"], 2.0);
