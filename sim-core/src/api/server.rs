@@ -158,21 +158,36 @@ const CREATE_MEMOS: usize = 8;
 /// The shape of a field set: each path with its length (paths are unambiguous then), after a
 /// letter no `json_shape` starts with.
 fn fields_shape(fields: &std::collections::BTreeSet<String>, out: &mut String) {
-    use std::fmt::Write;
     out.push('F');
     for path in fields {
-        let _ = write!(out, "{}:", path.len());
+        push_len(out, path.len());
         out.push_str(path);
     }
+}
+
+/// `len` in decimal and a colon (`write!` with its formatting machinery was a quarter of an
+/// Event's create).
+pub(super) fn push_len(out: &mut String, mut len: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (len % 10) as u8;
+        len /= 10;
+        if len == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+    out.push(':');
 }
 
 /// Writes the keys and nesting of a JSON object into `out` (each key with its length, then
 /// `{…}` for an object, `n` for null, `v` for any other value): two objects with the same
 /// shape have the same tracked fields.
 fn json_shape(map: &serde_json::Map<String, Value>, out: &mut String) {
-    use std::fmt::Write;
     for (key, value) in map {
-        let _ = write!(out, "{}:", key.len());
+        push_len(out, key.len());
         out.push_str(key);
         match value {
             Value::Object(child) => {

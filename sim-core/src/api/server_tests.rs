@@ -1084,3 +1084,13 @@ fn lease_creates_remembered_across_clones_are_the_generic_creates() {
     // Five field sets were created (a label is a field), each remembered once, by `origin` too.
     assert_eq!(origin.create_memos.lock().unwrap().len(), 5);
 }
+
+/// A shape writes each length as `write!("{}:")` would.
+#[test]
+fn shape_lengths_are_decimal() {
+    for len in [0usize, 7, 10, 99, 100, 12_345, usize::MAX] {
+        let mut out = String::new();
+        server::push_len(&mut out, len);
+        assert_eq!(out, format!("{len}:"));
+    }
+}
