@@ -71,7 +71,31 @@ pub(crate) struct Record {
     /// For a Lease the typed path addresses: its number. Its compact state lives with that
     /// number (`super::lease_types`), rebuilt at every commit.
     pub(crate) lease_ref: Option<LeaseRef>,
+    /// The last applies to this object that changed nothing (see `ApplyMemo`).
+    pub(crate) unchanged_applies: Vec<ApplyMemo>,
 }
+
+/// An apply that changed nothing — it was a no-op or it failed — and what it answered: the
+/// same apply (manager, force, body) to the same object (resourceVersion) answers the same
+/// again. An apply's answer is a function of the request and of the object and its managers,
+/// which change only with a commit (a new `Record`, without these) and so with the
+/// resourceVersion; the time only stamps the managers' entries, which a no-op drops. A
+/// reconciler applies its unchanged object every period, and a second leader's applies fail
+/// with the same conflict every period: most applies of a reconciler run are these, and each
+/// merged, decoded, validated and diffed the object again (rendering it to JSON twice). Never
+/// kept for Leases, whose typed path writes renewals into the record in place.
+#[derive(Clone)]
+pub(crate) struct ApplyMemo {
+    rv: u64,
+    manager: String,
+    force: bool,
+    body: Value,
+    /// `None`: a no-op (the answer is the object as it stands).
+    error: Option<ApiError>,
+}
+
+/// Unchanged applies remembered per object: one per manager that applies it, in practice.
+const APPLY_MEMOS: usize = 4;
 
 /// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
 /// unconditional update; ConfigMaps the opposite). RBAC objects allow both, as their strategies do.
@@ -707,7 +731,6 @@ impl ApiServer {
 
     /// Server-side apply (apiserver.md §5).
     fn apply(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
-        let kind = req.kind;
         let manager = match req.field_manager.as_deref() {
             Some(m) if !m.is_empty() => m.to_string(),
             _ => {
@@ -715,6 +738,75 @@ impl ApiServer {
                 return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
             }
         };
+        let Body::Json(body) = &req.body else { return self.apply_fully(now, req, ns, manager) };
+        if req.kind == Kind::Lease {
+            return self.apply_fully(now, req, ns, manager);
+        }
+        let live_rv = match self.record(req.kind, ns, &req.name) {
+            None => return self.apply_fully(now, req, ns, manager),
+            Some(record) => {
+                if let Some(memo) = record
+                    .unchanged_applies
+                    .iter()
+                    .find(|m| m.rv == record.rv && m.force == req.force && m.manager == manager && m.body == *body)
+                {
+                    let answer = match &memo.error {
+                        None => Ok(Outcome::Written { object: record.object.clone(), created: false }),
+                        Some(error) => Err(error.clone()),
+                    };
+                    if cfg!(debug_assertions) {
+                        self.check_apply_again(now, req, ns, &answer);
+                    }
+                    return answer;
+                }
+                record.rv
+            }
+        };
+        let revision = self.revision;
+        let answer = self.apply_fully(now, req, ns, manager.clone());
+        // Nothing committed (a no-op or a failure): the same apply will answer the same.
+        let unchanged = match &answer {
+            Ok(Outcome::Written { created: false, .. }) => Some(None),
+            Err(error) => Some(Some(error.clone())),
+            Ok(_) => None,
+        };
+        if let Some(error) = unchanged
+            && self.revision == revision
+            && let Some(record) = self.record_mut(req.kind, ns, &req.name)
+            && record.rv == live_rv
+        {
+            if record.unchanged_applies.len() == APPLY_MEMOS {
+                record.unchanged_applies.remove(0);
+            }
+            record.unchanged_applies.push(ApplyMemo {
+                rv: live_rv,
+                manager,
+                force: req.force,
+                body: body.clone(),
+                error,
+            });
+        }
+        answer
+    }
+
+    /// Debug builds: a remembered answer is the answer of the full apply (run on a copy).
+    fn check_apply_again(&self, now: Nanos, req: &Request, ns: &str, answer: &Result<Outcome, ApiError>) {
+        let mut full = self.clone();
+        let revision = full.revision;
+        let manager = req.field_manager.as_deref().unwrap_or_default().to_string();
+        match (full.apply_fully(now, req, ns, manager), answer) {
+            (Ok(Outcome::Written { object, created: false }), Ok(Outcome::Written { object: remembered, .. })) => {
+                assert!(object.same_content(remembered), "a no-op apply again leaves the object");
+            }
+            (Err(error), Err(remembered)) => assert_eq!(&error, remembered, "a failed apply again fails the same"),
+            _ => panic!("an apply that changed nothing answers the same again"),
+        }
+        assert_eq!(full.revision, revision, "an apply that changed nothing commits nothing again");
+    }
+
+    /// `apply` without the memory of unchanged applies.
+    fn apply_fully(&mut self, now: Nanos, req: &Request, ns: &str, manager: String) -> Result<Outcome, ApiError> {
+        let kind = req.kind;
         let config = apply_config(kind, &req.body)?;
         let config_name = metadata_field(&config, "name").and_then(Value::as_str).unwrap_or_default();
         if config_name != req.name.as_ref() {
@@ -834,7 +926,7 @@ impl ApiServer {
         {
             self.lease_refs[r.0 as usize].live = Some(LeaseMirror::of(l, self.revision, &mut self.symbols));
         }
-        let record = Record { object, managers, rv: self.revision, lease_ref };
+        let record = Record { object, managers, rv: self.revision, lease_ref, unchanged_applies: Vec::new() };
         self.rbac_changed(kind);
         if let Some(slot) = self.slot_of(kind, ns, name) {
             self.records[slot] = Some(record);
@@ -871,7 +963,7 @@ impl ApiServer {
         self.store.get(&kind)?.get(ns)?.get(name).copied()
     }
 
-    fn record(&self, kind: Kind, ns: &str, name: &str) -> Option<&Record> {
+    pub(super) fn record(&self, kind: Kind, ns: &str, name: &str) -> Option<&Record> {
         self.slot_of(kind, ns, name).and_then(|slot| self.records[slot].as_ref())
     }
 

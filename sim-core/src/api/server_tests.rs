@@ -1094,3 +1094,44 @@ fn shape_lengths_are_decimal() {
         assert_eq!(out, format!("{len}:"));
     }
 }
+
+/// An apply that changed nothing (a no-op, or a failure), sent again to the same object, is
+/// answered from the record's memory of it (debug builds run the full apply beside it and check
+/// they agree): the same answer, no commit. Any other request (another manager, force, other
+/// data) or any commit in between takes the full path.
+#[test]
+fn an_unchanged_apply_again_answers_the_same_again() {
+    let mut s = server();
+    let memos = |s: &ApiServer| s.record(Kind::ConfigMap, NS, "order-1").unwrap().unchanged_applies.len();
+    let a = json!({"phase": "a"});
+    let first = apply_cm(&mut s, secs(1), "m1", false, a.clone()).unwrap();
+    assert_eq!(memos(&s), 0, "a create is not remembered");
+    let rv = s.resource_version();
+    for t in 2..5 {
+        let again = apply_cm(&mut s, secs(t), "m1", false, a.clone()).unwrap();
+        assert_eq!(format!("{again:?}"), format!("{first:?}"), "the same answer");
+        assert_eq!(s.resource_version(), rv, "nothing committed");
+        assert_eq!(memos(&s), 1);
+    }
+    // Another manager's conflicting apply fails, the same each time, and changes nothing.
+    let conflict = apply_cm(&mut s, secs(5), "m2", false, json!({"phase": "b"})).unwrap_err();
+    assert_eq!(conflict.code, 409);
+    assert_eq!(memos(&s), 2);
+    for t in 6..8 {
+        assert_eq!(apply_cm(&mut s, secs(t), "m2", false, json!({"phase": "b"})).unwrap_err(), conflict);
+        apply_cm(&mut s, secs(t), "m1", false, a.clone()).unwrap();
+    }
+    assert_eq!((s.resource_version(), memos(&s)), (rv, 2));
+    // Forced, it takes the field: a commit, and the memory goes with the old record.
+    apply_cm(&mut s, secs(8), "m2", true, json!({"phase": "b"})).unwrap();
+    assert_eq!(s.resource_version(), rv + 1);
+    assert_eq!(memos(&s), 0);
+    // m1's apply now conflicts (m2 owns the field), every time.
+    for t in 9..12 {
+        let err = apply_cm(&mut s, secs(t), "m1", false, a.clone()).unwrap_err();
+        assert_eq!(err.code, 409, "{}", err.message);
+    }
+    assert_eq!(memos(&s), 1);
+    let peek = s.peek_json(Kind::ConfigMap, NS, "order-1").unwrap();
+    assert_eq!(peek["data"]["phase"], "b");
+}
