@@ -71,22 +71,24 @@ pub(crate) struct Record {
     /// For a Lease the typed path addresses: its number. Its compact state lives with that
     /// number (`super::lease_types`), rebuilt at every commit.
     pub(crate) lease_ref: Option<LeaseRef>,
-    /// The last applies to this object that changed nothing (see `ApplyMemo`).
-    pub(crate) unchanged_applies: Vec<ApplyMemo>,
+    /// The last writes to this object that changed nothing (see `WriteMemo`).
+    pub(crate) unchanged_writes: Vec<WriteMemo>,
 }
 
-/// An apply that changed nothing — it was a no-op or it failed — and what it answered: the
-/// same apply (manager, force, body) to the same object (resourceVersion) answers the same
-/// again. An apply's answer is a function of the request and of the object and its managers,
-/// which change only with a commit (a new `Record`, without these) and so with the
-/// resourceVersion; the time only stamps the managers' entries, which a no-op drops. A
-/// reconciler applies its unchanged object every period, and a second leader's applies fail
-/// with the same conflict every period: most applies of a reconciler run are these, and each
-/// merged, decoded, validated and diffed the object again (rendering it to JSON twice). Never
-/// kept for Leases, whose typed path writes renewals into the record in place.
+/// A write (an apply, a PUT or a merge patch) that changed nothing — it was a no-op or it
+/// failed — and what it answered: the same write (verb, manager, force, body) to the same
+/// object (resourceVersion) answers the same again. A write's answer is a function of the
+/// request and of the object and its managers, which change only with a commit (a new
+/// `Record`, without these) and so with the resourceVersion; the time only stamps the
+/// managers' entries, which a no-op drops. A reconciler writes its unchanged object every
+/// period, and a second leader's writes fail with the same conflict every period: most writes
+/// of a reconciler run are these, and each decoded, merged, validated and diffed the object
+/// again (rendering it to JSON twice). Never kept for Leases, whose typed path writes renewals
+/// into the record in place.
 #[derive(Clone)]
-pub(crate) struct ApplyMemo {
+pub(crate) struct WriteMemo {
     rv: u64,
+    verb: Verb,
     manager: String,
     force: bool,
     body: Value,
@@ -94,8 +96,8 @@ pub(crate) struct ApplyMemo {
     error: Option<ApiError>,
 }
 
-/// Unchanged applies remembered per object: one per manager that applies it, in practice.
-const APPLY_MEMOS: usize = 4;
+/// Unchanged writes remembered per object: one per writer, in practice.
+const WRITE_MEMOS: usize = 4;
 
 /// Registry strategy flags (apiserver.md §1: Leases allow create-on-update and forbid
 /// unconditional update; ConfigMaps the opposite). RBAC objects allow both, as their strategies do.
@@ -642,13 +644,18 @@ impl ApiServer {
     }
 
     fn update(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let manager = default_manager(req, "kubectl-replace");
+        self.write_remembered(now, req, ns, manager, |s, now, req, ns, manager| s.update_fully(now, req, ns, &manager))
+    }
+
+    /// `update` without the memory of unchanged writes.
+    fn update_fully(&mut self, now: Nanos, req: &Request, ns: &str, manager: &str) -> Result<Outcome, ApiError> {
         let kind = req.kind;
         let object = decode_body(kind, &req.body)?;
         if object.meta().name != req.name.as_ref() {
             return Err(name_mismatch(&object.meta().name, &req.name));
         }
         check_namespace(&object, ns)?;
-        let manager = default_manager(req, "kubectl-replace");
         let Some(record) = self.record(kind, ns, &req.name) else {
             if !allow_create_on_update(kind) {
                 return Err(ApiError::not_found(kind, &req.name));
@@ -656,7 +663,7 @@ impl ApiServer {
             // update.go authorises a create-on-update a second time, as `create` with the name.
             self.authorize_create_on_write(req, ns)?;
             // The storage layer clears any resourceVersion of an object it creates.
-            return self.insert_new(now, kind, ns, &req.name, object, &manager);
+            return self.insert_new(now, kind, ns, &req.name, object, manager);
         };
         let sent_rv = &object.meta().resource_version;
         if sent_rv.is_empty() {
@@ -667,7 +674,7 @@ impl ApiServer {
         } else if *sent_rv != record.object.meta().resource_version {
             return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
         }
-        self.write_update(now, kind, ns, &req.name, object, &manager, None)
+        self.write_update(now, kind, ns, &req.name, object, manager, None)
     }
 
     /// Validate, record ownership as an Update, persist unless nothing changed. `live_json`: the
@@ -704,6 +711,12 @@ impl ApiServer {
     /// JSON merge patch (apiserver.md §2.1, §4): merge onto the live JSON, decode typed (a decode
     /// failure is the 422 `patch: Invalid value` error), an RV in the patch is a precondition.
     fn patch(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
+        let manager = default_manager(req, "kubectl-patch");
+        self.write_remembered(now, req, ns, manager, |s, now, req, ns, manager| s.patch_fully(now, req, ns, &manager))
+    }
+
+    /// `patch` without the memory of unchanged writes.
+    fn patch_fully(&mut self, now: Nanos, req: &Request, ns: &str, manager: &str) -> Result<Outcome, ApiError> {
         let kind = req.kind;
         if req.force {
             let field = FieldError::forbidden("force", "may not be specified for non-apply patch");
@@ -725,8 +738,7 @@ impl ApiServer {
             return Err(name_mismatch(&object.meta().name, &req.name));
         }
         check_namespace(&object, ns)?;
-        let manager = default_manager(req, "kubectl-patch");
-        self.write_update(now, kind, ns, &req.name, object, &manager, Some(&live_json))
+        self.write_update(now, kind, ns, &req.name, object, manager, Some(&live_json))
     }
 
     /// Server-side apply (apiserver.md §5).
@@ -738,24 +750,54 @@ impl ApiServer {
                 return Err(ApiError::invalid("meta.k8s.io", "PatchOptions", "", &[field]));
             }
         };
-        let Body::Json(body) = &req.body else { return self.apply_fully(now, req, ns, manager) };
+        self.write_remembered(now, req, ns, manager, |s, now, req, ns, manager| s.apply_fully(now, req, ns, manager))
+    }
+
+    /// `full(self, …)` — a write's full path — unless the same write already changed nothing at
+    /// the object's resourceVersion: then its remembered answer (see `WriteMemo`). Debug builds
+    /// — every test — run the full path on a copy of the server at every remembered answer and
+    /// check that it agrees and commits nothing.
+    fn write_remembered(
+        &mut self,
+        now: Nanos,
+        req: &Request,
+        ns: &str,
+        manager: String,
+        full: fn(&mut Self, Nanos, &Request, &str, String) -> Result<Outcome, ApiError>,
+    ) -> Result<Outcome, ApiError> {
+        let Body::Json(body) = &req.body else { return full(self, now, req, ns, manager) };
         if req.kind == Kind::Lease {
-            return self.apply_fully(now, req, ns, manager);
+            return full(self, now, req, ns, manager);
         }
         let live_rv = match self.record(req.kind, ns, &req.name) {
-            None => return self.apply_fully(now, req, ns, manager),
+            None => return full(self, now, req, ns, manager),
             Some(record) => {
-                if let Some(memo) = record
-                    .unchanged_applies
-                    .iter()
-                    .find(|m| m.rv == record.rv && m.force == req.force && m.manager == manager && m.body == *body)
-                {
+                let same = |m: &&WriteMemo| {
+                    m.rv == record.rv
+                        && m.verb == req.verb
+                        && m.force == req.force
+                        && m.manager == manager
+                        && m.body == *body
+                };
+                if let Some(memo) = record.unchanged_writes.iter().find(same) {
                     let answer = match &memo.error {
                         None => Ok(Outcome::Written { object: record.object.clone(), created: false }),
                         Some(error) => Err(error.clone()),
                     };
                     if cfg!(debug_assertions) {
-                        self.check_apply_again(now, req, ns, &answer);
+                        let mut copy = self.clone();
+                        let revision = copy.revision;
+                        match (full(&mut copy, now, req, ns, manager), &answer) {
+                            (
+                                Ok(Outcome::Written { object, created: false }),
+                                Ok(Outcome::Written { object: kept, .. }),
+                            ) => {
+                                assert!(object.same_content(kept), "a no-op write again leaves the object")
+                            }
+                            (Err(error), Err(kept)) => assert_eq!(&error, kept, "a failed write again fails the same"),
+                            _ => panic!("a write that changed nothing answers the same again"),
+                        }
+                        assert_eq!(copy.revision, revision, "a write that changed nothing commits nothing again");
                     }
                     return answer;
                 }
@@ -763,8 +805,8 @@ impl ApiServer {
             }
         };
         let revision = self.revision;
-        let answer = self.apply_fully(now, req, ns, manager.clone());
-        // Nothing committed (a no-op or a failure): the same apply will answer the same.
+        let answer = full(self, now, req, ns, manager.clone());
+        // Nothing committed (a no-op or a failure): the same write will answer the same.
         let unchanged = match &answer {
             Ok(Outcome::Written { created: false, .. }) => Some(None),
             Err(error) => Some(Some(error.clone())),
@@ -775,36 +817,16 @@ impl ApiServer {
             && let Some(record) = self.record_mut(req.kind, ns, &req.name)
             && record.rv == live_rv
         {
-            if record.unchanged_applies.len() == APPLY_MEMOS {
-                record.unchanged_applies.remove(0);
+            if record.unchanged_writes.len() == WRITE_MEMOS {
+                record.unchanged_writes.remove(0);
             }
-            record.unchanged_applies.push(ApplyMemo {
-                rv: live_rv,
-                manager,
-                force: req.force,
-                body: body.clone(),
-                error,
-            });
+            let (verb, force, body) = (req.verb, req.force, body.clone());
+            record.unchanged_writes.push(WriteMemo { rv: live_rv, verb, manager, force, body, error });
         }
         answer
     }
 
-    /// Debug builds: a remembered answer is the answer of the full apply (run on a copy).
-    fn check_apply_again(&self, now: Nanos, req: &Request, ns: &str, answer: &Result<Outcome, ApiError>) {
-        let mut full = self.clone();
-        let revision = full.revision;
-        let manager = req.field_manager.as_deref().unwrap_or_default().to_string();
-        match (full.apply_fully(now, req, ns, manager), answer) {
-            (Ok(Outcome::Written { object, created: false }), Ok(Outcome::Written { object: remembered, .. })) => {
-                assert!(object.same_content(remembered), "a no-op apply again leaves the object");
-            }
-            (Err(error), Err(remembered)) => assert_eq!(&error, remembered, "a failed apply again fails the same"),
-            _ => panic!("an apply that changed nothing answers the same again"),
-        }
-        assert_eq!(full.revision, revision, "an apply that changed nothing commits nothing again");
-    }
-
-    /// `apply` without the memory of unchanged applies.
+    /// `apply` without the memory of unchanged writes.
     fn apply_fully(&mut self, now: Nanos, req: &Request, ns: &str, manager: String) -> Result<Outcome, ApiError> {
         let kind = req.kind;
         let config = apply_config(kind, &req.body)?;
@@ -926,7 +948,7 @@ impl ApiServer {
         {
             self.lease_refs[r.0 as usize].live = Some(LeaseMirror::of(l, self.revision, &mut self.symbols));
         }
-        let record = Record { object, managers, rv: self.revision, lease_ref, unchanged_applies: Vec::new() };
+        let record = Record { object, managers, rv: self.revision, lease_ref, unchanged_writes: Vec::new() };
         self.rbac_changed(kind);
         if let Some(slot) = self.slot_of(kind, ns, name) {
             self.records[slot] = Some(record);

@@ -1102,7 +1102,7 @@ fn shape_lengths_are_decimal() {
 #[test]
 fn an_unchanged_apply_again_answers_the_same_again() {
     let mut s = server();
-    let memos = |s: &ApiServer| s.record(Kind::ConfigMap, NS, "order-1").unwrap().unchanged_applies.len();
+    let memos = |s: &ApiServer| s.record(Kind::ConfigMap, NS, "order-1").unwrap().unchanged_writes.len();
     let a = json!({"phase": "a"});
     let first = apply_cm(&mut s, secs(1), "m1", false, a.clone()).unwrap();
     assert_eq!(memos(&s), 0, "a create is not remembered");
@@ -1134,4 +1134,40 @@ fn an_unchanged_apply_again_answers_the_same_again() {
     assert_eq!(memos(&s), 1);
     let peek = s.peek_json(Kind::ConfigMap, NS, "order-1").unwrap();
     assert_eq!(peek["data"]["phase"], "b");
+}
+
+/// The memory of unchanged writes covers PUTs and merge patches too, each by its own verb: a
+/// PUT that changes nothing, again, and a stale PUT's conflict, again, answer the same.
+#[test]
+fn unchanged_puts_and_patches_answer_the_same_again() {
+    let mut s = server();
+    create_config_map(&mut s, "order-1", &[("phase", "a")]);
+    let memos = |s: &ApiServer| s.record(Kind::ConfigMap, NS, "order-1").unwrap().unchanged_writes.len();
+    let rv = s.resource_version();
+    let put = |rv: &str| {
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "order-1", "namespace": NS, "resourceVersion": rv}, "data": {"phase": "a"}});
+        with_manager(admin(Verb::Update, Kind::ConfigMap, "order-1", Body::Json(body)), "m1", false)
+    };
+    let patch = with_manager(
+        admin(Verb::Patch, Kind::ConfigMap, "order-1", Body::Json(json!({"data": {"phase": "a"}}))),
+        "m1",
+        false,
+    );
+    for t in 1..4 {
+        s.handle(secs(t), &put(&rv.to_string())).unwrap();
+        s.handle(secs(t), &patch).unwrap();
+        let stale = s.handle(secs(t), &put("1")).unwrap_err();
+        assert_eq!(stale.code, 409);
+    }
+    assert_eq!((s.resource_version(), memos(&s)), (rv, 3));
+    // A write that changes the object commits, and the memory goes with the old record.
+    let change = with_manager(
+        admin(Verb::Patch, Kind::ConfigMap, "order-1", Body::Json(json!({"data": {"phase": "b"}}))),
+        "m1",
+        false,
+    );
+    s.handle(secs(5), &change).unwrap();
+    assert_eq!((s.resource_version(), memos(&s)), (rv + 1, 0));
+    assert_eq!(s.handle(secs(6), &put(&rv.to_string())).unwrap_err().code, 409);
 }
