@@ -32,19 +32,9 @@ fn same_labels(a: &Option<Arc<Labels>>, b: &Option<Arc<Labels>>) -> bool {
 }
 
 /// Writes `rev` in decimal into `out` (reusing its buffer: no allocation on the renewal path).
-fn write_decimal(out: &mut String, mut rev: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (rev % 10) as u8;
-        rev /= 10;
-        if rev == 0 {
-            break;
-        }
-    }
+fn write_decimal(out: &mut String, rev: u64) {
     out.clear();
-    out.push_str(std::str::from_utf8(&digits[i..]).expect("ascii digits"));
+    out.push_str(super::server::decimal(rev, &mut [0; 20]));
 }
 
 impl ApiServer {
