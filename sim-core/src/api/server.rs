@@ -96,6 +96,24 @@ pub(crate) struct WriteMemo {
     error: Option<ApiError>,
 }
 
+/// Whether two JSON values are the same text: maps with their keys in the same order and
+/// numbers of the same kind and bits. `Value`'s `==` ignores key order (and `0.0 == -0.0`), but
+/// a decode reports the first bad value in key order, and an error message prints a number as
+/// it is: two bodies `==` may answer differently.
+pub(super) fn identical_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|((kx, vx), (ky, vy))| kx == ky && identical_json(vx, vy))
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| identical_json(x, y)),
+        (Value::Number(x), Value::Number(y)) => {
+            (x.as_u64(), x.as_i64(), x.is_f64(), x.as_f64().map(f64::to_bits))
+                == (y.as_u64(), y.as_i64(), y.is_f64(), y.as_f64().map(f64::to_bits))
+        }
+        _ => a == b,
+    }
+}
+
 /// Unchanged writes remembered per object: one per writer, in practice.
 const WRITE_MEMOS: usize = 4;
 
@@ -781,7 +799,7 @@ impl ApiServer {
                         && m.verb == req.verb
                         && m.force == req.force
                         && m.manager == manager
-                        && m.body == *body
+                        && identical_json(&m.body, body)
                 };
                 if let Some(memo) = record.unchanged_writes.iter().find(same) {
                     let answer = match &memo.error {

@@ -1171,3 +1171,33 @@ fn unchanged_puts_and_patches_answer_the_same_again() {
     assert_eq!((s.resource_version(), memos(&s)), (rv + 1, 0));
     assert_eq!(s.handle(secs(6), &put(&rv.to_string())).unwrap_err().code, 409);
 }
+
+/// Two bodies that are `==` as JSON values but not the same text (keys in another order, a
+/// negative zero) are different writes: the decode reports the first bad value in key order, so
+/// each answers as a server that never saw the other would.
+#[test]
+fn a_write_remembered_is_the_same_text_not_an_equal_value() {
+    let put = |data: Value| {
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "order-1", "namespace": NS}, "data": data});
+        with_manager(admin(Verb::Update, Kind::ConfigMap, "order-1", Body::Json(body)), "m1", false)
+    };
+    let mut x_first = serde_json::Map::new();
+    x_first.insert("x".into(), json!(1));
+    x_first.insert("y".into(), json!(true));
+    let mut y_first = serde_json::Map::new();
+    y_first.insert("y".into(), json!(true));
+    y_first.insert("x".into(), json!(1));
+    let (a, b) = (Value::Object(x_first), Value::Object(y_first));
+    assert_eq!(a, b, "equal as values");
+    let mut seen = server();
+    create_config_map(&mut seen, "order-1", &[("phase", "a")]);
+    let mut fresh = seen.clone();
+    let first = seen.handle(secs(1), &put(a.clone())).unwrap_err();
+    assert_eq!(seen.handle(secs(2), &put(a)).unwrap_err(), first, "remembered");
+    let other_order = seen.handle(secs(3), &put(b.clone())).unwrap_err();
+    assert_eq!(other_order, fresh.handle(secs(3), &put(b)).unwrap_err());
+    assert!(server::identical_json(&json!({"n": 0.0}), &json!({"n": 0.0})));
+    assert!(!server::identical_json(&json!({"n": 0.0}), &json!({"n": -0.0})));
+    assert!(!server::identical_json(&json!({"n": 1}), &json!({"n": 1.0})));
+}
