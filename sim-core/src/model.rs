@@ -381,7 +381,9 @@ pub struct WorldSpec {
     pub random_faults: Vec<RandomFault>,
     pub actions: Vec<ScriptedAction>,
     /// Objects created (as admin) before anything runs: namespaces, RBAC, pre-existing Leases.
-    pub setup_objects: Vec<serde_json::Value>,
+    /// Shared: every run of a sweep or a hunt has the same (see `Scenario::to_world_spec`), and
+    /// the setup cache compares them by address first.
+    pub setup_objects: std::sync::Arc<Vec<serde_json::Value>>,
     /// Run configurations client-go would refuse (teaching mode). Shown in every output.
     pub unsafe_mode: bool,
     /// Keep a trace of every event (off for sweeps: nothing is formatted or stored then).
@@ -450,41 +452,6 @@ pub fn default_rbac_objects(namespace: &str, service_accounts: &[String], events
 
 /// [`default_rbac_objects`], plus LeaseCandidate rights when nodes run coordinated election.
 pub fn default_rbac_objects_for(
-    namespace: &str,
-    service_accounts: &[String],
-    events: bool,
-    candidates: bool,
-) -> Vec<serde_json::Value> {
-    /// The last answer, by its arguments. A sweep or a hunt builds the world spec of every run,
-    /// and each asked for the same objects again: building them was 7.5 % of a hunt's short
-    /// runs, a copy is two fifths of that (a map insert hashes its key, a copy does not). The
-    /// answer is kept from the second time the same arguments come, so that a single run pays
-    /// no copy. A memory of a pure function, so no answer depends on it.
-    type Memo = Option<((String, Vec<String>, bool, bool), Option<Vec<serde_json::Value>>)>;
-    thread_local! {
-        static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
-    }
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        let asked_before = last.as_ref().is_some_and(|((ns, accounts, e, c), _)| {
-            ns == namespace && accounts == service_accounts && (*e, *c) == (events, candidates)
-        });
-        if asked_before {
-            if let Some((_, Some(objects))) = last.as_ref() {
-                return objects.clone();
-            }
-            let objects = build_default_rbac_objects(namespace, service_accounts, events, candidates);
-            if let Some((_, kept)) = last.as_mut() {
-                *kept = Some(objects.clone());
-            }
-            return objects;
-        }
-        *last = Some(((namespace.to_string(), service_accounts.to_vec(), events, candidates), None));
-        build_default_rbac_objects(namespace, service_accounts, events, candidates)
-    })
-}
-
-fn build_default_rbac_objects(
     namespace: &str,
     service_accounts: &[String],
     events: bool,
@@ -565,7 +532,7 @@ impl WorldSpec {
             faults: Vec::new(),
             random_faults: Vec::new(),
             actions: Vec::new(),
-            setup_objects: default_rbac_objects(namespace, &names, false),
+            setup_objects: std::sync::Arc::new(default_rbac_objects(namespace, &names, false)),
             unsafe_mode: false,
             trace: false,
             server_clock: ClockSpec::default(),
@@ -637,35 +604,5 @@ impl WorldSpec {
         let events = seconds * per_second + fixed;
         let events = if events.is_finite() && events < u64::MAX as f64 { events.ceil() as u64 } else { u64::MAX };
         WorkEstimate { events, trace_bytes: events.saturating_mul(200) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The remembered RBAC objects are the ones built afresh, whatever the order of the asks
-    /// (first, second and later asks of the same arguments, and asks of others in between).
-    #[test]
-    fn remembered_rbac_objects_are_the_built_ones() {
-        let accounts = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        let asks = [
-            ("op", accounts(&["a", "b"]), true, false),
-            ("op", accounts(&["a", "b"]), true, false),
-            ("op", accounts(&["a", "b"]), true, false),
-            ("op", accounts(&["a", "b"]), false, false),
-            ("op", accounts(&["a"]), false, false),
-            ("default", accounts(&["a"]), false, true),
-            ("default", accounts(&["a"]), false, true),
-            ("op", accounts(&["a", "b"]), true, false),
-            ("op", accounts(&["a", "b"]), true, false),
-        ];
-        for (ns, names, events, candidates) in asks {
-            assert_eq!(
-                default_rbac_objects_for(ns, &names, events, candidates),
-                build_default_rbac_objects(ns, &names, events, candidates),
-                "{ns} {names:?} {events} {candidates}"
-            );
-        }
     }
 }

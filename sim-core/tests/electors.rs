@@ -510,7 +510,7 @@ fn a_world_from_the_setup_cache_runs_as_a_fresh_one() {
         let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(60));
         spec.trace = true;
         spec.faults.push(fault(secs(20), 0, FaultKind::Crash));
-        spec.setup_objects.push(serde_json::json!({
+        std::sync::Arc::make_mut(&mut spec.setup_objects).push(serde_json::json!({
             "apiVersion": "v1", "kind": "ServiceAccount",
             "metadata": { "name": setup, "namespace": "op-leader" }
         }));

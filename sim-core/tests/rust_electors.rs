@@ -27,7 +27,7 @@ fn spec(n: usize, algorithm: Algorithm, duration: Nanos) -> WorldSpec {
 
 /// The Lease exists before the run, with this spec (kubert needs one: `init` GETs it).
 fn with_lease(s: &mut WorldSpec, spec: serde_json::Value) {
-    s.setup_objects.push(serde_json::json!({
+    std::sync::Arc::make_mut(&mut s.setup_objects).push(serde_json::json!({
         "apiVersion": "coordination.k8s.io/v1",
         "kind": "Lease",
         "metadata": {"name": LEASE, "namespace": NS},

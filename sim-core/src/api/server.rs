@@ -114,6 +114,11 @@ pub(super) fn identical_json(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// [`identical_json`] of every pair, and as many.
+pub fn identical_json_slices(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| identical_json(a, b))
+}
+
 /// Unchanged writes remembered per object: one per writer, in practice.
 const WRITE_MEMOS: usize = 4;
 

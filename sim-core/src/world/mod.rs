@@ -122,7 +122,7 @@ pub struct World {
 pub struct SetupCache {
     epoch: i64,
     identities: Vec<String>,
-    objects: Vec<serde_json::Value>,
+    objects: std::sync::Arc<Vec<serde_json::Value>>,
     server: ApiServer,
 }
 
@@ -131,7 +131,10 @@ impl SetupCache {
         self.epoch == spec.epoch
             && self.identities.len() == spec.nodes.len()
             && self.identities.iter().zip(&spec.nodes).all(|(a, n)| a == n.identity())
-            && self.objects == spec.setup_objects
+            // The same objects as text (key order decides the order a stored object keeps);
+            // the runs of a sweep or a hunt share one list (`Scenario::to_world_spec`).
+            && (std::sync::Arc::ptr_eq(&self.objects, &spec.setup_objects)
+                || crate::api::identical_json_slices(&self.objects, &spec.setup_objects))
     }
 }
 
