@@ -37,7 +37,8 @@ pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<U
     let name = format!("{}.{:x}", source.lease_name, source.wall);
     let at = Value::String(Time::from_unix_nanos(source.wall).to_rfc3339());
     let text = |s: &str| Value::String(s.to_string());
-    let mut involved = Map::new();
+    // Maps at their final sizes: grown one insert at a time they were reallocated twice each.
+    let mut involved = Map::with_capacity(6);
     involved.insert("kind".into(), text("Lease"));
     involved.insert("namespace".into(), text(source.namespace));
     involved.insert("name".into(), text(source.lease_name));
@@ -45,9 +46,9 @@ pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<U
     involved.insert("apiVersion".into(), text("coordination.k8s.io/v1"));
     let rv = source.lease_resource_version.map(|rv| rv.to_string()).unwrap_or_default();
     involved.insert("resourceVersion".into(), Value::String(rv));
-    let mut source_map = Map::new();
+    let mut source_map = Map::with_capacity(1);
     source_map.insert("component".into(), text(source.lease_name));
-    let mut rest = Map::new();
+    let mut rest = Map::with_capacity(11);
     rest.insert("involvedObject".into(), Value::Object(involved));
     rest.insert("reason".into(), text("LeaderElection"));
     rest.insert("message".into(), Value::String(format!("{} {}", source.identity, what.text())));
