@@ -260,7 +260,7 @@ impl ApiServer {
                 diff.removed.insert(path.to_string());
             }
         }
-        record_update(&mut record.managers, &manager, api_version, &diff, wall_secs);
+        record_update(Arc::make_mut(&mut record.managers), &manager, api_version, &diff, wall_secs);
         record.rv = revision;
         let Stored::Lease(object) = &mut record.object else { unreachable!("a Lease slot holds a Lease") };
         let object = Arc::make_mut(object);
@@ -280,7 +280,7 @@ impl ApiServer {
         let (Some(slot), Some(live)) = (entry.slot, entry.live.as_mut()) else { return };
         let Some(pending) = live.pending.take() else { return };
         let record = self.records[slot].as_mut().expect("a live slot");
-        let writer = &mut record.managers[pending.writer];
+        let writer = &mut Arc::make_mut(&mut record.managers)[pending.writer];
         writer.time_secs = pending.time_secs;
         record.rv = live.resource_version;
         let Stored::Lease(object) = &mut record.object else { unreachable!("a Lease slot holds a Lease") };
