@@ -450,6 +450,13 @@ pub fn default_rbac_objects(namespace: &str, service_accounts: &[String], events
     default_rbac_objects_for(namespace, service_accounts, events, false)
 }
 
+/// The Namespace object a world's setup creates for `namespace`; none for the two a fresh
+/// cluster has (`default`, `kube-system`).
+pub fn namespace_object(namespace: &str) -> Option<serde_json::Value> {
+    (namespace != "default" && namespace != "kube-system")
+        .then(|| serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}))
+}
+
 /// [`default_rbac_objects`], plus LeaseCandidate rights when nodes run coordinated election.
 pub fn default_rbac_objects_for(
     namespace: &str,
@@ -457,10 +464,7 @@ pub fn default_rbac_objects_for(
     events: bool,
     candidates: bool,
 ) -> Vec<serde_json::Value> {
-    let mut objects = Vec::new();
-    if namespace != "default" && namespace != "kube-system" {
-        objects.push(serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}));
-    }
+    let mut objects: Vec<serde_json::Value> = namespace_object(namespace).into_iter().collect();
     for sa in service_accounts {
         objects.push(serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": namespace}}));
     }

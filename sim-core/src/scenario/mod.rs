@@ -546,10 +546,7 @@ fn setup_objects(key: SetupKey, objects: &[serde_json::Value]) -> std::sync::Arc
         let ns = key.namespace.as_str();
         let mut built = match &key.rbac {
             Some(r) => crate::model::default_rbac_objects_for(ns, &r.accounts, r.events, r.candidates),
-            None if ns != "default" && ns != "kube-system" => {
-                vec![serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})]
-            }
-            None => Vec::new(),
+            None => crate::model::namespace_object(ns).into_iter().collect(),
         };
         built.extend(objects.iter().cloned());
         let answer = Arc::new(built);
@@ -581,12 +578,7 @@ mod setup_objects_tests {
         let built = |k: &SetupKey, objects: &[serde_json::Value]| {
             let mut v = match &k.rbac {
                 Some(r) => crate::model::default_rbac_objects_for(&k.namespace, &r.accounts, r.events, r.candidates),
-                None if k.namespace != "default" => {
-                    vec![
-                        serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": k.namespace}}),
-                    ]
-                }
-                None => Vec::new(),
+                None => crate::model::namespace_object(&k.namespace).into_iter().collect(),
             };
             v.extend(objects.iter().cloned());
             v
