@@ -37,7 +37,8 @@ pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use object::{Body, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
-pub use server::{ApiServer, AuditRecord, identical_json_slices};
+pub(crate) use server::identical_json_slices;
+pub use server::{ApiServer, AuditRecord};
 pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,

@@ -118,7 +118,7 @@ pub(super) fn identical_json(a: &Value, b: &Value) -> bool {
 }
 
 /// [`identical_json`] of every pair, and as many.
-pub fn identical_json_slices(a: &[Value], b: &[Value]) -> bool {
+pub(crate) fn identical_json_slices(a: &[Value], b: &[Value]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(a, b)| identical_json(a, b))
 }
 
@@ -605,17 +605,16 @@ impl ApiServer {
         };
         let generic = |object: &Stored| from_diff(&field_diff(None, object));
         let mut shape = String::new();
-        // A Lease's diff is cheap (a look at seven fields and its labels), and it is the shape.
-        let mut lease_diff = None;
+        // A Lease's diff is cheap (a look at seven fields and its labels), and it is the shape:
+        // a diff from nothing only adds.
+        let mut typed_diff = None;
         match object {
             Stored::Json(_, json) if json.metadata.labels.is_empty() => json_shape(&json.rest, &mut shape),
             Stored::Lease(_) => {
                 let diff = field_diff(None, object);
-                if !diff.removed.is_empty() {
-                    return from_diff(&diff);
-                }
+                debug_assert!(diff.removed.is_empty(), "a create removes nothing");
                 fields_shape(&diff.changed, &mut shape);
-                lease_diff = Some(diff);
+                typed_diff = Some(diff);
             }
             _ => return generic(object),
         }
@@ -633,7 +632,7 @@ impl ApiServer {
                 })
                 .collect(),
             None => {
-                let managers = match &lease_diff {
+                let managers = match &typed_diff {
                     Some(diff) => from_diff(diff),
                     None => generic(object),
                 };
