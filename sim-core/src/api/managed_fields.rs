@@ -277,7 +277,8 @@ fn collect_trie_paths(node: &Value, prefix: &str, out: &mut BTreeSet<String>) {
     }
 }
 
-/// `{"f:spec":{"f:holderIdentity":{}}}`; a granular map owned as a whole gets `".":{}`.
+/// `{"f:spec":{"f:holderIdentity":{}}}`; a granular map owned as a whole gets `".":{}` beside
+/// its keys.
 pub fn fields_v1_trie(fields: &BTreeSet<String>) -> Value {
     let mut root = Map::new();
     // One key buffer: a node's key is allocated only when the node is new (paths share most
@@ -296,6 +297,20 @@ pub fn fields_v1_trie(fields: &BTreeSet<String>) -> Value {
         }
         if GRANULAR_MAPS.contains(&path.as_str()) {
             node.insert(".".to_string(), Value::Object(Map::new()));
+        }
+    }
+    // A member with no children is written `{}`, not `{".":{}}` (SMD `fieldpath/serialize.go`
+    // `emitContentsV1` writes "." only beside children): an empty map owned as a whole.
+    for path in fields.iter().filter(|p| GRANULAR_MAPS.contains(&p.as_str())) {
+        let mut node = &mut root;
+        for segment in path.split(SEP) {
+            key.clear();
+            key.push_str("f:");
+            key.push_str(segment);
+            node = node.get_mut(key.as_str()).and_then(Value::as_object_mut).expect("built above");
+        }
+        if node.len() == 1 {
+            node.clear();
         }
     }
     Value::Object(root)
@@ -482,7 +497,30 @@ pub fn record_update(
 
 /// The fields an apply configuration sets (its field set).
 pub fn applied_field_set(config: &Value) -> BTreeSet<String> {
-    leaf_fields(config).into_keys().collect()
+    // structured-merge-diff `typed/tofieldset.go` (`visitMapItems`, `doScalar`): every scalar
+    // is a member, and a map only when it is empty. So unlike an Update's diff (where a map
+    // that appears is itself added: `typed/compare.go` `compare`), an apply of
+    // `metadata.labels.app` owns `f:app` alone, with no `.` for the map — as the Kubernetes
+    // documentation's Server-Side Apply example shows.
+    fn walk(map: &Map<String, Value>, prefix: &str, out: &mut BTreeSet<String>) {
+        for (key, value) in map {
+            let path = child_path(prefix, key);
+            if UNTRACKED.contains(&path.as_str()) || value.is_null() {
+                continue;
+            }
+            match value {
+                Value::Object(child) if !child.is_empty() => walk(child, &path, out),
+                _ => {
+                    out.insert(path);
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    if let Value::Object(map) = config {
+        walk(map, "", &mut out);
+    }
+    out
 }
 
 /// The fields the applier owned through its previous apply (to prune what it now omits).
