@@ -5,7 +5,8 @@
 //! Requests go by the API server's typed path ([`LeaseOp`]): the cache is a [`LeaseView`] (the
 //! resourceVersion, the spec with interned strings, the labels), which is all of the cached
 //! object that a write of it can depend on — the server takes uid, creationTimestamp and
-//! managedFields from the stored object, not from the body.
+//! managedFields from the stored object, not from the body, and the cached annotations are the
+//! live ones whenever the cached resourceVersion is (`ApiServer::metadata_at`).
 
 use crate::api::{
     ApiServer, Body, Kind, Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb,
@@ -206,10 +207,11 @@ impl LeaseLock {
                         resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
                         nulls: shape.nulls.0,
                     },
-                    WriteVerb::Apply { force, with_rv } => LeaseOp::Apply {
+                    WriteVerb::Apply { force, with_rv, cached_metadata } => LeaseOp::Apply {
                         spec,
                         resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
                         force,
+                        cached_metadata,
                     },
                 }
             }

@@ -203,11 +203,13 @@ pub enum LeaseOp {
         nulls: u8,
     },
     /// Server-side apply of a Lease with this spec (absent fields left out), `force`, and the
-    /// resourceVersion as a precondition when there is one.
+    /// resourceVersion as a precondition when there is one. `cached_metadata`: the configuration
+    /// also carries the labels and annotations of the Lease at that resourceVersion.
     Apply {
         spec: LeaseSpecC,
         resource_version: Option<u64>,
         force: bool,
+        cached_metadata: bool,
     },
 }
 

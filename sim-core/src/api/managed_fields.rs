@@ -426,30 +426,40 @@ pub fn lease_diff(live: Option<&Lease>, new: &Lease) -> FieldDiff {
     field(&mut diff, "spec\u{1f}strategy", old.map(|s| &s.strategy), &spec.strategy);
     field(&mut diff, "spec\u{1f}preferredHolder", old.map(|s| &s.preferred_holder), &spec.preferred_holder);
     let empty = BTreeMap::new();
-    let old_labels = live.map_or(&empty, |l| &l.metadata.labels);
-    if old_labels != &new.metadata.labels {
-        let node = "metadata\u{1f}labels";
-        for (k, v) in &new.metadata.labels {
-            if old_labels.get(k) != Some(v) {
-                diff.changed.insert(format!("{node}{SEP}{k}"));
-            }
-        }
-        for k in old_labels.keys() {
-            if !new.metadata.labels.contains_key(k) {
-                diff.removed.insert(format!("{node}{SEP}{k}"));
-            }
-        }
-        match (old_labels.is_empty(), new.metadata.labels.is_empty()) {
-            (true, false) => {
-                diff.changed.insert(node.to_string());
-            }
-            (false, true) => {
-                diff.removed.insert(node.to_string());
-            }
-            _ => {}
-        }
+    for (node, old, new) in [
+        ("metadata\u{1f}labels", live.map_or(&empty, |l| &l.metadata.labels), &new.metadata.labels),
+        ("metadata\u{1f}annotations", live.map_or(&empty, |l| &l.metadata.annotations), &new.metadata.annotations),
+    ] {
+        map_diff(&mut diff, node, old, new);
     }
     diff
+}
+
+/// The diff of a granular map (labels, annotations): each key is its own field, and the map
+/// itself is one while it has any key.
+fn map_diff(diff: &mut FieldDiff, node: &str, old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) {
+    if old == new {
+        return;
+    }
+    for (k, v) in new {
+        if old.get(k) != Some(v) {
+            diff.changed.insert(format!("{node}{SEP}{k}"));
+        }
+    }
+    for k in old.keys() {
+        if !new.contains_key(k) {
+            diff.removed.insert(format!("{node}{SEP}{k}"));
+        }
+    }
+    match (old.is_empty(), new.is_empty()) {
+        (true, false) => {
+            diff.changed.insert(node.to_string());
+        }
+        (false, true) => {
+            diff.removed.insert(node.to_string());
+        }
+        _ => {}
+    }
 }
 
 /// An Update operation (create, PUT, merge patch): the updater takes every field it added or

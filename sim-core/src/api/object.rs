@@ -192,9 +192,11 @@ impl Stored {
         }
     }
 
-    /// Equal in everything a user can change (labels and body), ignoring system metadata.
+    /// Equal in everything a user can change (labels, annotations and body), ignoring system
+    /// metadata.
     pub(super) fn same_content(&self, other: &Stored) -> bool {
-        if self.meta().labels != other.meta().labels {
+        let (a, b) = (self.meta(), other.meta());
+        if a.labels != b.labels || a.annotations != b.annotations {
             return false;
         }
         match (self, other) {

@@ -194,7 +194,7 @@ pub struct ApiServer {
 }
 
 /// What a create gave its creator, for objects whose tracked fields depend only on `shape`:
-/// a JSON-kept object (an Event, a LeaseCandidate) with no labels, by its keys and nesting
+/// a JSON-kept object (an Event, a LeaseCandidate) with no labels or annotations, by its keys and nesting
 /// (`json_shape`); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
 /// (manager, time) is the request's.
 #[derive(Clone, Debug)]
@@ -609,7 +609,9 @@ impl ApiServer {
         // a diff from nothing only adds.
         let mut typed_diff = None;
         match object {
-            Stored::Json(_, json) if json.metadata.labels.is_empty() => json_shape(&json.rest, &mut shape),
+            Stored::Json(_, json) if json.metadata.labels.is_empty() && json.metadata.annotations.is_empty() => {
+                json_shape(&json.rest, &mut shape)
+            }
             Stored::Lease(_) => {
                 let diff = field_diff(None, object);
                 debug_assert!(diff.removed.is_empty(), "a create removes nothing");

@@ -1202,3 +1202,84 @@ fn a_write_remembered_is_the_same_text_not_an_equal_value() {
     assert!(!server::identical_json(&json!({"n": 0.0}), &json!({"n": -0.0})));
     assert!(!server::identical_json(&json!({"n": 1}), &json!({"n": 1.0})));
 }
+
+// ---- annotations (ObjectMeta) ----
+
+/// Annotations are stored and returned as written, after the labels (the order of the
+/// apiserver's ObjectMeta, `k8s.io/apimachinery/pkg/apis/meta/v1/types.go`); a merge patch of
+/// one annotation alone is a change (a new resourceVersion, the patcher owning that key as
+/// `f:metadata.f:annotations.f:KEY`, `fieldmanager` treating the map as granular); a PUT
+/// without them removes them (a PUT replaces the object); the typed path an elector takes —
+/// the in-place renewal, an Update whose labels differ (turned into the generic request), the
+/// same on an audited server — keeps them, as client-go's PUT of its cached Lease does.
+#[test]
+fn annotations_are_stored_and_survive_an_electors_writes() {
+    let mut s = server();
+    let sa = User::service_account(NS, "elector");
+    let lease_ref = s.lease_ref(NS, "lock");
+    let admin_id = s.user_id(&User::admin());
+    let manager = s.intern("elector");
+    let holder = s.intern("a");
+    let spec = |renew: i64| LeaseSpecC {
+        holder_identity: Some(holder),
+        lease_duration_seconds: Some(15),
+        renew_time: Some(MicroTime::from_unix_micros(renew)),
+        ..Default::default()
+    };
+    let _ = sa;
+    let created = s.lease_request(1, lease_ref, admin_id, manager, &LeaseOp::Create { spec: spec(1), labels: None });
+    let rv = created.unwrap().resource_version;
+    let patch = json!({"metadata": {"annotations": {"example.com/owner": "team-a", "note": "keep me"}}});
+    let patched =
+        s.handle(secs(1), &with_manager(admin(Verb::Patch, Kind::Lease, "lock", Body::Json(patch)), "ops", false));
+    let after_patch = rv_of(&patched.unwrap());
+    assert!(after_patch > rv, "an annotation alone is a change");
+    let stored = s.peek_json(Kind::Lease, NS, "lock").unwrap();
+    let keys: Vec<&str> = stored["metadata"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        ["name", "namespace", "uid", "resourceVersion", "creationTimestamp", "annotations", "managedFields"]
+    );
+    let ops = managers_of(&mut s, Kind::Lease, "lock").into_iter().find(|(m, _, _)| m == "ops").unwrap();
+    assert_eq!(ops.2, json!({"f:metadata": {"f:annotations": {".": {}, "f:example.com/owner": {}, "f:note": {}}}}));
+    let annotations = json!({"example.com/owner": "team-a", "note": "keep me"});
+    // Renewals in place, then an Update whose labels differ (the generic request), audited too.
+    let mut rv = after_patch;
+    for (k, labels, audit) in [(2, None, false), (3, Some(("app", "x")), false), (4, Some(("app", "y")), true)] {
+        s.set_audit(audit);
+        let labels = labels.map(|(k, v)| Arc::new(Labels::from([(k.to_string(), v.to_string())])));
+        let op = LeaseOp::Update { resource_version: rv, spec: spec(k * 1_000_000), labels };
+        rv = s.lease_request(secs(k as u64), lease_ref, admin_id, manager, &op).unwrap().resource_version;
+        assert_eq!(s.peek_json(Kind::Lease, NS, "lock").unwrap()["metadata"]["annotations"], annotations, "write {k}");
+    }
+    // A stale Update is refused whatever its body.
+    let stale = LeaseOp::Update { resource_version: rv - 1, spec: spec(9_000_000), labels: None };
+    assert_eq!(s.lease_request(secs(5), lease_ref, admin_id, manager, &stale).unwrap_err().code, 409);
+    // A PUT of a Lease without annotations removes them; the patcher's entry goes with them.
+    let mut bare = lease("lock", "a", 6, &rv.to_string());
+    bare.metadata.labels = Labels::from([("app".to_string(), "y".to_string())]);
+    put_lease(&mut s, secs(6), bare).unwrap();
+    let stored = s.peek_json(Kind::Lease, NS, "lock").unwrap();
+    assert!(stored["metadata"].get("annotations").is_none(), "{stored}");
+    assert!(managers_of(&mut s, Kind::Lease, "lock").iter().all(|(m, _, _)| m != "ops"));
+}
+
+/// A ConfigMap seeded with annotations keeps them through a merge patch of its data, and a
+/// server-side apply of an annotation makes its manager own just that key.
+#[test]
+fn annotations_of_other_kinds_are_kept_and_owned_per_key() {
+    let mut s = server();
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "cm", "namespace": NS, "annotations": {"a": "1"}}, "data": {"k": "v"}});
+    s.seed_object(0, body).unwrap();
+    let patch = admin(Verb::Patch, Kind::ConfigMap, "cm", Body::Json(json!({"data": {"k": "w"}})));
+    s.handle(secs(1), &patch).unwrap();
+    assert_eq!(s.peek_json(Kind::ConfigMap, NS, "cm").unwrap()["metadata"]["annotations"], json!({"a": "1"}));
+    let apply = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "annotations": {"b": "2"}}});
+    s.handle(secs(2), &with_manager(admin(Verb::Apply, Kind::ConfigMap, "cm", Body::Json(apply)), "applier", false))
+        .unwrap();
+    let stored = s.peek_json(Kind::ConfigMap, NS, "cm").unwrap();
+    assert_eq!(stored["metadata"]["annotations"], json!({"a": "1", "b": "2"}));
+    let applier = managers_of(&mut s, Kind::ConfigMap, "cm").into_iter().find(|(m, _, _)| m == "applier").unwrap();
+    assert_eq!(applier.2, json!({"f:metadata": {"f:annotations": {"f:b": {}}}}));
+}

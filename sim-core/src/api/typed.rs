@@ -99,21 +99,27 @@ impl ApiServer {
     /// The request the generic path takes for `op` (what a client library would send).
     pub fn generic_lease_request(&self, lease: LeaseRef, user: UserId, field_manager: Sym, op: &LeaseOp) -> Request {
         let entry = &self.lease_refs[lease.0 as usize];
-        let object = |spec: &LeaseSpecC, resource_version: Option<u64>, labels: &Option<Arc<Labels>>| Lease {
+        let object = |spec: &LeaseSpecC,
+                      resource_version: Option<u64>,
+                      labels: &Option<Arc<Labels>>,
+                      annotations: Labels| Lease {
             metadata: ObjectMeta {
                 name: entry.name.clone(),
                 namespace: entry.namespace.clone(),
                 resource_version: resource_version.map(|rv| rv.to_string()).unwrap_or_default(),
                 labels: labels.as_deref().cloned().unwrap_or_default(),
+                annotations,
                 ..Default::default()
             },
             spec: spec.to_spec(&self.symbols),
         };
         let body = match op {
             LeaseOp::Get => Body::None,
-            LeaseOp::Create { spec, labels } => Body::Lease(Arc::new(object(spec, None, labels))),
+            LeaseOp::Create { spec, labels } => Body::Lease(Arc::new(object(spec, None, labels, Labels::new()))),
             LeaseOp::Update { resource_version, spec, labels } => {
-                Body::Lease(Arc::new(object(spec, Some(*resource_version), labels)))
+                // A PUT sends the cached object with its spec (and labels) edited.
+                let (_, annotations) = self.metadata_at(lease, *resource_version);
+                Body::Lease(Arc::new(object(spec, Some(*resource_version), labels, annotations)))
             }
             LeaseOp::MergePatch { spec } => {
                 let spec = serde_json::to_value(spec.to_spec(&self.symbols)).expect("a LeaseSpec always serialises");
@@ -134,8 +140,12 @@ impl ApiServer {
                 }
                 Body::Json(body)
             }
-            LeaseOp::Apply { spec, resource_version, .. } => {
-                Body::Lease(Arc::new(object(spec, *resource_version, &None)))
+            LeaseOp::Apply { spec, resource_version, cached_metadata, .. } => {
+                let (labels, annotations) = match resource_version {
+                    Some(rv) if *cached_metadata => self.metadata_at(lease, *rv),
+                    _ => (None, Labels::new()),
+                };
+                Body::Lease(Arc::new(object(spec, *resource_version, &labels, annotations)))
             }
         };
         Request {
@@ -147,6 +157,25 @@ impl ApiServer {
             body,
             field_manager: Some(self.symbols.name(field_manager).as_ref().into()),
             force: matches!(op, LeaseOp::Apply { force: true, .. }),
+        }
+    }
+
+    /// The labels and annotations of the cached Lease a write at `resource_version` carries back.
+    /// While that version is the live one, they are the live Lease's (every change of either is
+    /// a new resourceVersion); once it is not, the write is refused (409) whatever its body says
+    /// (apiserver `registry/generic/registry/store.go` `Update` checks the version before it
+    /// reads the object; an apply that carries them is forced, so no field conflict comes
+    /// first). So the live ones are the body's wherever the body matters, and the cached view
+    /// need not carry annotations.
+    fn metadata_at(&self, lease: LeaseRef, resource_version: u64) -> (Option<Arc<Labels>>, Labels) {
+        // The mirror's version, not the record's: a renewal in place moves the mirror and
+        // leaves the record for later (`materialize`), and it changes neither map.
+        let entry = &self.lease_refs[lease.0 as usize];
+        match (&entry.live, entry.slot) {
+            (Some(live), Some(slot)) if live.resource_version == resource_version => {
+                (live.labels.clone(), self.record_at(slot).object.meta().annotations.clone())
+            }
+            _ => (None, Labels::new()),
         }
     }
 

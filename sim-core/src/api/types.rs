@@ -23,6 +23,10 @@ pub struct ObjectMeta {
     pub creation_timestamp: Option<Time>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Stored and returned as sent (after `labels`, as the apiserver's ObjectMeta orders them);
+    /// no elector writes any, but a PUT of a cached object carries them back.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }

@@ -177,8 +177,10 @@ impl KubeCoordinateElector {
                 if base.absent.has(Fields::TRANSITIONS) { 0 } else { base.leader_transitions + 1 };
             left_out = 0;
         }
-        let shape =
-            WriteShape { verb: WriteVerb::Apply { force: true, with_rv }, nulls: Fields::NONE, keep: Fields(left_out) };
+        // `try_acquire_or_renew` applies the cached Lease whole (managedFields cleared), so its
+        // labels and annotations are in the configuration and the manager owns them too.
+        let verb = WriteVerb::Apply { force: true, with_rv, cached_metadata: with_rv };
+        let shape = WriteShape { verb, nulls: Fields::NONE, keep: Fields(left_out) };
         self.send(Step::Apply, LockOp::Write(record, shape), out);
     }
 

@@ -355,7 +355,7 @@ impl KubeLeaseManagerElector {
         } else if self.holder == Holder::None {
             let record = fresh_record(self.me, ld, now, 0);
             let shape = WriteShape {
-                verb: WriteVerb::Apply { force: false, with_rv: false },
+                verb: WriteVerb::Apply { force: false, with_rv: false, cached_metadata: false },
                 nulls: Fields::NONE,
                 keep: Fields::TRANSITIONS,
             };

@@ -180,7 +180,7 @@ impl KubertElector {
         self.write_at = now.wall;
         let record = fresh_record(self.me, ld, now, self.transitions + 1);
         let shape = WriteShape {
-            verb: WriteVerb::Apply { force: true, with_rv: true },
+            verb: WriteVerb::Apply { force: true, with_rv: true, cached_metadata: false },
             nulls: Fields::NONE,
             keep: Fields::NONE,
         };

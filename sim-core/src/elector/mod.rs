@@ -84,8 +84,9 @@ pub enum WriteVerb {
     Patch { with_rv: bool },
     /// Server-side apply of a Lease with this spec (the lock's field manager; `force`; the
     /// cached resourceVersion when `with_rv`, a precondition). Fields in `nulls` or `keep` are
-    /// left out of the configuration.
-    Apply { force: bool, with_rv: bool },
+    /// left out of the configuration. `cached_metadata`: the configuration is the whole cached
+    /// object, its labels and annotations included (kube-coordinate), not a spec alone.
+    Apply { force: bool, with_rv: bool, cached_metadata: bool },
 }
 
 impl WriteShape {
