@@ -7,6 +7,7 @@
 //! such a map itself is a field too (rendered as `"."` in the FieldsV1 trie). Lists are atomic.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -60,8 +61,10 @@ pub struct ManagerState {
     pub subresource: String,
     pub time_secs: i64,
     pub fields: BTreeSet<String>,
-    /// The FieldsV1 trie of `fields`, rebuilt only when `fields` changes.
-    fields_v1: Value,
+    /// The FieldsV1 trie of `fields`, rebuilt only when `fields` changes; shared with the
+    /// rendered entries and with clones (a created object's creator entry comes from a memory
+    /// of earlier creates, and each copy of an Event's trie was a map per level).
+    fields_v1: Arc<Value>,
     /// Which of [`LEASE_SPEC_PATHS`] `fields` holds (bit i: path i), rebuilt with the trie.
     lease_mask: u8,
 }
@@ -75,7 +78,7 @@ impl ManagerState {
             subresource: String::new(),
             time_secs,
             fields: BTreeSet::new(),
-            fields_v1: Value::Null,
+            fields_v1: Arc::new(Value::Null),
             lease_mask: 0,
         }
     }
@@ -118,7 +121,7 @@ impl ManagerState {
     }
 
     fn refresh_trie(&mut self) {
-        self.fields_v1 = fields_v1_trie(&self.fields);
+        self.fields_v1 = Arc::new(fields_v1_trie(&self.fields));
         self.lease_mask = LEASE_SPEC_PATHS
             .iter()
             .enumerate()
@@ -133,7 +136,7 @@ impl ManagerState {
             api_version: self.api_version.clone(),
             time: Some(Time::from_unix_secs(self.time_secs)),
             fields_type: "FieldsV1".to_string(),
-            fields_v1: self.fields_v1.clone(),
+            fields_v1: Arc::clone(&self.fields_v1),
             subresource: self.subresource.clone(),
         }
     }
@@ -221,7 +224,7 @@ pub fn sync_managed_fields(entries: &mut Vec<ManagedFieldsEntry>, managers: &[Ma
                 && entry.api_version == state.api_version
                 && entry.subresource == state.subresource
                 && entry.fields_type == "FieldsV1"
-                && entry.fields_v1 == state.fields_v1
+                && (Arc::ptr_eq(&entry.fields_v1, &state.fields_v1) || entry.fields_v1 == state.fields_v1)
         });
     if !same_shape {
         *entries = order.into_iter().map(ManagerState::to_entry).collect();

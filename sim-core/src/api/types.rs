@@ -31,6 +31,10 @@ pub struct ObjectMeta {
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }
 
+fn is_null(value: &std::sync::Arc<serde_json::Value>) -> bool {
+    value.is_null()
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ManagedFieldsEntry {
@@ -47,8 +51,9 @@ pub struct ManagedFieldsEntry {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub fields_type: String,
     /// The trie, e.g. `{"f:spec":{"f:holderIdentity":{}}}`.
-    #[serde(rename = "fieldsV1", skip_serializing_if = "serde_json::Value::is_null")]
-    pub fields_v1: serde_json::Value,
+    /// Shared with the manager state it was rendered from (see `ManagerState`).
+    #[serde(rename = "fieldsV1", skip_serializing_if = "is_null")]
+    pub fields_v1: std::sync::Arc<serde_json::Value>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,
 }

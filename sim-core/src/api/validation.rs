@@ -73,15 +73,16 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
     if name.is_empty() {
         return vec![FieldError::required("metadata.name", "name or generateName is required")];
     }
-    let quoted = format!("{name:?}");
+    // Quoted only for an error: every create and apply passes here.
+    let invalid = |detail: &str| vec![FieldError::invalid("metadata.name", &format!("{name:?}"), detail)];
     if kind == Kind::Namespace {
         if !is_dns1123_label(name) {
-            return vec![FieldError::invalid("metadata.name", &quoted, DNS1123_LABEL_ERROR)];
+            return invalid(DNS1123_LABEL_ERROR);
         }
     } else if name.len() > 253 {
-        return vec![FieldError::invalid("metadata.name", &quoted, "must be no more than 253 characters")];
+        return invalid("must be no more than 253 characters");
     } else if !is_dns1123_subdomain(name) {
-        return vec![FieldError::invalid("metadata.name", &quoted, DNS1123_SUBDOMAIN_ERROR)];
+        return invalid(DNS1123_SUBDOMAIN_ERROR);
     }
     Vec::new()
 }
