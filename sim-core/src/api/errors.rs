@@ -101,6 +101,15 @@ impl FieldError {
             body: if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") },
         }
     }
+    /// `field.TooLong` with a maximum: the value is never shown.
+    pub fn too_long(field: &str, max_bytes: usize) -> FieldError {
+        let unit = if max_bytes == 1 { "byte" } else { "bytes" };
+        FieldError {
+            field: field.to_string(),
+            cause_reason: "FieldValueTooLong",
+            body: format!("Too long: may not be more than {max_bytes} {unit}"),
+        }
+    }
     pub fn forbidden(field: &str, detail: &str) -> FieldError {
         FieldError {
             field: field.to_string(),

@@ -1283,3 +1283,69 @@ fn annotations_of_other_kinds_are_kept_and_owned_per_key() {
     let applier = managers_of(&mut s, Kind::ConfigMap, "cm").into_iter().find(|(m, _, _)| m == "applier").unwrap();
     assert_eq!(applier.2, json!({"f:metadata": {"f:annotations": {"f:b": {}}}}));
 }
+
+/// Labels and annotations are validated as `ValidateObjectMeta` does (apimachinery
+/// `pkg/apis/meta/v1/validation` `ValidateLabels`, `pkg/api/validation/objectmeta.go`
+/// `ValidateAnnotations`, the texts of `pkg/api/validate/content`, read at `eed236ce`): a bad
+/// label key or value, an annotation key that is no qualified name even lowercased, and
+/// annotations over 256 KiB in all are a 422, before the spec's own errors; nothing is written.
+#[test]
+fn bad_labels_and_annotations_are_refused_with_the_validators_texts() {
+    let mut s = server();
+    create_lease(&mut s, 0, "lock", "a");
+    let before = s.resource_version();
+    let patch = |s: &mut ApiServer, body: Value| {
+        s.handle(secs(1), &admin(Verb::Patch, Kind::Lease, "lock", Body::Json(body))).unwrap_err()
+    };
+    let err = patch(&mut s, json!({"metadata": {"labels": {"bad key": "ok"}}}));
+    assert_eq!(err.code, 422);
+    assert_eq!(
+        err.message,
+        "Lease.coordination.k8s.io \"lock\" is invalid: metadata.labels: Invalid value: \"bad key\": name part must \
+         consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character \
+         (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+         '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+    );
+    let long = "v".repeat(64);
+    let err = patch(&mut s, json!({"metadata": {"labels": {"app": long}}}));
+    assert_eq!(
+        err.message,
+        format!(
+            "Lease.coordination.k8s.io \"lock\" is invalid: metadata.labels: Invalid value: \"{long}\": must be no more than 63 characters"
+        )
+    );
+    // Both parts wrong, and a spec error after them: every message, metadata first.
+    let err =
+        patch(&mut s, json!({"metadata": {"labels": {"Bad_Prefix/-x": "ok"}}, "spec": {"leaseDurationSeconds": 0}}));
+    assert!(err.message.starts_with(
+        "Lease.coordination.k8s.io \"lock\" is invalid: [metadata.labels: Invalid value: \"Bad_Prefix/-x\": prefix part a lowercase RFC 1123 subdomain"
+    ), "{}", err.message);
+    assert_eq!(err.details.causes.len(), 3, "{:?}", err.details.causes);
+    assert_eq!(err.details.causes[2].field, "spec.leaseDurationSeconds");
+    // Annotation keys are checked lowercased: an upper-case key is fine, three parts are not.
+    s.handle(
+        secs(2),
+        &admin(
+            Verb::Patch,
+            Kind::Lease,
+            "lock",
+            Body::Json(json!({"metadata": {"annotations": {"Example.com/Owner": "x"}}})),
+        ),
+    )
+    .unwrap();
+    let err = patch(&mut s, json!({"metadata": {"annotations": {"a/b/c": "x"}}}));
+    assert!(err.message.ends_with(
+        "metadata.annotations: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', \
+         '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', \
+         regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix \
+         and '/' (e.g. 'example.com/MyName')"
+    ), "{}", err.message);
+    let big = "x".repeat(256 * 1024);
+    let err = patch(&mut s, json!({"metadata": {"annotations": {"big": big}}}));
+    assert_eq!(
+        err.message,
+        "Lease.coordination.k8s.io \"lock\" is invalid: metadata.annotations: Too long: may not be more than 262144 bytes"
+    );
+    assert_eq!(err.details.causes[0].reason, "FieldValueTooLong");
+    assert_eq!(s.resource_version(), before + 1, "only the valid annotation was written");
+}

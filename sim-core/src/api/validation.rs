@@ -2,8 +2,9 @@
 //! `pkg/apis/coordination/validation/validation.go`, apimachinery `util/validation`).
 
 use super::errors::FieldError;
+use super::go_text::go_quote;
 use super::object::Stored;
-use super::types::{Kind, LeaseSpec};
+use super::types::{Kind, LeaseSpec, ObjectMeta};
 
 const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1123_LABEL_ERROR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -87,14 +88,124 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
     Vec::new()
 }
 
+/// An object's labels and annotations, then its kind's own fields (`ValidateObjectMeta` comes
+/// first in every kind's validation, e.g. `ValidateLease`).
 pub(crate) fn validate_object(object: &Stored) -> Vec<FieldError> {
-    match object {
+    let mut errors = validate_metadata(object.meta());
+    errors.extend(match object {
         Stored::Lease(lease) => validate_lease_spec(&lease.spec),
         Stored::Json(Kind::LeaseCandidate, candidate) => {
             validate_lease_candidate_spec(candidate.rest.get("spec").unwrap_or(&serde_json::Value::Null))
         }
         _ => Vec::new(),
+    });
+    errors
+}
+
+/// apimachinery `ValidateObjectMeta`'s labels and annotations (read at `eed236ce`):
+/// `metav1validation.ValidateLabels` — each key an `IsLabelKey`, each value an `IsLabelValue`,
+/// both reported on `metadata.labels` — and `ValidateAnnotations` — each key an `IsLabelKey`
+/// once lowercased, their keys and values together at most 256 KiB. Go walks the maps in random
+/// order, so a write with several bad keys lists them in any order there; here in key order.
+pub(crate) fn validate_metadata(meta: &ObjectMeta) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    if meta.labels.is_empty() && meta.annotations.is_empty() {
+        return errors; // the common case: nothing to walk
     }
+    for (key, value) in &meta.labels {
+        for message in label_key_errors(key) {
+            errors.push(FieldError::invalid("metadata.labels", &go_quote(key), &message));
+        }
+        for message in label_value_errors(value) {
+            errors.push(FieldError::invalid("metadata.labels", &go_quote(value), &message));
+        }
+    }
+    for key in meta.annotations.keys() {
+        for message in label_key_errors(&key.to_lowercase()) {
+            errors.push(FieldError::invalid("metadata.annotations", &go_quote(key), &message));
+        }
+    }
+    let size: usize = meta.annotations.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errors.push(FieldError::too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT));
+    }
+    errors
+}
+
+/// `TotalAnnotationSizeLimitB` (`pkg/api/validation/objectmeta.go`).
+const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+/// `content.IsLabelKey` (`pkg/api/validate/content/kube.go`): every message that applies.
+fn label_key_errors(key: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    let parts: Vec<&str> = key.split('/').collect();
+    let name = match parts[..] {
+        [name] => name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                errors.push("prefix part must be non-empty".to_string());
+            } else {
+                errors.extend(dns1123_subdomain_errors(prefix).into_iter().map(|m| format!("prefix part {m}")));
+            }
+            name
+        }
+        _ => {
+            let regex = QUALIFIED_NAME_ERROR.strip_prefix("name part ").expect("the constant's prefix");
+            return vec![format!(
+                "a valid label key {regex} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            )];
+        }
+    };
+    if name.is_empty() {
+        errors.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        errors.push("name part must be no more than 63 characters".to_string());
+    }
+    if !matches_label_text(name) {
+        errors.push(QUALIFIED_NAME_ERROR.to_string());
+    }
+    errors
+}
+
+/// `content.IsLabelValue`.
+fn label_value_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_string());
+    }
+    if !value.is_empty() && !matches_label_text(value) {
+        errors.push(LABEL_VALUE_ERROR.to_string());
+    }
+    errors
+}
+
+/// `content.IsDNS1123Subdomain`.
+fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    if !value.split('.').all(matches_dns1123_label_text) {
+        errors.push(DNS1123_SUBDOMAIN_ERROR.to_string());
+    }
+    errors
+}
+
+/// The regex `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, with no bound on the length.
+fn matches_label_text(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
+
+/// One label of the regex `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, with no bound on the length.
+fn matches_dns1123_label_text(label: &str) -> bool {
+    !label.is_empty()
+        && label.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && !label.starts_with('-')
+        && !label.ends_with('-')
 }
 
 /// `semver.ParseTolerant` far enough for "1.33.0", "v1.33", "1.33.0-alpha.1".
