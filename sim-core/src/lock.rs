@@ -5,8 +5,8 @@
 //! Requests go by the API server's typed path ([`LeaseOp`]): the cache is a [`LeaseView`] (the
 //! resourceVersion, the spec with interned strings, the labels), which is all of the cached
 //! object that a write of it can depend on — the server takes uid, creationTimestamp and
-//! managedFields from the stored object, not from the body, and the cached annotations are the
-//! live ones whenever the cached resourceVersion is (`ApiServer::metadata_at`).
+//! managedFields from the stored object, not from the body. The view keeps the cached
+//! annotations too, though no elector reads them: a PUT of the cached Lease sends them back.
 
 use crate::api::{
     ApiServer, Body, Kind, Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, MicroTime, Request, UserId, Verb,
@@ -155,6 +155,7 @@ impl LeaseLock {
                     resource_version: cached.resource_version,
                     spec: self.spec_of(record, Some(&cached.spec)),
                     labels: self.update_labels(&cached.labels)?,
+                    annotations: cached.annotations.clone(),
                 }
             }
             LockOp::Write(record, shape) => {
@@ -200,6 +201,7 @@ impl LeaseLock {
                             resource_version: cached.resource_version,
                             spec,
                             labels: cached.labels.clone(),
+                            annotations: cached.annotations.clone(),
                         }
                     }
                     WriteVerb::Patch { with_rv } => LeaseOp::Patch {
@@ -207,12 +209,16 @@ impl LeaseLock {
                         resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
                         nulls: shape.nulls.0,
                     },
-                    WriteVerb::Apply { force, with_rv, cached_metadata } => LeaseOp::Apply {
-                        spec,
-                        resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
-                        force,
-                        cached_metadata,
-                    },
+                    WriteVerb::Apply { force, with_rv, cached_metadata } => {
+                        let metadata = cached.filter(|_| cached_metadata);
+                        LeaseOp::Apply {
+                            spec,
+                            resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
+                            force,
+                            labels: metadata.and_then(|c| c.labels.clone()),
+                            annotations: metadata.and_then(|c| c.annotations.clone()),
+                        }
+                    }
                 }
             }
         };

@@ -151,6 +151,8 @@ pub(crate) struct LeaseMirror {
     pub(crate) spec: LeaseSpecC,
     /// `None` when the Lease has no labels.
     pub(crate) labels: Option<Arc<Labels>>,
+    /// `None` when it has no annotations.
+    pub(crate) annotations: Option<Arc<Labels>>,
     pub(crate) pending: Option<PendingRenewal>,
     pub(crate) hint: Option<RenewalHint>,
 }
@@ -160,11 +162,17 @@ impl LeaseMirror {
         LeaseMirror {
             resource_version,
             spec: LeaseSpecC::of(&lease.spec, symbols),
-            labels: (!lease.metadata.labels.is_empty()).then(|| Arc::new(lease.metadata.labels.clone())),
+            labels: shared(&lease.metadata.labels),
+            annotations: shared(&lease.metadata.annotations),
             pending: None,
             hint: None,
         }
     }
+}
+
+/// A map of a Lease's metadata as the typed path holds it: shared, `None` when empty.
+pub(crate) fn shared(map: &Labels) -> Option<Arc<Labels>> {
+    (!map.is_empty()).then(|| Arc::new(map.clone()))
 }
 
 /// A Lease as a typed response carries it.
@@ -173,6 +181,20 @@ pub struct LeaseView {
     pub resource_version: u64,
     pub spec: LeaseSpecC,
     pub labels: Option<Arc<Labels>>,
+    /// No elector reads or writes them, but its PUT of the cached Lease sends them back (and a
+    /// PUT that recreates a deleted Lease stores them again).
+    pub annotations: Option<Arc<Labels>>,
+}
+
+impl LeaseMirror {
+    /// The Lease as a response carries it, at `resource_version` with `spec`.
+    pub(crate) fn view_at(&self, resource_version: u64, spec: LeaseSpecC) -> LeaseView {
+        LeaseView { resource_version, spec, labels: self.labels.clone(), annotations: self.annotations.clone() }
+    }
+
+    pub(crate) fn view(&self) -> LeaseView {
+        self.view_at(self.resource_version, self.spec)
+    }
 }
 
 /// What a caller of the typed path asks of its Lease.
@@ -183,11 +205,12 @@ pub enum LeaseOp {
         spec: LeaseSpecC,
         labels: Option<Arc<Labels>>,
     },
-    /// PUT with the caller's cached resourceVersion and labels.
+    /// PUT with the caller's cached resourceVersion, labels and annotations.
     Update {
         resource_version: u64,
         spec: LeaseSpecC,
         labels: Option<Arc<Labels>>,
+        annotations: Option<Arc<Labels>>,
     },
     /// JSON merge patch of the spec (no resourceVersion: last write wins).
     MergePatch {
@@ -203,13 +226,14 @@ pub enum LeaseOp {
         nulls: u8,
     },
     /// Server-side apply of a Lease with this spec (absent fields left out), `force`, and the
-    /// resourceVersion as a precondition when there is one. `cached_metadata`: the configuration
-    /// also carries the labels and annotations of the Lease at that resourceVersion.
+    /// resourceVersion as a precondition when there is one; `labels` and `annotations` in its
+    /// metadata (the cached Lease's, when a library applies that whole: kube-coordinate).
     Apply {
         spec: LeaseSpecC,
         resource_version: Option<u64>,
         force: bool,
-        cached_metadata: bool,
+        labels: Option<Arc<Labels>>,
+        annotations: Option<Arc<Labels>>,
     },
 }
 

@@ -11,7 +11,7 @@ use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
 use super::lease_types::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
 use super::managed_fields::{
-    FieldDiff, ManagerState, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others,
+    FieldDiff, ManagerState, SEP, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others,
     previously_applied, record_apply, record_update, remove_field, render_managed_fields, sync_managed_fields,
 };
 use super::merge_patch::merge_patch;
@@ -653,7 +653,11 @@ impl ApiServer {
     /// A create needs: a valid name, an existing namespace, a free name, a valid object.
     fn check_creatable(&self, kind: Kind, ns: &str, name: &str, object: &Stored) -> Result<(), ApiError> {
         let mut errors = validate_name(kind, name);
-        if errors.is_empty() {
+        if !errors.is_empty() {
+            // `ValidateObjectMeta` reports the name with the labels and annotations, and the
+            // kind's validation the spec after them: one 422 lists them all.
+            errors.extend(validate_object(object));
+        } else {
             if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
                 return Err(ApiError::not_found(Kind::Namespace, ns));
             }
@@ -901,8 +905,11 @@ impl ApiServer {
         let mut merged = apply_merge(&live_json, &config);
         // Fields this manager applied before but omits now go away unless someone else owns them.
         let others = owned_by_others(&record.managers, &manager);
+        // A map it owned as a whole (applied empty) keeps what others own beneath it (SMD's prune
+        // puts back the items other managers own, `merge/update.go` `addBackOwnedItems`).
         for dropped in previously_applied(&record.managers, &manager).difference(&applied) {
-            if !others.contains(dropped) {
+            let owned_beneath = |f: &String| f.strip_prefix(dropped.as_str()).is_some_and(|rest| rest.starts_with(SEP));
+            if !others.contains(dropped) && !others.iter().any(owned_beneath) {
                 remove_field(&mut merged, dropped);
             }
         }

@@ -572,6 +572,27 @@ fn fields_an_applier_stops_applying_are_removed_unless_someone_else_owns_them() 
     assert_eq!(data.keys().collect::<Vec<_>>(), ["y"]);
 }
 
+/// An apply of an empty map owns the map itself (SMD `typed/tofieldset.go`); when that manager
+/// stops applying it, the keys other managers own beneath it stay (`merge/update.go`
+/// `addBackOwnedItems`), and the map goes only if nobody owns anything in it.
+#[test]
+fn dropping_an_empty_map_from_an_apply_keeps_what_others_own_in_it() {
+    let mut s = server();
+    apply_cm(&mut s, 0, "a", false, json!({"x": "1"})).unwrap();
+    apply_cm(&mut s, 0, "b", false, json!({})).unwrap();
+    let b = managers_of(&mut s, Kind::ConfigMap, "order-1").into_iter().find(|m| m.0 == "b").unwrap();
+    assert_eq!(b.2, json!({"f:data": {}}));
+    let bare = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "order-1", "labels": {"k": "v"}}});
+    s.handle(0, &with_manager(admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(bare.clone())), "b", false))
+        .unwrap();
+    assert_eq!(s.peek_config_map(NS, "order-1").unwrap().data.keys().collect::<Vec<_>>(), ["x"]);
+    // With nobody owning a key of it, the map goes.
+    apply_cm(&mut s, 0, "a", false, json!({})).unwrap();
+    let bare_a = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "order-1"}});
+    s.handle(0, &with_manager(admin(Verb::Apply, Kind::ConfigMap, "order-1", Body::Json(bare_a)), "a", false)).unwrap();
+    assert!(s.peek_config_map(NS, "order-1").unwrap().data.is_empty());
+}
+
 #[test]
 fn re_applying_the_same_config_is_not_persisted() {
     let mut s = server();
@@ -822,34 +843,64 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
     let mut rv = step(1, elector, "a", create, &mut typed, &mut generic).unwrap().resource_version;
     // Renewals by the holder: only its managedFields time moves.
     for k in 2..6 {
-        let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", k * 1_000_000, 0), labels: None };
+        let op = LeaseOp::Update {
+            resource_version: rv,
+            spec: spec(&mut typed, "a", k * 1_000_000, 0),
+            labels: None,
+            annotations: None,
+        };
         rv = step(secs(k as u64), elector, "a", op, &mut typed, &mut generic).unwrap().resource_version;
     }
     // A no-op write, a stale resourceVersion, a forbidden caller, an invalid spec.
-    let same = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", 5_000_000, 0), labels: None };
+    let same = LeaseOp::Update {
+        resource_version: rv,
+        spec: spec(&mut typed, "a", 5_000_000, 0),
+        labels: None,
+        annotations: None,
+    };
     assert_eq!(step(secs(6), elector, "a", same, &mut typed, &mut generic).unwrap().resource_version, rv);
-    let stale = LeaseOp::Update { resource_version: rv - 1, spec: spec(&mut typed, "a", 7_000_000, 0), labels: None };
+    let stale = LeaseOp::Update {
+        resource_version: rv - 1,
+        spec: spec(&mut typed, "a", 7_000_000, 0),
+        labels: None,
+        annotations: None,
+    };
     assert_eq!(step(secs(7), elector, "a", stale, &mut typed, &mut generic).unwrap_err().code, 409);
-    let forbidden = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "a", 7_000_000, 0), labels: None };
+    let forbidden = LeaseOp::Update {
+        resource_version: rv,
+        spec: spec(&mut typed, "a", 7_000_000, 0),
+        labels: None,
+        annotations: None,
+    };
     assert_eq!(step(secs(7), stranger, "a", forbidden, &mut typed, &mut generic).unwrap_err().code, 403);
     assert_eq!(step(secs(7), stranger, "a", LeaseOp::Get, &mut typed, &mut generic).unwrap_err().code, 403);
     let mut bad = spec(&mut typed, "a", 7_000_000, 0);
     bad.lease_duration_seconds = Some(0);
-    let invalid = LeaseOp::Update { resource_version: rv, spec: bad, labels: None };
+    let invalid = LeaseOp::Update { resource_version: rv, spec: bad, labels: None, annotations: None };
     assert_eq!(step(secs(7), elector, "a", invalid, &mut typed, &mut generic).unwrap_err().code, 422);
     // A takeover by another manager: the holder field changes hands.
-    let takeover = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 8_000_000, 1), labels: None };
+    let takeover = LeaseOp::Update {
+        resource_version: rv,
+        spec: spec(&mut typed, "b", 8_000_000, 1),
+        labels: None,
+        annotations: None,
+    };
     rv = step(secs(8), elector, "b", takeover, &mut typed, &mut generic).unwrap().resource_version;
     // A strategy (validated the long way), then labels sent that differ from the stored ones.
     let mut coordinated = spec(&mut typed, "b", 9_000_000, 1);
     coordinated.strategy = Some(typed.intern("OldestEmulationVersion"));
-    let op = LeaseOp::Update { resource_version: rv, spec: coordinated, labels: None };
+    let op = LeaseOp::Update { resource_version: rv, spec: coordinated, labels: None, annotations: None };
     rv = step(secs(9), admin_id, "b", op, &mut typed, &mut generic).unwrap().resource_version;
     let labels = Some(Arc::new(Labels::from([("app".to_string(), "x".to_string())])));
-    let op =
-        LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 10_000_000, 1), labels: labels.clone() };
+    let op = LeaseOp::Update {
+        resource_version: rv,
+        spec: spec(&mut typed, "b", 10_000_000, 1),
+        labels: labels.clone(),
+        annotations: None,
+    };
     rv = step(secs(10), elector, "b", op, &mut typed, &mut generic).unwrap().resource_version;
-    let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 11_000_000, 1), labels };
+    let op =
+        LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 11_000_000, 1), labels, annotations: None };
     rv = step(secs(11), elector, "b", op, &mut typed, &mut generic).unwrap().resource_version;
     assert_eq!(step(secs(11), elector, "b", LeaseOp::Get, &mut typed, &mut generic).unwrap().resource_version, rv);
     // The Lease is deleted; an Update then creates it again (Leases allow create-on-update).
@@ -857,7 +908,12 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
         s.handle(secs(12), &admin(Verb::Delete, Kind::Lease, "lock", Body::None)).unwrap();
     }
     assert_eq!(step(secs(12), elector, "b", LeaseOp::Get, &mut typed, &mut generic).unwrap_err().code, 404);
-    let op = LeaseOp::Update { resource_version: rv, spec: spec(&mut typed, "b", 13_000_000, 1), labels: None };
+    let op = LeaseOp::Update {
+        resource_version: rv,
+        spec: spec(&mut typed, "b", 13_000_000, 1),
+        labels: None,
+        annotations: None,
+    };
     step(secs(13), elector, "b", op, &mut typed, &mut generic).unwrap();
     let op = LeaseOp::MergePatch { spec: spec(&mut typed, "c", 14_000_000, 2) };
     assert_eq!(step(secs(14), elector, "c", op.clone(), &mut typed, &mut generic).unwrap_err().code, 403);
@@ -1229,6 +1285,7 @@ fn annotations_are_stored_and_survive_an_electors_writes() {
     let _ = sa;
     let created = s.lease_request(1, lease_ref, admin_id, manager, &LeaseOp::Create { spec: spec(1), labels: None });
     let rv = created.unwrap().resource_version;
+    assert_eq!(s.lease_request(1, lease_ref, admin_id, manager, &LeaseOp::Get).unwrap().annotations, None);
     let patch = json!({"metadata": {"annotations": {"example.com/owner": "team-a", "note": "keep me"}}});
     let patched =
         s.handle(secs(1), &with_manager(admin(Verb::Patch, Kind::Lease, "lock", Body::Json(patch)), "ops", false));
@@ -1243,17 +1300,28 @@ fn annotations_are_stored_and_survive_an_electors_writes() {
     let ops = managers_of(&mut s, Kind::Lease, "lock").into_iter().find(|(m, _, _)| m == "ops").unwrap();
     assert_eq!(ops.2, json!({"f:metadata": {"f:annotations": {".": {}, "f:example.com/owner": {}, "f:note": {}}}}));
     let annotations = json!({"example.com/owner": "team-a", "note": "keep me"});
-    // Renewals in place, then an Update whose labels differ (the generic request), audited too.
-    let mut rv = after_patch;
+    // The elector's view (a Get) carries them; it PUTs them back: renewals in place, then an
+    // Update whose labels differ (the generic request), audited too.
+    let mut view = s.lease_request(secs(1), lease_ref, admin_id, manager, &LeaseOp::Get).unwrap();
+    let cached = view.annotations.clone();
+    assert_eq!(cached.as_deref().map(|a| a.len()), Some(2));
     for (k, labels, audit) in [(2, None, false), (3, Some(("app", "x")), false), (4, Some(("app", "y")), true)] {
         s.set_audit(audit);
         let labels = labels.map(|(k, v)| Arc::new(Labels::from([(k.to_string(), v.to_string())])));
-        let op = LeaseOp::Update { resource_version: rv, spec: spec(k * 1_000_000), labels };
-        rv = s.lease_request(secs(k as u64), lease_ref, admin_id, manager, &op).unwrap().resource_version;
+        let op = LeaseOp::Update {
+            resource_version: view.resource_version,
+            spec: spec(k * 1_000_000),
+            labels,
+            annotations: view.annotations.clone(),
+        };
+        view = s.lease_request(secs(k as u64), lease_ref, admin_id, manager, &op).unwrap();
+        assert_eq!(view.annotations, cached, "write {k}");
         assert_eq!(s.peek_json(Kind::Lease, NS, "lock").unwrap()["metadata"]["annotations"], annotations, "write {k}");
     }
+    s.set_audit(false);
+    let rv = view.resource_version;
     // A stale Update is refused whatever its body.
-    let stale = LeaseOp::Update { resource_version: rv - 1, spec: spec(9_000_000), labels: None };
+    let stale = LeaseOp::Update { resource_version: rv - 1, spec: spec(9_000_000), labels: None, annotations: None };
     assert_eq!(s.lease_request(secs(5), lease_ref, admin_id, manager, &stale).unwrap_err().code, 409);
     // A PUT of a Lease without annotations removes them; the patcher's entry goes with them.
     let mut bare = lease("lock", "a", 6, &rv.to_string());
@@ -1262,6 +1330,12 @@ fn annotations_are_stored_and_survive_an_electors_writes() {
     let stored = s.peek_json(Kind::Lease, NS, "lock").unwrap();
     assert!(stored["metadata"].get("annotations").is_none(), "{stored}");
     assert!(managers_of(&mut s, Kind::Lease, "lock").iter().all(|(m, _, _)| m != "ops"));
+    // Deleted under an elector whose cache still has them: its PUT creates the Lease again
+    // (Leases allow create-on-update) from the cached object, annotations included.
+    s.handle(secs(7), &admin(Verb::Delete, Kind::Lease, "lock", Body::None)).unwrap();
+    let op = LeaseOp::Update { resource_version: rv, spec: spec(8_000_000), labels: None, annotations: cached };
+    s.lease_request(secs(8), lease_ref, admin_id, manager, &op).unwrap();
+    assert_eq!(s.peek_json(Kind::Lease, NS, "lock").unwrap()["metadata"]["annotations"], annotations);
 }
 
 /// A ConfigMap seeded with annotations keeps them through a merge patch of its data, and a
@@ -1311,7 +1385,7 @@ fn bad_labels_and_annotations_are_refused_with_the_validators_texts() {
     assert_eq!(
         err.message,
         format!(
-            "Lease.coordination.k8s.io \"lock\" is invalid: metadata.labels: Invalid value: \"{long}\": must be no more than 63 characters"
+            "Lease.coordination.k8s.io \"lock\" is invalid: metadata.labels: Invalid value: \"{long}\": must be no more than 63 bytes"
         )
     );
     // Both parts wrong, and a spec error after them: every message, metadata first.
@@ -1348,4 +1422,10 @@ fn bad_labels_and_annotations_are_refused_with_the_validators_texts() {
     );
     assert_eq!(err.details.causes[0].reason, "FieldValueTooLong");
     assert_eq!(s.resource_version(), before + 1, "only the valid annotation was written");
+    // A create with a bad name and a bad label: one 422 with both, the name first.
+    let mut bad = lease("Bad_Name", "a", 0, "");
+    bad.metadata.labels = Labels::from([("k".to_string(), "bad value".to_string())]);
+    let err = s.handle(secs(3), &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad)))).unwrap_err();
+    let fields: Vec<&str> = err.details.causes.iter().map(|c| c.field.as_str()).collect();
+    assert_eq!(fields, ["metadata.name", "metadata.labels"], "{}", err.message);
 }

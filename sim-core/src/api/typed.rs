@@ -14,7 +14,9 @@
 use std::sync::Arc;
 
 use super::errors::ApiError;
-use super::lease_types::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, PendingRenewal, RenewalHint, UserId};
+use super::lease_types::{
+    Labels, LeaseMirror, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, PendingRenewal, RenewalHint, UserId, shared,
+};
 use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, record_update, renewal_writer, sync_renewal_time};
 use super::object::{Body, Object, Request, Stored};
 use super::server::ApiServer;
@@ -51,10 +53,16 @@ impl ApiServer {
         if !self.audit_on() {
             match op {
                 LeaseOp::Get => return self.typed_get(lease, user),
-                LeaseOp::Update { resource_version, spec, labels } => {
-                    if let Some(answer) =
-                        self.typed_update(now, lease, user, field_manager, *resource_version, spec, labels)
-                    {
+                LeaseOp::Update { resource_version, spec, labels, annotations } => {
+                    if let Some(answer) = self.typed_update(
+                        now,
+                        lease,
+                        user,
+                        field_manager,
+                        *resource_version,
+                        spec,
+                        (labels, annotations),
+                    ) {
                         return answer;
                     }
                 }
@@ -75,11 +83,7 @@ impl ApiServer {
 
     /// The Lease `lease` as a Get would answer it now, if it exists (a watch event's content).
     pub fn lease_view(&self, lease: LeaseRef) -> Option<LeaseView> {
-        self.lease_refs[lease.0 as usize].live.as_ref().map(|l| LeaseView {
-            resource_version: l.resource_version,
-            spec: l.spec,
-            labels: l.labels.clone(),
-        })
+        self.lease_refs[lease.0 as usize].live.as_ref().map(LeaseMirror::view)
     }
 
     /// The Lease `lease` as the typed path sees it now, if it exists.
@@ -92,7 +96,8 @@ impl ApiServer {
         LeaseView {
             resource_version: lease.metadata.resource_version.parse().unwrap_or(0),
             spec: LeaseSpecC::of(&lease.spec, &mut self.symbols),
-            labels: (!lease.metadata.labels.is_empty()).then(|| Arc::new(lease.metadata.labels.clone())),
+            labels: shared(&lease.metadata.labels),
+            annotations: shared(&lease.metadata.annotations),
         }
     }
 
@@ -102,23 +107,22 @@ impl ApiServer {
         let object = |spec: &LeaseSpecC,
                       resource_version: Option<u64>,
                       labels: &Option<Arc<Labels>>,
-                      annotations: Labels| Lease {
+                      annotations: &Option<Arc<Labels>>| Lease {
             metadata: ObjectMeta {
                 name: entry.name.clone(),
                 namespace: entry.namespace.clone(),
                 resource_version: resource_version.map(|rv| rv.to_string()).unwrap_or_default(),
                 labels: labels.as_deref().cloned().unwrap_or_default(),
-                annotations,
+                annotations: annotations.as_deref().cloned().unwrap_or_default(),
                 ..Default::default()
             },
             spec: spec.to_spec(&self.symbols),
         };
         let body = match op {
             LeaseOp::Get => Body::None,
-            LeaseOp::Create { spec, labels } => Body::Lease(Arc::new(object(spec, None, labels, Labels::new()))),
-            LeaseOp::Update { resource_version, spec, labels } => {
-                // A PUT sends the cached object with its spec (and labels) edited.
-                let (_, annotations) = self.metadata_at(lease, *resource_version);
+            LeaseOp::Create { spec, labels } => Body::Lease(Arc::new(object(spec, None, labels, &None))),
+            // A PUT sends the cached object with its spec (and labels) edited.
+            LeaseOp::Update { resource_version, spec, labels, annotations } => {
                 Body::Lease(Arc::new(object(spec, Some(*resource_version), labels, annotations)))
             }
             LeaseOp::MergePatch { spec } => {
@@ -140,12 +144,8 @@ impl ApiServer {
                 }
                 Body::Json(body)
             }
-            LeaseOp::Apply { spec, resource_version, cached_metadata, .. } => {
-                let (labels, annotations) = match resource_version {
-                    Some(rv) if *cached_metadata => self.metadata_at(lease, *rv),
-                    _ => (None, Labels::new()),
-                };
-                Body::Lease(Arc::new(object(spec, *resource_version, &labels, annotations)))
+            LeaseOp::Apply { spec, resource_version, labels, annotations, .. } => {
+                Body::Lease(Arc::new(object(spec, *resource_version, labels, annotations)))
             }
         };
         Request {
@@ -160,25 +160,6 @@ impl ApiServer {
         }
     }
 
-    /// The labels and annotations of the cached Lease a write at `resource_version` carries back.
-    /// While that version is the live one, they are the live Lease's (every change of either is
-    /// a new resourceVersion); once it is not, the write is refused (409) whatever its body says
-    /// (apiserver `registry/generic/registry/store.go` `Update` checks the version before it
-    /// reads the object; an apply that carries them is forced, so no field conflict comes
-    /// first). So the live ones are the body's wherever the body matters, and the cached view
-    /// need not carry annotations.
-    fn metadata_at(&self, lease: LeaseRef, resource_version: u64) -> (Option<Arc<Labels>>, Labels) {
-        // The mirror's version, not the record's: a renewal in place moves the mirror and
-        // leaves the record for later (`materialize`), and it changes neither map.
-        let entry = &self.lease_refs[lease.0 as usize];
-        match (&entry.live, entry.slot) {
-            (Some(live), Some(slot)) if live.resource_version == resource_version => {
-                (live.labels.clone(), self.record_at(slot).object.meta().annotations.clone())
-            }
-            _ => (None, Labels::new()),
-        }
-    }
-
     fn forbidden(&self, lease: LeaseRef, user: UserId, verb: &str) -> ApiError {
         let entry = &self.lease_refs[lease.0 as usize];
         ApiError::forbidden(Kind::Lease, &entry.name, &self.user(user).name, verb, &entry.namespace)
@@ -190,7 +171,7 @@ impl ApiServer {
         }
         let entry = &self.lease_refs[lease.0 as usize];
         let Some(live) = &entry.live else { return Err(ApiError::not_found(Kind::Lease, &entry.name)) };
-        Ok(LeaseView { resource_version: live.resource_version, spec: live.spec, labels: live.labels.clone() })
+        Ok(live.view())
     }
 
     /// An Update served in place, or `None` when the generic path must answer (the Lease is
@@ -204,7 +185,7 @@ impl ApiServer {
         field_manager: Sym,
         resource_version: u64,
         spec: &LeaseSpecC,
-        labels: &Option<Arc<Labels>>,
+        (labels, annotations): (&Option<Arc<Labels>>, &Option<Arc<Labels>>),
     ) -> Option<Result<LeaseView, ApiError>> {
         if !self.is_authorized_cached(user, Verb::Update, lease) {
             return Some(Err(self.forbidden(lease, user, "update")));
@@ -216,7 +197,7 @@ impl ApiServer {
             let name = &self.lease_refs[index].name;
             return Some(Err(ApiError::optimistic_lock_conflict(Kind::Lease, name)));
         }
-        if !same_labels(labels, &live.labels) {
+        if !same_labels(labels, &live.labels) || !same_labels(annotations, &live.annotations) {
             return None;
         }
         let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)
@@ -233,8 +214,7 @@ impl ApiServer {
         let (changed, removed) = spec.diff(&live.spec);
         if changed == 0 && removed == 0 {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
-            let view =
-                LeaseView { resource_version: live.resource_version, spec: live.spec, labels: live.labels.clone() };
+            let view = live.view();
             return Some(Ok(view));
         }
         let wall_secs = self.wall_secs(now);
@@ -272,7 +252,7 @@ impl ApiServer {
             live.resource_version = revision;
             live.spec = *spec;
             live.pending = Some(PendingRenewal { writer, time_secs: wall_secs });
-            return Some(Ok(LeaseView { resource_version: revision, spec: *spec, labels: live.labels.clone() }));
+            return Some(Ok(live.view_at(revision, *spec)));
         }
         // Ownership moves: written through now.
         self.materialize(lease);
@@ -300,7 +280,7 @@ impl ApiServer {
         live.resource_version = revision;
         live.spec = *spec;
         live.hint = None;
-        Some(Ok(LeaseView { resource_version: revision, spec: *spec, labels: live.labels.clone() }))
+        Some(Ok(live.view_at(revision, *spec)))
     }
 
     /// Writes a pending renewal of `lease` into the stored object.

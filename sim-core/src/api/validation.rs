@@ -55,13 +55,13 @@ pub fn check_label(key: &str, value: &str) -> Result<(), String> {
         return Err(format!("label key {key:?}: prefix part {DNS1123_SUBDOMAIN_ERROR}"));
     }
     if name.len() > 63 {
-        return Err(format!("label key {key:?}: name part must be no more than 63 characters"));
+        return Err(format!("label key {key:?}: name part must be no more than 63 bytes"));
     }
     if !is_label_text(name) {
         return Err(format!("label key {key:?}: {QUALIFIED_NAME_ERROR}"));
     }
     if value.len() > 63 {
-        return Err(format!("label value {value:?}: must be no more than 63 characters"));
+        return Err(format!("label value {value:?}: must be no more than 63 bytes"));
     }
     if !value.is_empty() && !is_label_text(value) {
         return Err(format!("label value {value:?}: {LABEL_VALUE_ERROR}"));
@@ -135,7 +135,9 @@ pub(crate) fn validate_metadata(meta: &ObjectMeta) -> Vec<FieldError> {
 /// `TotalAnnotationSizeLimitB` (`pkg/api/validation/objectmeta.go`).
 const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
-/// `content.IsLabelKey` (`pkg/api/validate/content/kube.go`): every message that applies.
+/// `content.IsLabelKey` (`pkg/api/validate/content/kube.go`): every message that applies. Its
+/// lengths are in bytes (`content.MaxLenError`, since Kubernetes 1.35); a name's (above) are
+/// still `util/validation`'s characters.
 fn label_key_errors(key: &str) -> Vec<String> {
     let mut errors = Vec::new();
     let parts: Vec<&str> = key.split('/').collect();
@@ -159,7 +161,7 @@ fn label_key_errors(key: &str) -> Vec<String> {
     if name.is_empty() {
         errors.push("name part must be non-empty".to_string());
     } else if name.len() > 63 {
-        errors.push("name part must be no more than 63 characters".to_string());
+        errors.push("name part must be no more than 63 bytes".to_string());
     }
     if !matches_label_text(name) {
         errors.push(QUALIFIED_NAME_ERROR.to_string());
@@ -171,7 +173,7 @@ fn label_key_errors(key: &str) -> Vec<String> {
 fn label_value_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > 63 {
-        errors.push("must be no more than 63 characters".to_string());
+        errors.push("must be no more than 63 bytes".to_string());
     }
     if !value.is_empty() && !matches_label_text(value) {
         errors.push(LABEL_VALUE_ERROR.to_string());
@@ -183,7 +185,7 @@ fn label_value_errors(value: &str) -> Vec<String> {
 fn dns1123_subdomain_errors(value: &str) -> Vec<String> {
     let mut errors = Vec::new();
     if value.len() > 253 {
-        errors.push("must be no more than 253 characters".to_string());
+        errors.push("must be no more than 253 bytes".to_string());
     }
     if !value.split('.').all(matches_dns1123_label_text) {
         errors.push(DNS1123_SUBDOMAIN_ERROR.to_string());

@@ -82,7 +82,11 @@ mod tests {
         assert!(w.any());
         assert_eq!(w.watchers(0), &[1]);
         w.push(1, 1, None);
-        w.push(1, 2, Some(LeaseView { resource_version: 7, spec: Default::default(), labels: None }));
+        w.push(
+            1,
+            2,
+            Some(LeaseView { resource_version: 7, spec: Default::default(), labels: None, annotations: None }),
+        );
         // The incarnation-1 event was never delivered (the process restarted): skipped.
         let got = w.pop(1, 2).expect("one event for incarnation 2");
         assert_eq!(got.map(|v| v.resource_version), Some(7));
