@@ -650,23 +650,23 @@ impl ApiServer {
         managers
     }
 
-    /// A create needs: a valid name, an existing namespace, a free name, a valid object.
+    /// A create needs, in the order the apiserver asks: an existing namespace (the
+    /// NamespaceLifecycle admission plugin, which `handlers/create.go` runs before the store), a
+    /// valid object — name, labels, annotations and spec in one 422 (`rest.BeforeCreate`) — and
+    /// then a free name (the storage's AlreadyExists: `registry/store.go` `create`).
     fn check_creatable(&self, kind: Kind, ns: &str, name: &str, object: &Stored) -> Result<(), ApiError> {
-        let mut errors = validate_name(kind, name);
-        if !errors.is_empty() {
-            // `ValidateObjectMeta` reports the name with the labels and annotations, and the
-            // kind's validation the spec after them: one 422 lists them all.
-            errors.extend(validate_object(object));
-        } else {
-            if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
-                return Err(ApiError::not_found(Kind::Namespace, ns));
-            }
-            if self.record(kind, ns, name).is_some() {
-                return Err(ApiError::already_exists(kind, name));
-            }
-            errors = validate_object(object);
+        if kind.is_namespaced() && self.record(Kind::Namespace, "", ns).is_none() {
+            return Err(ApiError::not_found(Kind::Namespace, ns));
         }
-        if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors)) }
+        let mut errors = validate_name(kind, name);
+        errors.extend(validate_object(object));
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
+        }
+        if self.record(kind, ns, name).is_some() {
+            return Err(ApiError::already_exists(kind, name));
+        }
+        Ok(())
     }
 
     /// The second, `create` authorisation (with the name) of a PUT or apply that creates.

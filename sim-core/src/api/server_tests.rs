@@ -1428,4 +1428,16 @@ fn bad_labels_and_annotations_are_refused_with_the_validators_texts() {
     let err = s.handle(secs(3), &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(bad)))).unwrap_err();
     let fields: Vec<&str> = err.details.causes.iter().map(|c| c.field.as_str()).collect();
     assert_eq!(fields, ["metadata.name", "metadata.labels"], "{}", err.message);
+    // The apiserver's order (`handlers/create.go`, `registry/store.go` `create`): the namespace
+    // (admission) first, then validation, then the name taken (storage).
+    let mut taken = lease("lock", "a", 0, "");
+    taken.metadata.labels = Labels::from([("k".to_string(), "bad value".to_string())]);
+    let err = s.handle(secs(3), &admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(taken)))).unwrap_err();
+    assert_eq!(err.code, 422, "validation before AlreadyExists: {}", err.message);
+    let mut elsewhere = lease("Bad_Name", "a", 0, "");
+    elsewhere.metadata.namespace = "missing".into();
+    let mut req = admin(Verb::Create, Kind::Lease, "", Body::Lease(Arc::new(elsewhere)));
+    req.namespace = Arc::from("missing");
+    let err = s.handle(secs(3), &req).unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (404, "namespaces \"missing\" not found"));
 }
