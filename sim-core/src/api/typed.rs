@@ -25,7 +25,8 @@ use super::validation::validate_lease_spec;
 use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
 
-fn same_labels(a: &Option<Arc<Labels>>, b: &Option<Arc<Labels>>) -> bool {
+/// Two of a Lease's metadata maps (labels, annotations) as the typed path holds them.
+fn same_map(a: &Option<Arc<Labels>>, b: &Option<Arc<Labels>>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x == y,
@@ -197,7 +198,7 @@ impl ApiServer {
             let name = &self.lease_refs[index].name;
             return Some(Err(ApiError::optimistic_lock_conflict(Kind::Lease, name)));
         }
-        if !same_labels(labels, &live.labels) || !same_labels(annotations, &live.annotations) {
+        if !same_map(labels, &live.labels) || !same_map(annotations, &live.annotations) {
             return None;
         }
         let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)

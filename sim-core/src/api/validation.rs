@@ -20,51 +20,19 @@ fn is_dns1123_label(s: &str) -> bool {
 }
 
 fn is_dns1123_subdomain(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|label| {
-            !label.is_empty()
-                && label.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
+    s.len() <= 253 && s.split('.').all(matches_dns1123_label_text)
 }
 
 const LABEL_VALUE_ERROR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63 characters.
-fn is_label_text(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// apimachinery's `ValidateLabels` for one label: the key a qualified name (`[prefix/]name`,
-/// the prefix a DNS subdomain), the value empty or a label text. The message is the
-/// validator's.
+/// apimachinery's `ValidateLabels` for one label (a scenario's `labels` key): the first of the
+/// messages `validate_metadata` gives the server's 422 for it.
 pub fn check_label(key: &str, value: &str) -> Result<(), String> {
-    let (prefix, name) = match key.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix
-        && (p.is_empty() || !is_dns1123_subdomain(p))
-    {
-        return Err(format!("label key {key:?}: prefix part {DNS1123_SUBDOMAIN_ERROR}"));
+    if let Some(message) = label_key_errors(key).into_iter().next() {
+        return Err(format!("label key {key:?}: {message}"));
     }
-    if name.len() > 63 {
-        return Err(format!("label key {key:?}: name part must be no more than 63 bytes"));
-    }
-    if !is_label_text(name) {
-        return Err(format!("label key {key:?}: {QUALIFIED_NAME_ERROR}"));
-    }
-    if value.len() > 63 {
-        return Err(format!("label value {value:?}: must be no more than 63 bytes"));
-    }
-    if !value.is_empty() && !is_label_text(value) {
-        return Err(format!("label value {value:?}: {LABEL_VALUE_ERROR}"));
+    if let Some(message) = label_value_errors(value).into_iter().next() {
+        return Err(format!("label value {value:?}: {message}"));
     }
     Ok(())
 }
@@ -339,6 +307,20 @@ fn validate_strategy(strategy: &str) -> Vec<FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A scenario's `labels` are refused with the first message the server's 422 would carry.
+    #[test]
+    fn a_scenario_label_is_checked_as_the_server_checks_it() {
+        assert_eq!(check_label("example.com/app", "x-1"), Ok(()));
+        assert_eq!(check_label("app", ""), Ok(()));
+        let first = |key: &str| label_key_errors(key).into_iter().next().unwrap();
+        assert_eq!(check_label("a/b/c", "x"), Err(format!("label key \"a/b/c\": {}", first("a/b/c"))));
+        assert!(first("a/b/c").starts_with("a valid label key must consist"));
+        assert_eq!(check_label("/app", "x"), Err("label key \"/app\": prefix part must be non-empty".to_string()));
+        assert_eq!(check_label("app", "bad value"), Err(format!("label value \"bad value\": {LABEL_VALUE_ERROR}")));
+        let long = "v".repeat(64);
+        assert_eq!(check_label("app", &long), Err(format!("label value {long:?}: must be no more than 63 bytes")));
+    }
 
     #[test]
     fn lease_duration_must_be_positive_and_transitions_non_negative() {
