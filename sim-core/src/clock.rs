@@ -262,7 +262,15 @@ impl NodeClock {
     /// every timer and request timeout calls it, and the call's register saves cost a fifth of it.
     #[inline]
     pub fn timer_fires_at(&self, now: Nanos, duration: Nanos) -> Nanos {
-        let reading = self.monotonic(now);
+        self.timer_fires_at_reading(now, self.monotonic(now), duration)
+    }
+
+    /// [`Self::timer_fires_at`] given `reading`, the monotonic reading at `now` (which the
+    /// caller has just taken: a process reads its clock for every input, and the timers that
+    /// input arms are armed at the same instant).
+    #[inline]
+    pub fn timer_fires_at_reading(&self, now: Nanos, reading: i64, duration: Nanos) -> Nanos {
+        debug_assert_eq!(reading, self.monotonic(now));
         self.reaches(now, reading, reading.saturating_add(duration as i64))
     }
 

@@ -62,7 +62,7 @@ impl World {
             incarnation: self.procs[node].incarnation,
             generation: c.generation,
         };
-        let at = self.procs[node].clock.timer_fires_at(now, after);
+        let at = self.procs[node].timer_fires_at(now, after);
         self.queue.schedule(at, event);
     }
 

@@ -183,7 +183,7 @@ impl World {
                 },
                 &Output::Timer { kind, after, generation } => {
                     let p = &self.procs[node];
-                    let at = p.clock.timer_fires_at(now, after);
+                    let at = p.timer_fires_at(now, after);
                     let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
                     self.queue.schedule(at, event);
                 }
@@ -292,7 +292,7 @@ impl World {
         p.work_stop_generation = p.work_stop_generation.wrapping_add(1);
         let generation = p.work_stop_generation;
         p.work_stop = Some((why, generation));
-        let at = p.clock.timer_fires_at(now, after);
+        let at = p.timer_fires_at(now, after);
         let event = Event::StopActing { node: node as u32, incarnation: p.incarnation, generation };
         self.queue.schedule(at, event);
     }

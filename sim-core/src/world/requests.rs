@@ -47,7 +47,7 @@ impl World {
             trace!(self, now, Some(node), request);
         }
         let incarnation = self.procs[node].incarnation;
-        let timeout = timeout.map(|t| (self.procs[node].clock.timer_fires_at(now, t), self.queue.reserve_seq()));
+        let timeout = timeout.map(|t| (self.procs[node].timer_fires_at(now, t), self.queue.reserve_seq()));
         let msg = self.net.insert(Message {
             node: node as u32,
             incarnation,
@@ -363,7 +363,7 @@ impl World {
             return false;
         }
         let id = m.id;
-        let at = self.procs[node].clock.timer_fires_at(now, wait);
+        let at = self.procs[node].timer_fires_at(now, wait);
         trace!(self, now, Some(node), TraceKind::Response { id, code });
         trace!(self, now, Some(node), TraceKind::RetryAfter { id, wait_ns: wait });
         let m = self.net.get_mut(msg);

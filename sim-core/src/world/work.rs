@@ -93,7 +93,7 @@ impl World {
         if !r.active {
             return;
         }
-        let at = self.procs[node].clock.timer_fires_at(now, r.spec.period);
+        let at = self.procs[node].timer_fires_at(now, r.spec.period);
         let event = Event::ReconcileTick { node: node as u32, incarnation, generation: r.generation };
         self.queue.schedule(at, event);
     }
