@@ -187,7 +187,7 @@ impl Process {
     }
 
     /// When a local timer of `after` armed now fires, in true time (see `reading`).
-    #[inline]
+    #[inline(always)]
     pub(super) fn timer_fires_at(&self, now: Nanos, after: Nanos) -> Nanos {
         match self.reading {
             (t, reading) if t == now => self.clock.timer_fires_at_reading(now, reading, after),
