@@ -381,7 +381,7 @@ impl World {
             } else {
                 (instant, at_instant) = (t, 0);
             }
-            let (now, seq, event) = self.queue.pop_with_seq().expect("peeked");
+            let (now, seq, event) = self.queue.pop_packed().expect("peeked");
             if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
                 self.agenda.pop();
                 if let Some(&(at, seq, next)) = self.agenda.last() {
@@ -395,7 +395,7 @@ impl World {
             if self.prefetching {
                 self.prefetch_next();
             }
-            self.handle(now, event);
+            self.handle(now, event.get());
         }
         Ok(())
     }
@@ -435,10 +435,10 @@ impl World {
 
     // ---- event dispatch ----------------------------------------------------------------------
 
-    fn handle(&mut self, now: Nanos, event: Event) {
+    fn handle(&mut self, now: Nanos, event: &Event) {
         // Events a running, unpaused process must take: a dead process's are stale, a paused
         // one's wait until it resumes.
-        let owner = match event {
+        let owner = match *event {
             Event::Timer { node, incarnation, .. }
             | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
@@ -456,15 +456,15 @@ impl World {
         if let Some((node, incarnation)) = owner {
             let p = &mut self.procs[node];
             if p.incarnation != incarnation || p.state != ProcState::Running {
-                self.discard(event);
+                self.discard(*event);
                 return;
             }
             if p.paused_until.is_some() {
-                p.deferred.push(event);
+                p.deferred.push(*event);
                 return;
             }
         }
-        match event {
+        match *event {
             Event::Timer { node, kind, generation, .. } => {
                 let node = node as usize;
                 trace!(self, now, Some(node), TraceKind::Timer { kind });
@@ -490,7 +490,7 @@ impl World {
                     Origin::Recorder => {}
                 }
             }
-            _ => self.handle_rare(now, event),
+            _ => self.handle_rare(now, *event),
         }
     }
 
