@@ -146,85 +146,107 @@ impl LeaseLock {
     /// The request for `op`, or an immediate error (client-go refuses an Update before any Get
     /// or Create: `lease not initialized, call get or create first`).
     pub fn request(&self, op: &LockOp, server: &ApiServer) -> Result<LockRequest, LockError> {
-        let typed = match op {
-            LockOp::Get => LeaseOp::Get,
-            LockOp::Create(record) => LeaseOp::Create { spec: self.spec_of(record, None), labels: self.labels.clone() },
-            LockOp::Update(record) => {
-                let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
-                LeaseOp::Update {
-                    resource_version: cached.resource_version,
-                    spec: self.spec_of(record, Some(&cached.spec)),
-                    labels: self.update_labels(&cached.labels)?,
-                    annotations: cached.annotations.clone(),
-                }
-            }
-            LockOp::Write(record, shape) => {
-                let mut spec = LeaseSpecC {
-                    holder_identity: Some(record.holder_identity),
-                    lease_duration_seconds: Some(record.lease_duration_seconds),
-                    acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
-                    renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
-                    lease_transitions: Some(record.leader_transitions),
-                    strategy: None,
-                    preferred_holder: None,
-                };
-                let cached = self.cached.as_ref();
-                let put = shape.verb == WriteVerb::Put;
-                // A PUT sends the cached object with its spec edited: a kept field keeps the
-                // cached value; a patch leaves a kept field out. A null field is absent.
-                let old = if put { cached.map(|c| c.spec).unwrap_or_default() } else { LeaseSpecC::default() };
-                let pick = |bit: Fields| !(shape.keep.has(bit) || shape.nulls.has(bit));
-                if !pick(Fields::HOLDER) {
-                    spec.holder_identity = if shape.nulls.has(Fields::HOLDER) { None } else { old.holder_identity };
-                }
-                if !pick(Fields::DURATION) {
-                    spec.lease_duration_seconds =
-                        if shape.nulls.has(Fields::DURATION) { None } else { old.lease_duration_seconds };
-                }
-                if !pick(Fields::ACQUIRE) {
-                    spec.acquire_time = if shape.nulls.has(Fields::ACQUIRE) { None } else { old.acquire_time };
-                }
-                if !pick(Fields::RENEW) {
-                    spec.renew_time = if shape.nulls.has(Fields::RENEW) { None } else { old.renew_time };
-                }
-                if !pick(Fields::TRANSITIONS) {
-                    spec.lease_transitions =
-                        if shape.nulls.has(Fields::TRANSITIONS) { None } else { old.lease_transitions };
-                }
-                match shape.verb {
-                    WriteVerb::Post => LeaseOp::Create { spec, labels: self.labels.clone() },
-                    WriteVerb::Put => {
-                        let Some(cached) = cached else { return Err(LockError::Status(0)) };
-                        spec.strategy = cached.spec.strategy;
-                        spec.preferred_holder = cached.spec.preferred_holder;
-                        LeaseOp::Update {
-                            resource_version: cached.resource_version,
-                            spec,
-                            labels: cached.labels.clone(),
-                            annotations: cached.annotations.clone(),
-                        }
-                    }
-                    WriteVerb::Patch { with_rv } => LeaseOp::Patch {
-                        spec,
-                        resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
-                        nulls: shape.nulls.0,
-                    },
-                    WriteVerb::Apply { force, with_rv, cached_metadata } => {
-                        let metadata = cached.filter(|_| cached_metadata);
-                        LeaseOp::Apply {
-                            spec,
-                            resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
-                            force,
-                            labels: metadata.and_then(|c| c.labels.clone()),
-                            annotations: metadata.and_then(|c| c.annotations.clone()),
-                        }
-                    }
-                }
-            }
-        };
+        let mut typed = LeaseOp::Get;
+        self.write_typed(op, &mut typed)?;
         Ok(match self.python_body(&typed, server) {
             Some(request) => LockRequest::Generic(Box::new(request)),
             None => LockRequest::Typed(typed),
+        })
+    }
+
+    /// Whether every request of this lock goes by the typed path (all but the Python client's,
+    /// some of whose writes go as JSON): then [`Self::write_typed`] builds them.
+    pub fn typed_only(&self) -> bool {
+        !self.python_style
+    }
+
+    /// The typed request for `op`, written into `dest` (the message slot where it will wait: a
+    /// request built on the stack and moved into place was read back by wide loads before its
+    /// narrow stores had drained, a stall on every request), or an immediate error, leaving
+    /// `dest` as it was.
+    #[inline]
+    pub fn write_typed(&self, op: &LockOp, dest: &mut LeaseOp) -> Result<(), LockError> {
+        match op {
+            LockOp::Get => *dest = LeaseOp::Get,
+            LockOp::Create(record) => {
+                *dest = LeaseOp::Create { spec: self.spec_of(record, None), labels: self.labels.clone() }
+            }
+            LockOp::Update(record) => {
+                let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
+                let labels = self.update_labels(&cached.labels)?;
+                *dest = LeaseOp::Update {
+                    resource_version: cached.resource_version,
+                    spec: self.spec_of(record, Some(&cached.spec)),
+                    labels,
+                    annotations: cached.annotations.clone(),
+                };
+            }
+            LockOp::Write(record, shape) => *dest = self.shaped(record, shape)?,
+        }
+        Ok(())
+    }
+
+    /// A write in another library's wire shape (see [`crate::elector::WriteShape`]).
+    fn shaped(&self, record: &Record, shape: &crate::elector::WriteShape) -> Result<LeaseOp, LockError> {
+        let mut spec = LeaseSpecC {
+            holder_identity: Some(record.holder_identity),
+            lease_duration_seconds: Some(record.lease_duration_seconds),
+            acquire_time: record.acquire_time_micros.map(MicroTime::from_unix_micros),
+            renew_time: record.renew_time_micros.map(MicroTime::from_unix_micros),
+            lease_transitions: Some(record.leader_transitions),
+            strategy: None,
+            preferred_holder: None,
+        };
+        let cached = self.cached.as_ref();
+        let put = shape.verb == WriteVerb::Put;
+        // A PUT sends the cached object with its spec edited: a kept field keeps the
+        // cached value; a patch leaves a kept field out. A null field is absent.
+        let old = if put { cached.map(|c| c.spec).unwrap_or_default() } else { LeaseSpecC::default() };
+        let pick = |bit: Fields| !(shape.keep.has(bit) || shape.nulls.has(bit));
+        if !pick(Fields::HOLDER) {
+            spec.holder_identity = if shape.nulls.has(Fields::HOLDER) { None } else { old.holder_identity };
+        }
+        if !pick(Fields::DURATION) {
+            spec.lease_duration_seconds =
+                if shape.nulls.has(Fields::DURATION) { None } else { old.lease_duration_seconds };
+        }
+        if !pick(Fields::ACQUIRE) {
+            spec.acquire_time = if shape.nulls.has(Fields::ACQUIRE) { None } else { old.acquire_time };
+        }
+        if !pick(Fields::RENEW) {
+            spec.renew_time = if shape.nulls.has(Fields::RENEW) { None } else { old.renew_time };
+        }
+        if !pick(Fields::TRANSITIONS) {
+            spec.lease_transitions = if shape.nulls.has(Fields::TRANSITIONS) { None } else { old.lease_transitions };
+        }
+        Ok(match shape.verb {
+            WriteVerb::Post => LeaseOp::Create { spec, labels: self.labels.clone() },
+            WriteVerb::Put => {
+                let Some(cached) = cached else { return Err(LockError::Status(0)) };
+                spec.strategy = cached.spec.strategy;
+                spec.preferred_holder = cached.spec.preferred_holder;
+                LeaseOp::Update {
+                    resource_version: cached.resource_version,
+                    spec,
+                    labels: cached.labels.clone(),
+                    annotations: cached.annotations.clone(),
+                }
+            }
+            WriteVerb::Patch { with_rv } => LeaseOp::Patch {
+                spec,
+                resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
+                nulls: shape.nulls.0,
+            },
+            WriteVerb::Apply { force, with_rv, cached_metadata } => {
+                let metadata = cached.filter(|_| cached_metadata);
+                LeaseOp::Apply {
+                    spec,
+                    resource_version: if with_rv { cached.map(|c| c.resource_version) } else { None },
+                    force,
+                    labels: metadata.and_then(|c| c.labels.clone()),
+                    annotations: metadata.and_then(|c| c.annotations.clone()),
+                }
+            }
         })
     }
 

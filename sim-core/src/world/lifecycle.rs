@@ -3,10 +3,10 @@
 //! queue, leadership to the observer and the node's reconciler (`work`).
 
 use super::event::{Event, Origin};
-use super::network::{Payload, Response};
+use super::network::{Message, Payload, Response, Stage};
 use super::process::{ProcState, WorkStop};
 use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
-use crate::api::{Kind, Verb};
+use crate::api::{Kind, LeaseOp, Verb};
 use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
 use crate::lock::LockRequest;
 use crate::model::StopActing;
@@ -163,6 +163,34 @@ impl World {
             // Read in place: an `Output` is 80 bytes, and copying each out was a tenth of
             // routing them.
             match &out[i - 1] {
+                &Output::Send { ref op, timeout } if self.procs[node].lock.typed_only() => {
+                    // Built where it will wait (see `LeaseLock::write_typed`); the id is taken
+                    // only once the lock has not refused, as for the other locks below.
+                    let p = &self.procs[node];
+                    let payload = Payload::Lease { lease: p.lock.lease(), user: p.lock.user(), op: LeaseOp::Get };
+                    let msg =
+                        self.net.insert(Message::request(node, p.incarnation, 0, Origin::Elector, Verb::Get, payload));
+                    let Stage::Request(Payload::Lease { op: dest, .. }) = &mut self.net.get_mut(msg).stage else {
+                        unreachable!("inserted as a typed Lease request")
+                    };
+                    match self.procs[node].lock.write_typed(op, dest) {
+                        Err(e) => {
+                            self.net.discard(msg);
+                            if self.lock_refused(now, node, e, &mut out) {
+                                break;
+                            }
+                        }
+                        Ok(()) => {
+                            let id = self.net.next_id();
+                            let m = self.net.get_mut(msg);
+                            let Stage::Request(Payload::Lease { op, .. }) = &m.stage else { unreachable!() };
+                            let verb = op.verb();
+                            (m.id, m.verb) = (id, verb);
+                            self.procs[node].elector_request = Some((id, verb));
+                            self.dispatch(now, node, msg, (verb, Kind::Lease), timeout);
+                        }
+                    }
+                }
                 &Output::Send { ref op, timeout } => match self.procs[node].lock.request(op, &self.server) {
                     Err(e) => {
                         if self.lock_refused(now, node, e, &mut out) {

@@ -67,6 +67,30 @@ pub(super) enum Stage {
 }
 
 impl Message {
+    /// A request of `node` not yet sent (no timeout yet: `World::dispatch` reserves it).
+    #[inline]
+    pub(super) fn request(
+        node: usize,
+        incarnation: u32,
+        id: u64,
+        origin: Origin,
+        verb: Verb,
+        payload: Payload,
+    ) -> Message {
+        Message {
+            node: node as u32,
+            incarnation,
+            id,
+            origin,
+            verb,
+            attempts: 0,
+            timeout: None,
+            stage: Stage::Request(payload),
+            code: 0,
+            injected: None,
+        }
+    }
+
     /// The request (a message the server has not answered yet).
     #[inline]
     pub(super) fn payload(&self) -> &Payload {
@@ -146,7 +170,10 @@ impl Network {
         &mut self.availability
     }
 
-    #[inline]
+    /// Puts `message` in a free slot. Inlined into its callers, so that a message built in
+    /// the call is written straight into its slot (out of line, it was built on the stack and
+    /// copied by `memcpy`).
+    #[inline(always)]
     pub(super) fn insert(&mut self, message: Message) -> u32 {
         match self.free.pop() {
             Some(slot) => {

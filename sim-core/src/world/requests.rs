@@ -28,9 +28,18 @@ impl World {
         what: (Verb, Kind),
         timeout: Option<Nanos>,
     ) {
+        let msg = self.net.insert(Message::request(node, self.procs[node].incarnation, id, origin, what.0, payload));
+        self.dispatch(now, node, msg, what, timeout);
+    }
+
+    /// Sends the request waiting in slot `msg` (see `send`): traced, its timeout reserved, onto
+    /// the link. The elector's typed requests are built in their slot and enter here.
+    #[inline]
+    pub(super) fn dispatch(&mut self, now: Nanos, node: usize, msg: u32, what: (Verb, Kind), timeout: Option<Nanos>) {
         if self.obs.tracing() {
             let (verb, kind) = what;
-            let name = match (origin, kind, &payload) {
+            let m = self.net.get(msg);
+            let name = match (m.origin, kind, m.payload()) {
                 (Origin::Reconciler, Kind::ConfigMap, _) => {
                     self.recs[node].as_ref().expect("a node with a reconciler").object_name.clone()
                 }
@@ -42,24 +51,17 @@ impl World {
                 },
                 _ => self.obs.leases[self.obs.node_lease[node]].name.clone(),
             };
-            let request =
-                TraceKind::Request { id, origin: origin.name(), verb: verb.name(), resource: kind.resource(), name };
+            let request = TraceKind::Request {
+                id: m.id,
+                origin: m.origin.name(),
+                verb: verb.name(),
+                resource: kind.resource(),
+                name,
+            };
             trace!(self, now, Some(node), request);
         }
-        let incarnation = self.procs[node].incarnation;
         let timeout = timeout.map(|t| (self.procs[node].timer_fires_at(now, t), self.queue.reserve_seq()));
-        let msg = self.net.insert(Message {
-            node: node as u32,
-            incarnation,
-            id,
-            origin,
-            verb: what.0,
-            attempts: 0,
-            timeout,
-            stage: Stage::Request(payload),
-            code: 0,
-            injected: None,
-        });
+        self.net.get_mut(msg).timeout = timeout;
         self.transmit(now, msg);
     }
 
