@@ -162,10 +162,10 @@ impl LeaseLock {
 
     /// The typed request for `op`, written into `dest` (the message slot where it will wait: a
     /// request built on the stack and moved into place was read back by wide loads before its
-    /// narrow stores had drained, a stall on every request), or an immediate error, leaving
-    /// `dest` as it was.
+    /// narrow stores had drained, a stall on every request), and its verb; or an immediate
+    /// error, leaving `dest` as it was.
     #[inline]
-    pub fn write_typed(&self, op: &LockOp, dest: &mut LeaseOp) -> Result<(), LockError> {
+    pub fn write_typed(&self, op: &LockOp, dest: &mut LeaseOp) -> Result<Verb, LockError> {
         match op {
             LockOp::Get => *dest = LeaseOp::Get,
             LockOp::Create(record) => {
@@ -183,7 +183,7 @@ impl LeaseLock {
             }
             LockOp::Write(record, shape) => *dest = self.shaped(record, shape)?,
         }
-        Ok(())
+        Ok(dest.verb())
     }
 
     /// A write in another library's wire shape (see [`crate::elector::WriteShape`]).

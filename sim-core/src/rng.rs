@@ -38,6 +38,44 @@ const BUFFER_WORDS: usize = 32;
 /// "expand 32-byte k".
 const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
+/// ChaCha8's four double rounds on rows `a`..`d` held in vector registers, in the vector
+/// width whose intrinsics are given (`add`, `xor`, `or`, shift left, shift right, 32-bit
+/// shuffle): SSE2 for one block, AVX2 for two side by side (its shuffles act on each 128-bit
+/// half alone, so each half goes through exactly the rounds of one block).
+#[cfg(target_arch = "x86_64")]
+macro_rules! chacha8_rounds {
+    ($a:ident, $b:ident, $c:ident, $d:ident; $add:ident, $xor:ident, $or:ident, $sll:ident, $srl:ident, $shuffle:ident) => {
+        macro_rules! rotl {
+            ($v:expr, $n:literal) => {
+                $or($sll($v, $n), $srl($v, 32 - $n))
+            };
+        }
+        macro_rules! quarter_rounds {
+            () => {
+                $a = $add($a, $b);
+                $d = rotl!($xor($d, $a), 16);
+                $c = $add($c, $d);
+                $b = rotl!($xor($b, $c), 12);
+                $a = $add($a, $b);
+                $d = rotl!($xor($d, $a), 8);
+                $c = $add($c, $d);
+                $b = rotl!($xor($b, $c), 7);
+            };
+        }
+        for _ in 0..4 {
+            quarter_rounds!();
+            // Diagonals as columns: rows b, c, d rotated left by 1, 2, 3 words.
+            $b = $shuffle($b, 0b00_11_10_01);
+            $c = $shuffle($c, 0b01_00_11_10);
+            $d = $shuffle($d, 0b10_01_00_11);
+            quarter_rounds!();
+            $b = $shuffle($b, 0b10_01_00_11);
+            $c = $shuffle($c, 0b01_00_11_10);
+            $d = $shuffle($d, 0b00_11_10_01);
+        }
+    };
+}
+
 /// One ChaCha8 block: the state is four rows (constants, key, key, counter and stream), four
 /// double rounds, then the input added back. On x86-64 each row sits in one SSE2 register (a
 /// baseline feature there, so no detection is needed); elsewhere the same on plain words.
@@ -47,39 +85,12 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
     // SAFETY: SSE2 is part of the x86-64 baseline; the loads and stores are unaligned-safe
     // (`loadu`/`storeu`) on arrays of exactly 4 or 16 u32.
     unsafe {
-        macro_rules! rotl {
-            ($v:expr, $n:literal) => {
-                _mm_or_si128(_mm_slli_epi32($v, $n), _mm_srli_epi32($v, 32 - $n))
-            };
-        }
-        macro_rules! quarter_rounds {
-            ($a:ident, $b:ident, $c:ident, $d:ident) => {
-                $a = _mm_add_epi32($a, $b);
-                $d = rotl!(_mm_xor_si128($d, $a), 16);
-                $c = _mm_add_epi32($c, $d);
-                $b = rotl!(_mm_xor_si128($b, $c), 12);
-                $a = _mm_add_epi32($a, $b);
-                $d = rotl!(_mm_xor_si128($d, $a), 8);
-                $c = _mm_add_epi32($c, $d);
-                $b = rotl!(_mm_xor_si128($b, $c), 7);
-            };
-        }
         let a0 = _mm_loadu_si128(SIGMA.as_ptr() as *const __m128i);
         let b0 = _mm_loadu_si128(key.as_ptr() as *const __m128i);
         let c0 = _mm_loadu_si128(key.as_ptr().add(4) as *const __m128i);
         let d0 = _mm_loadu_si128(counter.as_ptr() as *const __m128i);
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        for _ in 0..4 {
-            quarter_rounds!(a, b, c, d);
-            // Diagonals as columns: rows b, c, d rotated left by 1, 2, 3 words.
-            b = _mm_shuffle_epi32(b, 0b00_11_10_01);
-            c = _mm_shuffle_epi32(c, 0b01_00_11_10);
-            d = _mm_shuffle_epi32(d, 0b10_01_00_11);
-            quarter_rounds!(a, b, c, d);
-            b = _mm_shuffle_epi32(b, 0b10_01_00_11);
-            c = _mm_shuffle_epi32(c, 0b01_00_11_10);
-            d = _mm_shuffle_epi32(d, 0b00_11_10_01);
-        }
+        chacha8_rounds!(a, b, c, d; _mm_add_epi32, _mm_xor_si128, _mm_or_si128, _mm_slli_epi32, _mm_srli_epi32, _mm_shuffle_epi32);
         let p = out.as_mut_ptr() as *mut __m128i;
         _mm_storeu_si128(p, _mm_add_epi32(a, a0));
         _mm_storeu_si128(p.add(1), _mm_add_epi32(b, b0));
@@ -119,23 +130,6 @@ unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out
     // SAFETY (of the body): the caller checked AVX2; loads and stores are unaligned-safe
     // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 32 u32.
     unsafe {
-        macro_rules! rotl {
-            ($v:expr, $n:literal) => {
-                _mm256_or_si256(_mm256_slli_epi32($v, $n), _mm256_srli_epi32($v, 32 - $n))
-            };
-        }
-        macro_rules! quarter_rounds {
-            ($a:ident, $b:ident, $c:ident, $d:ident) => {
-                $a = _mm256_add_epi32($a, $b);
-                $d = rotl!(_mm256_xor_si256($d, $a), 16);
-                $c = _mm256_add_epi32($c, $d);
-                $b = rotl!(_mm256_xor_si256($b, $c), 12);
-                $a = _mm256_add_epi32($a, $b);
-                $d = rotl!(_mm256_xor_si256($d, $a), 8);
-                $c = _mm256_add_epi32($c, $d);
-                $b = rotl!(_mm256_xor_si256($b, $c), 7);
-            };
-        }
         // Each row twice: the same 128 bits in both halves (the counter row apart).
         let both = |row: *const u32| _mm256_broadcastsi128_si256(_mm_loadu_si128(row as *const __m128i));
         let a0 = both(SIGMA.as_ptr());
@@ -144,17 +138,7 @@ unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out
         let (d_first, d_second) = (counter_row(counter, stream), counter_row(counter.wrapping_add(1), stream));
         let d0 = _mm256_loadu2_m128i(d_second.as_ptr() as *const __m128i, d_first.as_ptr() as *const __m128i);
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        for _ in 0..4 {
-            quarter_rounds!(a, b, c, d);
-            // Diagonals as columns, in each half: rows b, c, d rotated left by 1, 2, 3 words.
-            b = _mm256_shuffle_epi32(b, 0b00_11_10_01);
-            c = _mm256_shuffle_epi32(c, 0b01_00_11_10);
-            d = _mm256_shuffle_epi32(d, 0b10_01_00_11);
-            quarter_rounds!(a, b, c, d);
-            b = _mm256_shuffle_epi32(b, 0b10_01_00_11);
-            c = _mm256_shuffle_epi32(c, 0b01_00_11_10);
-            d = _mm256_shuffle_epi32(d, 0b00_11_10_01);
-        }
+        chacha8_rounds!(a, b, c, d; _mm256_add_epi32, _mm256_xor_si256, _mm256_or_si256, _mm256_slli_epi32, _mm256_srli_epi32, _mm256_shuffle_epi32);
         let (a, b, c, d) =
             (_mm256_add_epi32(a, a0), _mm256_add_epi32(b, b0), _mm256_add_epi32(c, c0), _mm256_add_epi32(d, d0));
         // Block 0 is the low halves in row order, block 1 the high halves.

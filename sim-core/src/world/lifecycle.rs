@@ -180,11 +180,9 @@ impl World {
                                 break;
                             }
                         }
-                        Ok(()) => {
+                        Ok(verb) => {
                             let id = self.net.next_id();
                             let m = self.net.get_mut(msg);
-                            let Stage::Request(Payload::Lease { op, .. }) = &m.stage else { unreachable!() };
-                            let verb = op.verb();
                             (m.id, m.verb) = (id, verb);
                             self.procs[node].elector_request = Some((id, verb));
                             self.dispatch(now, node, msg, (verb, Kind::Lease), timeout);
