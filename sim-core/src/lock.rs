@@ -282,14 +282,17 @@ impl LeaseLock {
 
     /// Interprets the server's answer to a request of `verb`: the Lease, or the status code of
     /// the error (500 when the answer was not a Lease).
-    pub fn response(&mut self, verb: Verb, result: Result<LeaseView, u16>) -> LockResult {
+    ///
+    /// The answer is read where the server wrote it (the message's slot): the cache takes a
+    /// copy of the Lease, nothing else is moved.
+    pub fn response(&mut self, verb: Verb, result: Result<&LeaseView, u16>) -> LockResult {
         match result {
             Ok(view) => {
                 let record = record_of(&view.spec);
                 let ignored =
                     (verb == Verb::Update && self.python_style) || (verb == Verb::Patch && self.ignore_patch_responses);
                 if !ignored {
-                    self.cached = Some(view);
+                    self.cached = Some(view.clone());
                 }
                 Ok(record)
             }

@@ -3,7 +3,7 @@
 //! queue, leadership to the observer and the node's reconciler (`work`).
 
 use super::event::{Event, Origin};
-use super::network::{Message, Payload, Response, Stage};
+use super::network::{Payload, Response, Stage};
 use super::process::{ProcState, WorkStop};
 use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
 use crate::api::{Kind, LeaseOp, Verb};
@@ -139,18 +139,24 @@ impl World {
         self.process_outputs(now, node, out);
     }
 
+    /// The answer to an elector's request, read in its slot, which is then freed.
     #[inline]
-    pub(super) fn elector_response(&mut self, now: Nanos, node: usize, id: u64, response: Response, plain_text: bool) {
-        let Some((expected, verb)) = self.procs[node].elector_request else { return };
-        if expected != id {
-            return; // abandoned or timed out
-        }
-        self.procs[node].elector_request = None;
-        let Response::Lease(result) = response else { unreachable!("elector requests are Lease requests") };
-        let lock_result = match result {
-            Err(code) if plain_text => Err(LockError::NotStatus(code)),
-            result => self.procs[node].lock.response(verb, result),
+    pub(super) fn elector_response(&mut self, now: Nanos, node: usize, id: u64, msg: u32, plain_text: bool) {
+        let expected = self.procs[node].elector_request.filter(|&(expected, _)| expected == id);
+        let Some((_, verb)) = expected else {
+            // Abandoned or timed out.
+            self.net.discard(msg);
+            return;
         };
+        self.procs[node].elector_request = None;
+        let Stage::Answered { response: Response::Lease(result), .. } = &self.net.get(msg).stage else {
+            unreachable!("elector requests are Lease requests, answered")
+        };
+        let lock_result = match result {
+            &Err(code) if plain_text => Err(LockError::NotStatus(code)),
+            result => self.procs[node].lock.response(verb, result.as_ref().map_err(|&code| code)),
+        };
+        self.net.discard(msg);
         self.feed_elector_result(now, node, lock_result);
     }
 
@@ -168,8 +174,7 @@ impl World {
                     // only once the lock has not refused, as for the other locks below.
                     let p = &self.procs[node];
                     let payload = Payload::Lease { lease: p.lock.lease(), user: p.lock.user(), op: LeaseOp::Get };
-                    let msg =
-                        self.net.insert(Message::request(node, p.incarnation, 0, Origin::Elector, Verb::Get, payload));
+                    let msg = self.net.insert(node, p.incarnation, 0, Origin::Elector, Verb::Get, payload);
                     let Stage::Request(Payload::Lease { op: dest, .. }) = &mut self.net.get_mut(msg).stage else {
                         unreachable!("inserted as a typed Lease request")
                     };

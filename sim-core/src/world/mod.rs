@@ -479,12 +479,20 @@ impl World {
                 if injected && self.retry_after(now, msg) {
                     return;
                 }
-                let plain_text = injected && self.net.get(msg).injected.as_ref().is_some_and(|i| i.plain_text);
+                let m = self.net.get(msg);
+                let plain_text = injected && m.injected.as_ref().is_some_and(|i| i.plain_text);
+                if m.origin == Origin::Elector {
+                    // Read in place (most answers): see `elector_response`.
+                    let (node, id, code) = (m.node as usize, m.id, m.code);
+                    trace!(self, now, Some(node), TraceKind::Response { id, code });
+                    self.elector_response(now, node, id, msg, plain_text);
+                    return;
+                }
                 let (node, id, origin, code, response) = self.net.take_answer(msg);
                 let node = node as usize;
                 trace!(self, now, Some(node), TraceKind::Response { id, code });
                 match origin {
-                    Origin::Elector => self.elector_response(now, node, id, response, plain_text),
+                    Origin::Elector => unreachable!("read in place above"),
                     Origin::Reconciler => self.reconciler_response(now, node, id, response),
                     Origin::Candidate => self.candidate_response(now, node, id, Some(response)),
                     Origin::Recorder => {}

@@ -28,7 +28,7 @@ impl World {
         what: (Verb, Kind),
         timeout: Option<Nanos>,
     ) {
-        let msg = self.net.insert(Message::request(node, self.procs[node].incarnation, id, origin, what.0, payload));
+        let msg = self.net.insert(node, self.procs[node].incarnation, id, origin, what.0, payload);
         self.dispatch(now, node, msg, what, timeout);
     }
 
