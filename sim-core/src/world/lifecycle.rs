@@ -6,7 +6,7 @@ use super::event::{Event, Origin};
 use super::network::{Payload, Response, Stage};
 use super::process::{ProcState, WorkStop};
 use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
-use crate::api::{Kind, LeaseOp, Verb};
+use crate::api::{Kind, Verb};
 use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
 use crate::lock::LockRequest;
 use crate::model::StopActing;
@@ -173,8 +173,7 @@ impl World {
                     // Built where it will wait (see `LeaseLock::write_typed`); the id is taken
                     // only once the lock has not refused, as for the other locks below.
                     let p = &self.procs[node];
-                    let payload = Payload::Lease { lease: p.lock.lease(), user: p.lock.user(), op: LeaseOp::Get };
-                    let msg = self.net.insert(node, p.incarnation, 0, Origin::Elector, Verb::Get, payload);
+                    let msg = self.net.insert_lease(node, p.incarnation, p.lock.lease(), p.lock.user());
                     let Stage::Request(Payload::Lease { op: dest, .. }) = &mut self.net.get_mut(msg).stage else {
                         unreachable!("inserted as a typed Lease request")
                     };
