@@ -147,6 +147,7 @@ pub type Generation = u32;
 
 /// The timers an elector arms. At most one of each kind is live; re-arming replaces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)] // in memory, its number (see `world::event::Event::word`)
 pub enum TimerKind {
     /// The acquire loop's jittered wait.
     Retry,
