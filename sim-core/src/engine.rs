@@ -182,33 +182,24 @@ impl<E: QueueEvent> EventQueue<E> {
         self.entry(i).key
     }
 
+    /// Where position `i` is, to write it.
     #[inline(always)]
-    fn set(&mut self, i: usize, entry: Entry<E>) {
+    fn slot_mut(&mut self, i: usize) -> *mut Entry<E> {
         debug_assert!(i >= 1 && i <= self.len);
         // SAFETY: as in `entry`.
         unsafe {
             if Self::CONTIGUOUS {
-                *(self.lines.as_mut_ptr() as *mut Entry<E>).add(i) = entry;
+                (self.lines.as_mut_ptr() as *mut Entry<E>).add(i)
             } else {
-                *self.lines.get_unchecked_mut(i >> 1).0.get_unchecked_mut(i & 1) = entry;
+                self.lines.get_unchecked_mut(i >> 1).0.get_unchecked_mut(i & 1)
             }
         }
     }
 
-    /// Puts `entry` in the hole at position `hole`, moving it up past every parent of a later
-    /// key on the way.
     #[inline(always)]
-    fn sift_up(&mut self, mut hole: usize, entry: Entry<E>) {
-        while hole > 1 {
-            let parent = hole >> 1;
-            if self.key(parent) <= entry.key {
-                break;
-            }
-            let moved = *self.entry(parent);
-            self.set(hole, moved);
-            hole = parent;
-        }
-        self.set(hole, entry);
+    fn set(&mut self, i: usize, entry: Entry<E>) {
+        // SAFETY: `slot_mut` points at a live, initialised entry.
+        unsafe { *self.slot_mut(i) = entry }
     }
 
     /// Writes a new entry at position `i` (see [`QueueEvent`]).
@@ -217,33 +208,29 @@ impl<E: QueueEvent> EventQueue<E> {
         if !E::WHOLE {
             return self.set(i, entry);
         }
-        debug_assert!(i >= 1 && i <= self.len);
-        // SAFETY: as in `entry`, and `Entry` is `repr(C)`: the key, then the event, 16 bytes
-        // each. The event's `u128` is read only when `E::WHOLE` says every pack wrote it whole.
+        let dst = self.slot_mut(i) as *mut u128;
+        // SAFETY: `Entry` is `repr(C)`: the key, then the event, 16 bytes each. The event's
+        // `u128` is read only when `E::WHOLE` says every pack wrote it whole.
         unsafe {
-            let dst = if Self::CONTIGUOUS {
-                (self.lines.as_mut_ptr() as *mut Entry<E>).add(i)
-            } else {
-                self.lines.get_unchecked_mut(i >> 1).0.get_unchecked_mut(i & 1) as *mut Entry<E>
-            } as *mut u128;
             store_word(dst, entry.key);
             store_word(dst.add(1), entry.event._whole);
         }
     }
 
-    /// `sift_up` of a new entry: it is written by `set_new`.
+    /// Moves every parent of a later key than `key` down one level, from the hole at position
+    /// `hole` up; returns where the hole ends, for the caller to fill.
     #[inline(always)]
-    fn sift_up_new(&mut self, mut hole: usize, entry: Entry<E>) {
+    fn sift_up(&mut self, mut hole: usize, key: u128) -> usize {
         while hole > 1 {
             let parent = hole >> 1;
-            if self.key(parent) <= entry.key {
+            if self.key(parent) <= key {
                 break;
             }
             let moved = *self.entry(parent);
             self.set(hole, moved);
             hole = parent;
         }
-        self.set_new(hole, entry);
+        hole
     }
 
     #[inline(always)]
@@ -252,7 +239,8 @@ impl<E: QueueEvent> EventQueue<E> {
         if self.len >> 1 == self.lines.len() {
             self.lines.push(Line([entry, entry]));
         }
-        self.sift_up_new(self.len, entry);
+        let hole = self.sift_up(self.len, entry.key);
+        self.set_new(hole, entry);
     }
 
     #[inline(always)]
@@ -289,7 +277,8 @@ impl<E: QueueEvent> EventQueue<E> {
             self.set(hole, moved);
             hole = child;
         }
-        self.sift_up(hole, last);
+        let hole = self.sift_up(hole, last.key);
+        self.set(hole, last);
         Some(top)
     }
 
