@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod clock;
+pub mod digits;
 pub mod elector;
 pub mod engine;
 pub mod history;

@@ -382,7 +382,7 @@ impl TimelineLayout {
         let annotation_top = header.height;
         let lease_top = annotation_top + lanes * ANNOTATION_LANE + if lanes > 0 { 8 } else { 0 };
         let mut clocked = vec![false; nodes];
-        for &(_, node, _) in &r.clock_offsets {
+        for node in r.clock_offsets.nodes() {
             if let Some(c) = clocked.get_mut(node) {
                 *c = node_shown[node];
             }
@@ -770,8 +770,7 @@ impl TimelineLayout {
         c.fill(self.left, top, self.right, bottom, RGBColor(240, 248, 248).to_rgba())?;
         // The zero line: a perfect clock would draw its offset right on it.
         c.line(vec![(self.left, mid), (self.right, mid)], RGBColor(150, 150, 150).to_rgba(), 1)?;
-        let samples: Vec<(Nanos, i64)> =
-            r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(t, _, o)| (t, o)).collect();
+        let samples = r.clock_offsets.of(node);
         // Each strip has its own scale (its range is printed beside it): offsets of seconds next
         // to offsets of minutes would otherwise draw as flat lines.
         let scale = samples.iter().map(|&(_, o)| o.unsigned_abs()).max().unwrap_or(0).max(1) as f64;
@@ -910,7 +909,7 @@ fn draw_marker<DB: DrawingBackend>(c: &Canvas<DB>, item: LegendItem, x: i32, y: 
 
 /// "clock +120 s" for a constant offset, "clock −87 s … +3.0 s" for one that moves.
 fn clock_label(r: &RunResult, node: usize) -> String {
-    let offsets = r.clock_offsets.iter().filter(|&&(_, n, _)| n == node).map(|&(_, _, o)| o);
+    let offsets = r.clock_offsets.of(node).into_iter().map(|(_, o)| o);
     let (lo, hi) = offsets.fold((i64::MAX, i64::MIN), |(lo, hi), o| (lo.min(o), hi.max(o)));
     if lo > hi {
         String::new()

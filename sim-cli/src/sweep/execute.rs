@@ -101,19 +101,58 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     let budget = run::Budget { max_events, progress: None };
     let mut out = run::run_metrics(&loaded, Some(seed), budget).map_err(within)?;
     let values = run_metrics(&mut out.metric_values, &out.result);
-    if let Some(extra) = values.keys().find(|k| !columns.contains(k)) {
-        return Err(err(format!(
-            "run {run} (grid point {point}) has a metric {extra:?} the first run did not: a grid axis changes the \
-             nodes; sweep such scenarios separately"
-        )));
+    let mut line = String::with_capacity(16 * columns.len() + 128);
+    let decimal = |n: usize| sim_core::digits::decimal(n as u64, &mut [0; 20]).to_string();
+    line.push_str(&decimal(run));
+    line.push(',');
+    line.push_str(&decimal(point));
+    for value in spec.point_values(point) {
+        line.push(',');
+        csv::push_field(&mut line, value);
     }
-    let mut fields = vec![run.to_string(), point.to_string()];
-    fields.extend(spec.point_values(point).iter().map(|s| s.to_string()));
-    fields.push(seed.to_string());
-    fields.push(if out.unsafe_mode { "1" } else { "0" }.to_string());
-    fields.extend(columns.iter().map(|c| values.get(c).map(|v| v.to_string()).unwrap_or_default()));
-    fields.push(replay_command(&spec.scenario_path, seed, &loaded.overrides));
-    Ok(csv::record(fields))
+    line.push(',');
+    line.push_str(sim_core::digits::decimal(seed, &mut [0; 20]));
+    line.push_str(if out.unsafe_mode { ",1" } else { ",0" });
+    // The columns and the values are both in key order: one walk matches them, and finds a
+    // metric the first run did not have (the first such one in key order).
+    let mut values = values.iter().peekable();
+    let extra = |key: &str| {
+        err(format!(
+            "run {run} (grid point {point}) has a metric {key:?} the first run did not: a grid axis changes the \
+             nodes; sweep such scenarios separately"
+        ))
+    };
+    for column in columns {
+        if let Some((key, _)) = values.next_if(|(key, _)| key.as_str() < column.as_str()) {
+            return Err(extra(key));
+        }
+        line.push(',');
+        if let Some((_, &value)) = values.next_if(|(key, _)| *key == column) {
+            push_number(&mut line, value);
+        }
+    }
+    if let Some((key, _)) = values.next() {
+        return Err(extra(key));
+    }
+    line.push(',');
+    csv::push_field(&mut line, &replay_command(&spec.scenario_path, seed, &loaded.overrides));
+    Ok(line)
+}
+
+/// `value` as `f64`'s `Display` writes it (no exponent, shortest digits that read back), with
+/// the integers most metrics are (counts) written as integers without the float formatter.
+fn push_number(out: &mut String, value: f64) {
+    use std::fmt::Write;
+    // Below 2^53 every integer is exact, and Display writes it without a fraction; -0.0 is
+    // written "-0", which an integer would not be.
+    if value == value.trunc() && value.abs() < 9_007_199_254_740_992.0 && !(value == 0.0 && value.is_sign_negative()) {
+        if value < 0.0 {
+            out.push('-');
+        }
+        out.push_str(sim_core::digits::decimal(value.abs() as u64, &mut [0; 20]));
+    } else {
+        let _ = write!(out, "{value}");
+    }
 }
 
 /// What an output directory holds, judged before anything is written to it.
@@ -401,4 +440,46 @@ fn run_chunks(
         }
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbers_are_written_as_display_writes_them() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1e15,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            -9_007_199_254_740_993.0,
+            1e21,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.1 + 0.2,
+            3600.0,
+            123.456,
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(f64::from_bits(x));
+            values.push((x % 1_000_000) as f64 / [1.0, 2.0, 1e3, 1e9][(x % 4) as usize]);
+        }
+        for v in values {
+            let mut out = String::new();
+            super::push_number(&mut out, v);
+            assert_eq!(out, v.to_string(), "{v:?}");
+        }
+    }
 }

@@ -220,22 +220,8 @@ fn fields_shape(fields: &std::collections::BTreeSet<String>, out: &mut String) {
 /// `len` in decimal and a colon (`write!` with its formatting machinery was a quarter of an
 /// Event's create).
 pub(super) fn push_len(out: &mut String, len: usize) {
-    out.push_str(decimal(len as u64, &mut [0; 20]));
+    out.push_str(crate::digits::decimal(len as u64, &mut [0; 20]));
     out.push(':');
-}
-
-/// `n` in decimal, written into `digits` (no allocation, no formatting machinery).
-pub(super) fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&digits[i..]).expect("ASCII digits")
 }
 
 /// Writes the keys and nesting of a JSON object into `out` (each key with its length, then

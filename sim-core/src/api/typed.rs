@@ -37,7 +37,7 @@ fn same_map(a: &Option<Arc<Labels>>, b: &Option<Arc<Labels>>) -> bool {
 /// Writes `rev` in decimal into `out` (reusing its buffer: no allocation on the renewal path).
 fn write_decimal(out: &mut String, rev: u64) {
     out.clear();
-    out.push_str(super::server::decimal(rev, &mut [0; 20]));
+    out.push_str(crate::digits::decimal(rev, &mut [0; 20]));
 }
 
 impl ApiServer {

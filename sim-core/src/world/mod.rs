@@ -81,7 +81,9 @@ mod requests;
 mod result;
 mod work;
 
-pub use result::{ActionOutcome, BudgetExceeded, FaultDetail, FaultRecord, RunResult, SetupError, Span, SpanKind};
+pub use result::{
+    ActionOutcome, BudgetExceeded, ClockOffsets, FaultDetail, FaultRecord, RunResult, SetupError, Span, SpanKind,
+};
 
 pub struct World {
     spec: WorldSpec,
@@ -598,22 +600,20 @@ impl World {
     // ---- the end ----------------------------------------------------------------------------
 
     fn finish(self, end: Nanos) -> RunResult {
-        // Clock offsets, sampled for plots, only for nodes whose clock is not perfect.
-        let mut clock_offsets = Vec::new();
-        let samples = 200u64;
-        for (i, p) in self.procs.iter().enumerate() {
-            if *p.clock.spec() != crate::clock::ClockSpec::default() {
-                for k in 0..=samples {
-                    let t = end / samples * k;
-                    clock_offsets.push((t, i, p.clock.wall_offset(t)));
-                }
-            }
-        }
+        // Clock offsets, for plots, only for nodes whose clock is not perfect: sampled when a
+        // plot asks (a sweep or a hunt draws none).
         let server = &self.server;
         let transitions = |l: &LeaseTrack| {
             l.lease_ref.and_then(|r| server.lease_spec(r)).and_then(|s| s.lease_transitions).unwrap_or(0) as i64
         };
-        self.obs.finish(end, transitions, clock_offsets, self.events_processed)
+        let clocks = self
+            .procs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| *p.clock.spec() != crate::clock::ClockSpec::default())
+            .map(|(i, p)| (i, p.clock.clone()))
+            .collect();
+        self.obs.finish(end, transitions, ClockOffsets { end, clocks }, self.events_processed)
     }
 }
 

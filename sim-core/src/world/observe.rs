@@ -360,7 +360,7 @@ impl Observer {
         mut self,
         end: Nanos,
         transitions: impl Fn(&LeaseTrack) -> i64,
-        clock_offsets: Vec<(Nanos, usize, i64)>,
+        clock_offsets: super::ClockOffsets,
         events_processed: u64,
     ) -> RunResult {
         for lease in 0..self.leases.len() {

@@ -130,8 +130,8 @@ pub struct RunResult {
     pub lease_transitions: Vec<(String, Vec<(Nanos, i32)>)>,
     /// `(true time, number of acting leaders)` at each change.
     pub acting_series: Vec<(Nanos, usize)>,
-    /// `(true time, node, wall offset ns)` samples for nodes whose clock is not perfect.
-    pub clock_offsets: Vec<(Nanos, usize, i64)>,
+    /// The wall-clock offsets of nodes whose clock is not perfect, sampled when asked.
+    pub clock_offsets: ClockOffsets,
     pub faults: Vec<FaultRecord>,
     pub actions: Vec<ActionOutcome>,
     pub trace: Vec<TraceEvent>,
@@ -139,4 +139,33 @@ pub struct RunResult {
     pub history: Vec<crate::history::HistoryOp>,
     pub duration: Nanos,
     pub events_processed: u64,
+}
+
+/// The clocks of a run's nodes whose clock is not perfect, kept to sample their wall offsets
+/// for plots (most runs draw none: a sweep's, a hunt's).
+#[derive(Clone, Debug, Default)]
+pub struct ClockOffsets {
+    pub(super) end: Nanos,
+    /// (node, its clock), in node order.
+    pub(super) clocks: Vec<(usize, crate::clock::NodeClock)>,
+}
+
+impl ClockOffsets {
+    /// The nodes whose clock is not perfect, in order.
+    pub fn nodes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.clocks.iter().map(|&(node, _)| node)
+    }
+
+    /// `node`'s wall offset from true time at 201 instants evenly spread over the run, `(true
+    /// time, offset ns)` (none for a perfect clock).
+    pub fn of(&self, node: usize) -> Vec<(Nanos, i64)> {
+        const SAMPLES: u64 = 200;
+        let Some((_, clock)) = self.clocks.iter().find(|&&(n, _)| n == node) else { return Vec::new() };
+        (0..=SAMPLES)
+            .map(|k| {
+                let t = self.end / SAMPLES * k;
+                (t, clock.wall_offset(t))
+            })
+            .collect()
+    }
 }
