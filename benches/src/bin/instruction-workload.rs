@@ -6,8 +6,10 @@
 //! `instruction-workload [flap|scale|trace]` — one workload; with no argument, all three.
 //! `instruction-workload fleet N` — N electors (three per Lease) for one simulated hour, trace
 //! off: not part of the guard, a whole-process workload to time two builds against each other.
+//! `instruction-workload family N` — the flap family with seeds 1..=N (5·N one-hour runs), the
+//! same way: two builds' event loops timed in pairs, without a sweep's files.
 
-use leasesim_benches::{flap_spec, run_all, scale_spec};
+use leasesim_benches::{flap_family, flap_spec, run_all, scale_spec};
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
@@ -15,6 +17,10 @@ fn main() {
     if which == "fleet" {
         let n = std::env::args().nth(2).and_then(|n| n.parse().ok()).expect("fleet N");
         events += run_all(vec![scale_spec(n)]);
+    }
+    if which == "family" {
+        let n = std::env::args().nth(2).and_then(|n| n.parse().ok()).expect("family N");
+        events += run_all(flap_family(n, false));
     }
     if which == "flap" || which == "all" {
         // Two drifting three-node hours with holder pauses.
