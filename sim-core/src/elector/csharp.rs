@@ -26,6 +26,7 @@
 //!   which re-runs the loop at once in the same process (the orphan lives on); `exit` and
 //!   `restart` end the process when `RunUntilLeadershipLostAsync` returns.
 
+use super::Outputs;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{
     Algorithm, ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind,
@@ -133,15 +134,15 @@ impl CSharpElector {
         self.config.after_lost == super::AfterLost::Rejoin
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.acquire_attempt(now, out);
     }
 
-    fn acquire_attempt(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn acquire_attempt(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Acquiring;
         // Delay(RP · JitterFactor · (1 + U)) (:236).
         let rp = self.config.retry_period as f64;
@@ -150,7 +151,7 @@ impl CSharpElector {
         self.begin_try(Slot::Main, now, out);
     }
 
-    fn begin_try(&mut self, slot: Slot, now: Now, out: &mut Vec<Output>) {
+    fn begin_try(&mut self, slot: Slot, now: Now, out: &mut Outputs) {
         let t = Try { step: Step::Get, candidate: fresh_record(self.me, self.config.lease_duration_seconds(), now, 0) };
         match slot {
             Slot::Main => self.main = Some(t),
@@ -159,7 +160,7 @@ impl CSharpElector {
         self.send(slot, LockOp::Get, out);
     }
 
-    fn send(&mut self, slot: Slot, op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, slot: Slot, op: LockOp, out: &mut Outputs) {
         if self.in_flight.is_none() {
             self.in_flight = Some(slot);
             self.io.send(op, self.config.request_timeout, out);
@@ -169,7 +170,7 @@ impl CSharpElector {
     }
 
     /// Forgets `slot`'s request (in flight or queued); the other slot's queued one goes out.
-    fn drop_request(&mut self, slot: Slot, out: &mut Vec<Output>) {
+    fn drop_request(&mut self, slot: Slot, out: &mut Outputs) {
         if self.queued.is_some_and(|(s, _)| s == slot) {
             self.queued = None;
         }
@@ -180,7 +181,7 @@ impl CSharpElector {
         }
     }
 
-    fn flush(&mut self, out: &mut Vec<Output>) {
+    fn flush(&mut self, out: &mut Outputs) {
         if self.in_flight.is_none()
             && let Some((slot, op)) = self.queued.take()
         {
@@ -189,7 +190,7 @@ impl CSharpElector {
         }
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -199,7 +200,7 @@ impl CSharpElector {
                 // attempt starts at once.
                 self.drop_request(Slot::Main, out);
                 self.main = None;
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.acquire_attempt(now, out);
             }
             (TimerKind::Retry, Phase::AcquireSleep) => self.acquire_attempt(now, out),
@@ -224,7 +225,7 @@ impl CSharpElector {
                     self.drop_request(Slot::Main, out);
                     self.main = None;
                 }
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.lost(now, out);
             }
             (TimerKind::RoundTick, Phase::Round { sleeping: true }) => {
@@ -240,7 +241,7 @@ impl CSharpElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Some(slot) = self.in_flight.take() else { return };
         let t = match slot {
@@ -263,7 +264,7 @@ impl CSharpElector {
                 Outcome::Pending => {}
                 // Success ends the orphan (no one awaits it); false sleeps RP and tries again;
                 // an exception is caught (`catch any`) and ends it.
-                Outcome::Done(true) => out.push(Output::Note(Note::RenewedLease)),
+                Outcome::Done(true) => out.note(Note::RenewedLease),
                 Outcome::Done(false) => {
                     self.orphan = None;
                     self.orphan_sleeping = true;
@@ -276,19 +277,19 @@ impl CSharpElector {
         self.flush(out);
     }
 
-    fn main_outcome(&mut self, outcome: Outcome, now: Now, out: &mut Vec<Output>) {
+    fn main_outcome(&mut self, outcome: Outcome, now: Now, out: &mut Outputs) {
         match (self.phase, outcome) {
             (_, Outcome::Pending) => {}
             (Phase::Acquiring, Outcome::Done(true)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 self.leading = true;
                 out.push(Output::StartedLeading);
                 self.begin_round(now, out);
             }
             (Phase::Acquiring, Outcome::Done(false)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.phase = Phase::AcquireSleep;
                 self.io.arm(TimerKind::Retry, self.config.retry_period, out);
             }
@@ -301,7 +302,7 @@ impl CSharpElector {
             }
             (Phase::Round { .. }, Outcome::Done(true)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.phase = Phase::BetweenRounds;
                 self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
             }
@@ -312,14 +313,14 @@ impl CSharpElector {
             (Phase::Round { .. }, Outcome::Raised(_)) => {
                 // Caught in the task: OnError, return false: the round (and leadership) ends.
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.lost(now, out);
             }
             _ => {}
         }
     }
 
-    fn begin_round(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_round(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Round { sleeping: false };
         self.io.arm(TimerKind::RoundDeadline, self.config.renew_deadline, out);
         self.begin_try(Slot::Main, now, out);
@@ -327,14 +328,14 @@ impl CSharpElector {
 
     /// `finally OnStoppedLeading()`; then the forever loop runs AcquireAsync again, or the
     /// program ends.
-    fn lost(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn lost(&mut self, now: Now, out: &mut Outputs) {
         self.io.cancel(TimerKind::RoundTick);
         self.io.cancel(TimerKind::NextRound);
         if std::mem::take(&mut self.leading) {
             out.push(Output::StoppedLeading);
         }
         if self.forever() {
-            out.push(Output::Note(Note::AttemptingToAcquire));
+            out.note(Note::AttemptingToAcquire);
             self.acquire_attempt(now, out);
         } else {
             self.io.cancel_all();
@@ -344,14 +345,7 @@ impl CSharpElector {
     }
 
     /// `TryAcquireOrRenew` (:143-224).
-    fn continue_try(
-        &mut self,
-        slot: Slot,
-        t: &mut Try,
-        now: Now,
-        result: LockResult,
-        out: &mut Vec<Output>,
-    ) -> Outcome {
+    fn continue_try(&mut self, slot: Slot, t: &mut Try, now: Now, result: LockResult, out: &mut Outputs) -> Outcome {
         match (t.step, result) {
             (_, Err(LockError::Refused)) => Outcome::Raised("HttpRequestException (connection refused)"),
             (_, Err(LockError::Timeout)) => Outcome::Raised("OperationCanceledException (HttpClientTimeout)"),
@@ -386,7 +380,7 @@ impl CSharpElector {
                 };
                 if !old.holder_is_empty() && self.observed_ms + ld_ms > wall_ms(now) && !self.is_leader() {
                     if slot == Slot::Main {
-                        out.push(Output::Note(Note::HeldByAnother));
+                        out.note(Note::HeldByAnother);
                     }
                     return Outcome::Done(false);
                 }
@@ -412,7 +406,7 @@ impl CSharpElector {
 
     /// The process is stopped: there is no release and no cancellation path but the token,
     /// which ends the loop (OnStoppedLeading in the finally) and the process.
-    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if self.phase == Phase::Done {
             return;
         }

@@ -30,6 +30,7 @@
 //! Not modelled: the 15 s fail-safe per attempt, connect timeouts distinct from read timeouts,
 //! the pre-7.5 behaviours (own LD, release writing holder "").
 
+use super::Outputs;
 use super::io::{Io, fresh_record, wall_ms};
 use super::record::micros_of;
 use super::{
@@ -114,16 +115,16 @@ impl Fabric8Elector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.due = now.mono;
         self.tick(Loop::Acquire, now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -140,10 +141,10 @@ impl Fabric8Elector {
     }
 
     /// One tick of a loop (Utils:510-538 runs it when due).
-    fn tick(&mut self, which: Loop, now: Now, out: &mut Vec<Output>) {
+    fn tick(&mut self, which: Loop, now: Now, out: &mut Outputs) {
         // LE:198-200: the renew deadline is checked at the start of a tick only.
         if which == Loop::Renew && wall_ms(now) > self.renew_by_ms {
-            out.push(Output::Note(Note::FailedToRenew));
+            out.note(Note::FailedToRenew);
             self.stop_leading(now, out);
             return;
         }
@@ -157,13 +158,13 @@ impl Fabric8Elector {
         self.send(LockOp::Get, out);
     }
 
-    fn send(&mut self, op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, op: LockOp, out: &mut Outputs) {
         self.retries = 0;
         self.in_flight = Some(op);
         self.io.send(op, self.config.request_timeout, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         // StandardHttpClient.shouldRetry (:177-210): IOExceptions and 429/5xx, ten times.
         let retryable = matches!(result, Err(LockError::Refused))
@@ -189,7 +190,7 @@ impl Fabric8Elector {
 
     /// `tryAcquireOrRenew` (LE:221-252): `None` while a request is in flight; `Err(())` for a
     /// KubernetesClientException; `Err` from a missing field is an NPE, handled here.
-    fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) -> Option<Result<bool, ()>> {
+    fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Outputs) -> Option<Result<bool, ()>> {
         match (self.step, result) {
             (Step::Get, Err(LockError::NotFound)) => {
                 self.step = Step::Create;
@@ -208,7 +209,7 @@ impl Fabric8Elector {
                     self.update_observed(old, out);
                     let free = old.holder_is_empty() || old.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e);
                     if !free {
-                        out.push(Output::Note(Note::HeldByAnother));
+                        out.note(Note::HeldByAnother);
                         return Some(Ok(false));
                     }
                 }
@@ -232,10 +233,10 @@ impl Fabric8Elector {
         self.candidate.renew_time_micros.unwrap_or(0) * 1_000
     }
 
-    fn after_try(&mut self, which: Loop, outcome: Result<bool, ()>, now: Now, out: &mut Vec<Output>) {
+    fn after_try(&mut self, which: Loop, outcome: Result<bool, ()>, now: Now, out: &mut Outputs) {
         match (which, outcome) {
             (Loop::Acquire, Ok(true)) => {
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 // The renew loop starts at once (LE:195): a second Get and patch follow.
                 self.renew_by_ms = wall_ms(now) + (self.config.renew_deadline / 1_000_000) as i64;
                 self.due = now.mono;
@@ -243,7 +244,7 @@ impl Fabric8Elector {
             }
             (Loop::Acquire, _) => {
                 if outcome.is_err() {
-                    out.push(Output::Note(Note::FailedToAcquire));
+                    out.note(Note::FailedToAcquire);
                 }
                 let rp = self.config.retry_period;
                 let delay = rp + (self.rng.unit_f64() * self.config.jitter_factor * rp as f64) as Nanos;
@@ -251,13 +252,13 @@ impl Fabric8Elector {
             }
             (Loop::Renew, Ok(true)) => {
                 self.renew_by_ms = wall_ms(now) + (self.config.renew_deadline / 1_000_000) as i64;
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.wait_next(Loop::Renew, self.config.retry_period, now, out);
             }
             // Held by another: the renew future completes → stopLeading.
             (Loop::Renew, Ok(false)) => self.stop_leading(now, out),
             (Loop::Renew, Err(())) => {
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.wait_next(Loop::Renew, self.config.retry_period, now, out);
             }
         }
@@ -265,7 +266,7 @@ impl Fabric8Elector {
 
     /// The next tick of a fixed-rate chain: due at the last due time plus `delay`, at once if
     /// that has passed.
-    fn wait_next(&mut self, which: Loop, delay: Nanos, now: Now, out: &mut Vec<Output>) {
+    fn wait_next(&mut self, which: Loop, delay: Nanos, now: Now, out: &mut Outputs) {
         self.due += delay as i64;
         if self.due <= now.mono {
             self.tick(which, now, out);
@@ -276,7 +277,7 @@ impl Fabric8Elector {
     }
 
     /// `updateObserved` (LE:254-272): callbacks on a change of holder, synchronously.
-    fn update_observed(&mut self, record: Record, out: &mut Vec<Output>) {
+    fn update_observed(&mut self, record: Record, out: &mut Outputs) {
         let previous = self.observed;
         if previous == Some(record) {
             return;
@@ -295,7 +296,7 @@ impl Fabric8Elector {
     }
 
     /// `stopLeading()` (LE:84-144), after the renew future completed or was cancelled.
-    fn stop_leading(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn stop_leading(&mut self, now: Now, out: &mut Outputs) {
         self.stopped = true;
         self.io.cancel(TimerKind::Retry);
         if !self.is_leader() {
@@ -313,7 +314,7 @@ impl Fabric8Elector {
     }
 
     /// `release()` (LE:152-168).
-    fn continue_release(&mut self, step: Step, _now: Now, result: LockResult, out: &mut Vec<Output>) {
+    fn continue_release(&mut self, step: Step, _now: Now, result: LockResult, out: &mut Outputs) {
         match (step, result) {
             (Step::Get, Ok(current)) if current.holder_identity == self.me => {
                 self.candidate.leader_transitions = current.leader_transitions;
@@ -324,7 +325,7 @@ impl Fabric8Elector {
                 self.send(LockOp::Write(self.candidate, shape), out);
             }
             (Step::Patch, Ok(_)) => {
-                out.push(Output::Note(Note::Released));
+                out.note(Note::Released);
                 // updateObserved(holder null): self → null fires onStopLeading.
                 let released = Record { holder_identity: Sym::EMPTY, ..self.candidate };
                 self.update_observed(released, out);
@@ -332,7 +333,7 @@ impl Fabric8Elector {
             }
             // Not self (release returns false) or a KubernetesClientException: onStopLeading.
             _ => {
-                out.push(Output::Note(Note::ReleaseFailed));
+                out.note(Note::ReleaseFailed);
                 out.push(Output::StoppedLeading);
                 self.finish(out);
             }
@@ -341,7 +342,7 @@ impl Fabric8Elector {
 
     /// An unchecked exception ends the loop (Utils:529-531); `stopLeading` runs; the `start()`
     /// future never completes, so the process does not return from waiting on it.
-    fn die(&mut self, what: &'static str, out: &mut Vec<Output>) {
+    fn die(&mut self, what: &'static str, out: &mut Outputs) {
         if self.is_leader() {
             out.push(Output::StoppedLeading);
         }
@@ -351,14 +352,14 @@ impl Fabric8Elector {
         self.phase = Phase::Done;
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.io.cancel_all();
         self.phase = Phase::Done;
         out.push(Output::Exited);
     }
 
     /// Cancelling the `start()` future: renew is cancelled, then `stopLeading()`.
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         match self.phase {
             Phase::Done | Phase::Releasing(_) => {}
             _ => {

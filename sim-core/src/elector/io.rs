@@ -2,6 +2,7 @@
 //! request in flight at most, one live timer per kind (a re-armed or cancelled timer's older
 //! generation is ignored), and the record a library writes.
 
+use super::Outputs;
 use super::record::{Record, micros_of};
 use super::{Generation, LockOp, Now, Output, TimerKind};
 use crate::sym::Sym;
@@ -15,20 +16,20 @@ pub struct Io {
 }
 
 impl Io {
-    pub fn send(&mut self, op: LockOp, timeout: Option<Nanos>, out: &mut Vec<Output>) {
+    pub fn send(&mut self, op: LockOp, timeout: Option<Nanos>, out: &mut Outputs) {
         self.awaiting = true;
         out.push(Output::Send { op, timeout });
     }
 
     /// Forgets the request in flight (its answer, if any, is dropped).
-    pub fn abandon(&mut self, out: &mut Vec<Output>) {
+    pub fn abandon(&mut self, out: &mut Outputs) {
         if self.awaiting {
             self.awaiting = false;
             out.push(Output::Abandon);
         }
     }
 
-    pub fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Vec<Output>) {
+    pub fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Outputs) {
         let g = &mut self.generations[kind.index()];
         *g = g.wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: *g });

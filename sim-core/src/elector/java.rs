@@ -23,6 +23,7 @@
 //! but a cancelled attempt's request is abandoned here (in the real client a hung request that
 //! ignores interrupts keeps blocking the single lease worker); the executors' shutdown waits.
 
+use super::Outputs;
 use super::WriteShape;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind};
@@ -107,30 +108,30 @@ impl JavaElector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.poll_anchor = now.mono;
         self.acquire_attempt(now, out);
     }
 
-    fn acquire_attempt(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn acquire_attempt(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Acquiring;
         // future.get(RP): the attempt is cancelled after RetryPeriod.
         self.io.arm(TimerKind::RoundDeadline, self.config.retry_period, out);
         self.begin_try(now, out);
     }
 
-    fn begin_try(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_try(&mut self, now: Now, out: &mut Outputs) {
         self.started = now;
         self.candidate = fresh_record(self.me, self.config.lease_duration_seconds(), now, 0);
         self.step = Step::Get;
         self.io.send(LockOp::Get, self.config.request_timeout, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -138,7 +139,7 @@ impl JavaElector {
             (TimerKind::RoundDeadline, Phase::Acquiring) => {
                 // cancel(true): the attempt counts as not acquired; the next one follows D later.
                 self.io.abandon(out);
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.phase = Phase::AcquireWait;
                 self.io.arm(TimerKind::Retry, self.delay, out);
             }
@@ -147,7 +148,7 @@ impl JavaElector {
             (TimerKind::RoundDeadline, Phase::Renewing | Phase::RoundSleep) => {
                 // f.get(RD) timed out: f.cancel(true), break.
                 self.io.abandon(out);
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.stop_leading(now, out);
             }
             (TimerKind::RoundTick, Phase::RoundSleep) => {
@@ -159,10 +160,10 @@ impl JavaElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         if self.phase == Phase::Releasing {
-            out.push(Output::Note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed }));
+            out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
             self.finish(out);
             return;
         }
@@ -170,7 +171,7 @@ impl JavaElector {
         match self.phase {
             Phase::Acquiring if ok => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 // The caller thread sees the flag at its next poll (sleep(RP) loop).
                 let rp = self.config.retry_period as i64;
                 let k = (now.mono - self.poll_anchor + rp - 1).div_euclid(rp).max(0);
@@ -184,13 +185,13 @@ impl JavaElector {
             }
             Phase::Acquiring => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.phase = Phase::AcquireWait;
                 self.io.arm(TimerKind::Retry, self.delay, out);
             }
             Phase::Renewing if ok => {
                 self.io.cancel(TimerKind::RoundDeadline);
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.phase = Phase::BetweenRounds;
                 self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
             }
@@ -202,21 +203,21 @@ impl JavaElector {
         }
     }
 
-    fn started_leading(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn started_leading(&mut self, now: Now, out: &mut Outputs) {
         // hookWorkers.submit(startLeadingHook), then renewLoop() at once.
         self.leading = true;
         out.push(Output::StartedLeading);
         self.begin_round(now, out);
     }
 
-    fn begin_round(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_round(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Renewing;
         self.io.arm(TimerKind::RoundDeadline, self.config.renew_deadline, out);
         self.begin_try(now, out);
     }
 
     /// `tryAcquireOrRenew` (:276-366): `None` while a request is in flight.
-    fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) -> Option<bool> {
+    fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Outputs) -> Option<bool> {
         match (self.step, result) {
             (Step::Get, Err(LockError::NotFound)) => {
                 self.step = Step::Create;
@@ -226,7 +227,7 @@ impl JavaElector {
             (Step::Get, Ok(old)) => {
                 // LeaseLock.java:121-133: int unboxing of an absent duration or transitions.
                 if old.absent.has(Fields::DURATION) || old.absent.has(Fields::TRANSITIONS) {
-                    out.push(Output::Note(Note::FailedToAcquire));
+                    out.note(Note::FailedToAcquire);
                     return Some(false);
                 }
                 if old.absent.has(Fields::ACQUIRE) || old.absent.has(Fields::RENEW) || old.absent.has(Fields::HOLDER) {
@@ -246,7 +247,7 @@ impl JavaElector {
                     }
                     let own_ld_ms = (self.config.lease_duration / 1_000_000) as i64;
                     if self.observed_ms + own_ld_ms > wall_ms(self.started) && old.holder_identity != self.me {
-                        out.push(Output::Note(Note::HeldByAnother));
+                        out.note(Note::HeldByAnother);
                         return Some(false);
                     }
                     if old.holder_identity == self.me {
@@ -270,7 +271,7 @@ impl JavaElector {
     }
 
     /// `run()`'s `finally`: `stopLeadingHook` synchronously, then `run()` returns.
-    fn stop_leading(&mut self, _now: Now, out: &mut Vec<Output>) {
+    fn stop_leading(&mut self, _now: Now, out: &mut Outputs) {
         self.io.cancel_all();
         if std::mem::take(&mut self.leading) {
             out.push(Output::StoppedLeading);
@@ -278,7 +279,7 @@ impl JavaElector {
         self.finish(out);
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.io.cancel_all();
         self.phase = Phase::Done;
         out.push(Output::Exited);
@@ -286,7 +287,7 @@ impl JavaElector {
 
     /// `close()` on a graceful stop: the executors are shut down (the renew loop is
     /// interrupted, `stopLeadingHook` runs), then the release PUT if the local record says self.
-    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done | Phase::Releasing) {
             return;
         }

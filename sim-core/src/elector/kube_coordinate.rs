@@ -29,6 +29,7 @@
 //! [`KubeCoordinateElector::on_watch`] after the link's down latency; events that arrive while a
 //! try is in flight wait until it ends (the loop's `select` is not polling the stream then).
 
+use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -119,21 +120,21 @@ impl KubeCoordinateElector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle || !self.initial {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.try_acquire_or_renew(now, out);
     }
 
-    fn send(&mut self, step: Step, op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
         self.phase = Phase::Trying(step);
         self.io.send(op, self.config.request_timeout, out);
     }
 
     /// `try_acquire_or_renew` (:420-467).
-    fn try_acquire_or_renew(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn try_acquire_or_renew(&mut self, now: Now, out: &mut Outputs) {
         if matches!(self.state, State::Following { .. } | State::Standby) {
             self.send(Step::Fetch, LockOp::Get, out);
         } else {
@@ -153,9 +154,9 @@ impl KubeCoordinateElector {
 
     /// Step 2 and 3 of `try_acquire_or_renew`: nothing for a follower whose leader is not
     /// expired; else the apply.
-    fn write(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn write(&mut self, now: Now, out: &mut Outputs) {
         if matches!(self.state, State::Following { .. }) && !self.expired(now) {
-            out.push(Output::Note(Note::HeldByAnother));
+            out.note(Note::HeldByAnother);
             return self.after_try(now, out);
         }
         let at = Some(micros_of(now.wall));
@@ -184,7 +185,7 @@ impl KubeCoordinateElector {
         self.send(Step::Apply, LockOp::Write(record, shape), out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Phase::Trying(step) = self.phase else { return };
         let leading = matches!(self.state, State::Leading { .. });
@@ -196,12 +197,12 @@ impl KubeCoordinateElector {
             // `get_opt` → `None`: nothing changes.
             (Step::Fetch, Err(LockError::NotFound)) => self.write(now, out),
             (Step::Apply, Ok(lease)) => {
-                out.push(Output::Note(if leading { Note::RenewedLease } else { Note::AcquiredLease }));
+                out.note(if leading { Note::RenewedLease } else { Note::AcquiredLease });
                 self.update_state(Some(lease), now, out);
                 self.after_try(now, out);
             }
             (_, Err(_)) => {
-                out.push(Output::Note(if leading { Note::FailedToRenew } else { Note::FailedToAcquire }));
+                out.note(if leading { Note::FailedToRenew } else { Note::FailedToAcquire });
                 // run(): the first call's error is only logged; a timer-driven one sets
                 // had_error and drops to Standby.
                 if !self.initial {
@@ -214,7 +215,7 @@ impl KubeCoordinateElector {
     }
 
     /// `update_state` (:474-541).
-    fn update_state(&mut self, lease: Option<Record>, now: Now, out: &mut Vec<Output>) {
+    fn update_state(&mut self, lease: Option<Record>, now: Now, out: &mut Outputs) {
         match lease {
             Some(lease) => {
                 if self.lease == Some(lease) {
@@ -249,7 +250,7 @@ impl KubeCoordinateElector {
     }
 
     /// A try ended: the loop takes the watch events that queued meanwhile, then sleeps.
-    fn after_try(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn after_try(&mut self, now: Now, out: &mut Outputs) {
         self.initial = false;
         self.phase = Phase::Idle;
         for event in std::mem::take(&mut self.pending) {
@@ -262,7 +263,7 @@ impl KubeCoordinateElector {
     }
 
     /// `get_next_acquire_renew_time` (:544-578), armed as the loop's sleep.
-    fn schedule(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn schedule(&mut self, now: Now, out: &mut Outputs) {
         let secs = |s: f64| (s * 1e9) as i64;
         let delay = match self.state {
             State::Leading { last_updated } => (last_updated + self.config.renew_deadline as i64 - now.mono).max(0),
@@ -282,7 +283,7 @@ impl KubeCoordinateElector {
         self.io.arm(TimerKind::Retry, delay as Nanos, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -292,7 +293,7 @@ impl KubeCoordinateElector {
     }
 
     /// A watch event: the Lease as it was written (`None`: deleted). While a try runs it waits.
-    pub fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Vec<Output>) {
+    pub fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Outputs) {
         match self.phase {
             Phase::Done => {}
             Phase::Idle | Phase::Trying(_) => self.pending.push(lease),
@@ -304,7 +305,7 @@ impl KubeCoordinateElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.io.cancel_all();
         self.phase = Phase::Done;
         out.push(Output::Exited);
@@ -312,7 +313,7 @@ impl KubeCoordinateElector {
 
     /// `handle.shutdown()`: the loop breaks at its next `select` (after a try in flight); no
     /// release; the channel keeps its last value until the process ends.
-    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if self.shutdown || self.phase == Phase::Done {
             return;
         }

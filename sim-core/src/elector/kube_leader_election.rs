@@ -30,6 +30,7 @@
 //! `renew-time-unfenced` is this elector under its old name (it used to be client-go's loop
 //! with this crate's expiry rule and fencing).
 
+use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -103,15 +104,15 @@ impl KubeLeaderElectionElector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, _now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.call(Step::Get, LockOp::Get, out);
     }
 
-    fn call(&mut self, step: Step, op: LockOp, out: &mut Vec<Output>) {
+    fn call(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
         self.phase = Phase::Calling(step);
         self.io.send(op, self.config.request_timeout, out);
     }
@@ -125,7 +126,7 @@ impl KubeLeaderElectionElector {
         LockOp::Write(record, WriteShape::patch(false).keep(keep))
     }
 
-    pub fn on_timer(&mut self, _now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, _now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -134,7 +135,7 @@ impl KubeLeaderElectionElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Phase::Calling(step) = self.phase else { return };
         let at = Some(micros_of(now.wall));
@@ -163,7 +164,7 @@ impl KubeLeaderElectionElector {
                 }
                 let expired = lease.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e);
                 if !expired {
-                    out.push(Output::Note(Note::HeldByAnother));
+                    out.note(Note::HeldByAnother);
                     return self.finish_call(Outcome::NotAcquired, out);
                 }
                 // acquire_lease (:212-247): leaseTransitions is required.
@@ -176,20 +177,20 @@ impl KubeLeaderElectionElector {
             (Step::Get, Err(_)) => self.finish_call(Outcome::Err, out),
             // The response's holder is never looked at: any 2xx is `Acquired`.
             (Step::Create | Step::Acquire, Ok(_)) => {
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 self.observe(self.me, out);
                 self.finish_call(Outcome::Acquired, out);
             }
             (Step::Renew, Ok(_)) => {
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.finish_call(Outcome::Acquired, out);
             }
             (Step::Create | Step::Acquire, Err(_)) => {
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.finish_call(Outcome::Err, out);
             }
             (Step::Renew, Err(_)) => {
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.finish_call(Outcome::Err, out);
             }
             // step_down (:273-319).
@@ -204,11 +205,11 @@ impl KubeLeaderElectionElector {
                 self.call(Step::ReleasePatch, Self::merge_patch(record, Fields::TRANSITIONS), out);
             }
             (Step::ReleasePatch, Ok(_)) => {
-                out.push(Output::Note(Note::Released));
+                out.note(Note::Released);
                 self.finish(out);
             }
             (Step::ReleaseGet | Step::ReleasePatch, _) => {
-                out.push(Output::Note(Note::ReleaseFailed));
+                out.note(Note::ReleaseFailed);
                 self.finish(out);
             }
         }
@@ -216,7 +217,7 @@ impl KubeLeaderElectionElector {
 
     /// The example's loop body after a call: set the flag from an `Ok`, leave it on an `Err`,
     /// then sleep the poll period.
-    fn finish_call(&mut self, outcome: Outcome, out: &mut Vec<Output>) {
+    fn finish_call(&mut self, outcome: Outcome, out: &mut Outputs) {
         match outcome {
             Outcome::Acquired if !self.is_leader => {
                 self.is_leader = true;
@@ -232,14 +233,14 @@ impl KubeLeaderElectionElector {
         self.io.arm(TimerKind::Retry, self.config.retry_period, out);
     }
 
-    fn observe(&mut self, holder: Sym, out: &mut Vec<Output>) {
+    fn observe(&mut self, holder: Sym, out: &mut Outputs) {
         if self.seen_holder != Some(holder) {
             self.seen_holder = Some(holder);
             out.push(Output::NewLeader(holder));
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.io.cancel_all();
         self.phase = Phase::Done;
         out.push(Output::Exited);
@@ -248,7 +249,7 @@ impl KubeLeaderElectionElector {
     /// The process is told to stop: the polling task is dropped (a call in flight is
     /// abandoned); with `release_on_cancel` the app calls `step_down()` first. The flag is not
     /// cleared, so the work ends with the process.
-    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done | Phase::Calling(Step::ReleaseGet | Step::ReleasePatch)) {
             return;
         }

@@ -39,6 +39,7 @@
 //! force-releases and locks. On an API or network error the flag **stays true**; if the Lease is
 //! deleted every sync is a 404 and nobody recreates it.
 
+use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -221,17 +222,17 @@ impl KubeLeaseManagerElector {
         now.wall > self.expiry
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.op.is_some() || self.done {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         // LeaseState::new: expiry = now − 1 ns.
         self.expiry = now.wall - 1;
         self.send(Op::Init(InitStep::Get), LockOp::Get, out);
     }
 
-    fn send(&mut self, op: Op, lock_op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, op: Op, lock_op: LockOp, out: &mut Outputs) {
         self.op = Some(op);
         self.io.send(lock_op, self.config.request_timeout, out);
     }
@@ -240,7 +241,7 @@ impl KubeLeaseManagerElector {
         LockOp::Write(record, WriteShape::patch(false).nulls(nulls).keep(keep))
     }
 
-    fn sleep_for(&mut self, what: Sleep, after: Nanos, out: &mut Vec<Output>) {
+    fn sleep_for(&mut self, what: Sleep, after: Nanos, out: &mut Outputs) {
         self.sleep = Some(what);
         self.io.arm(TimerKind::Delay, after, out);
     }
@@ -279,7 +280,7 @@ impl KubeLeaseManagerElector {
     // ---- changed() ----------------------------------------------------------------------------
 
     /// The top of `changed()`'s loop: `sync(Soft)`.
-    fn top(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn top(&mut self, now: Now, out: &mut Outputs) {
         if self.is_expired(now) {
             self.send(Op::Top, LockOp::Get, out);
         } else {
@@ -288,7 +289,7 @@ impl KubeLeaseManagerElector {
     }
 
     /// `changed()` after its sync: flip the flag and return, or one `watcher_step()`.
-    fn check_flag(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn check_flag(&mut self, now: Now, out: &mut Outputs) {
         let is_holder = self.is_holder();
         if self.flag != is_holder {
             self.flag = is_holder;
@@ -305,10 +306,10 @@ impl KubeLeaseManagerElector {
         } else if self.holder == Holder::None {
             self.lock(now, out);
         } else if self.is_expired(now) {
-            out.push(Output::Note(Note::AttemptingToAcquire));
+            out.note(Note::AttemptingToAcquire);
             self.release(now, out);
         } else {
-            out.push(Output::Note(Note::HeldByAnother));
+            out.note(Note::HeldByAnother);
             // A real sleep wakes a little after the instant it was computed for, so the next
             // `is_expired` (`now > expiry`) holds; one nanosecond stands for that.
             let wait = self.until_expiry(now, 0) + 1;
@@ -317,7 +318,7 @@ impl KubeLeaseManagerElector {
     }
 
     /// `watcher_step()` returned `result` to `changed()`.
-    fn step_done(&mut self, result: StepResult, now: Now, out: &mut Vec<Output>) {
+    fn step_done(&mut self, result: StepResult, now: Now, out: &mut Outputs) {
         match result {
             StepResult::Ok => {
                 self.backoff_conflict.reset();
@@ -337,7 +338,7 @@ impl KubeLeaseManagerElector {
 
     // ---- lock(Soft) ---------------------------------------------------------------------------
 
-    fn lock(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn lock(&mut self, now: Now, out: &mut Outputs) {
         if self.is_expired(now) {
             self.send(Op::Lock(LockStep::Sync), LockOp::Get, out);
         } else {
@@ -345,7 +346,7 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn lock_write(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn lock_write(&mut self, now: Now, out: &mut Outputs) {
         let at = Some(micros_of(now.wall));
         let ld = self.duration_seconds();
         if self.is_holder() {
@@ -366,7 +367,7 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn lock_result(&mut self, step: LockStep, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    fn lock_result(&mut self, step: LockStep, now: Now, result: LockResult, out: &mut Outputs) {
         let failed = |e: LockError| if e == LockError::Conflict { StepResult::Conflict } else { StepResult::Err };
         match (step, result) {
             (LockStep::Sync, Ok(lease)) => {
@@ -378,11 +379,11 @@ impl KubeLeaseManagerElector {
                 self.step_done(StepResult::Err, now, out);
             }
             (LockStep::Renew, Ok(_)) => {
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.send(Op::Lock(LockStep::Refresh), LockOp::Get, out);
             }
             (LockStep::Apply, Ok(_)) => {
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 let record = Record { leader_transitions: self.transitions + 1, ..Record::default() };
                 let keep = Fields::HOLDER.with(Fields::DURATION).with(Fields::ACQUIRE).with(Fields::RENEW);
                 self.send(Op::Lock(LockStep::Transitions), Self::patch(record, Fields::NONE, keep), out);
@@ -393,11 +394,11 @@ impl KubeLeaseManagerElector {
                 self.step_done(StepResult::Ok, now, out);
             }
             (LockStep::Renew, Err(e)) => {
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.step_done(failed(e), now, out);
             }
             (LockStep::Apply | LockStep::Transitions, Err(e)) => {
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.step_done(failed(e), now, out);
             }
             (_, Err(e)) => self.step_done(failed(e), now, out),
@@ -407,7 +408,7 @@ impl KubeLeaseManagerElector {
     // ---- release(opts) ------------------------------------------------------------------------
 
     /// `release(Force)` from `watcher_step()`, or `release(Soft)` when the channel closes.
-    fn release(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn release(&mut self, now: Now, out: &mut Outputs) {
         if self.is_expired(now) {
             self.send(Op::Release(ReleaseStep::Sync), LockOp::Get, out);
         } else {
@@ -415,7 +416,7 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn release_write(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn release_write(&mut self, now: Now, out: &mut Outputs) {
         let force = !self.closing;
         if self.is_holder() || self.is_expired(now) || force {
             let nulls = Fields::HOLDER.with(Fields::DURATION).with(Fields::ACQUIRE).with(Fields::RENEW);
@@ -425,14 +426,14 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn release_result(&mut self, step: ReleaseStep, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    fn release_result(&mut self, step: ReleaseStep, now: Now, result: LockResult, out: &mut Outputs) {
         let outcome = match (step, result) {
             (ReleaseStep::Sync, Ok(lease)) => {
                 self.read(&lease, now);
                 return self.release_write(now, out);
             }
             (ReleaseStep::Null, Ok(_)) => {
-                out.push(Output::Note(Note::Released));
+                out.note(Note::Released);
                 return self.send(Op::Release(ReleaseStep::Refresh), LockOp::Get, out);
             }
             (ReleaseStep::Refresh, Ok(lease)) => {
@@ -444,7 +445,7 @@ impl KubeLeaseManagerElector {
                 StepResult::Err
             }
             (ReleaseStep::Null, Err(e)) => {
-                out.push(Output::Note(Note::ReleaseFailed));
+                out.note(Note::ReleaseFailed);
                 if e == LockError::Conflict { StepResult::Conflict } else { StepResult::Err }
             }
             (_, Err(e)) => {
@@ -465,7 +466,7 @@ impl KubeLeaseManagerElector {
 
     // ---- inputs -------------------------------------------------------------------------------
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Some(op) = self.op.take() else { return };
         match op {
@@ -489,7 +490,7 @@ impl KubeLeaseManagerElector {
 
     /// `LeaseState::new` → `create(AutoCreate)` (state.rs:308-339). Its errors fail
     /// `LeaseManager::new`, and the program exits.
-    fn init_result(&mut self, step: InitStep, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    fn init_result(&mut self, step: InitStep, now: Now, result: LockResult, out: &mut Outputs) {
         match (step, result) {
             (InitStep::Get, Err(LockError::NotFound)) => {
                 let empty = Fields::HOLDER
@@ -512,7 +513,7 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) || kind != TimerKind::Delay || self.done {
             return;
         }
@@ -530,7 +531,7 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.done = true;
         self.io.cancel_all();
         out.push(Output::Exited);
@@ -538,7 +539,7 @@ impl KubeLeaseManagerElector {
 
     /// The receivers are dropped (a graceful stop): the consumer is gone, so the work stops;
     /// `watch()` drops the running `changed()` and calls `release()` (`Soft`), then returns.
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.closing || self.done {
             return;
         }

@@ -32,6 +32,7 @@
 //!
 //! Not modelled: `leaseTransitions` wrapping through `u16` (a count above 65 535 reads as 0).
 
+use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -132,15 +133,15 @@ impl KubertElector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, _now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.send(Step::Init, LockOp::Get, out);
     }
 
-    fn send(&mut self, step: Step, op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
         self.phase = Phase::Calling(step);
         self.io.send(op, self.config.request_timeout, out);
     }
@@ -158,7 +159,7 @@ impl KubertElector {
 
     /// `ensure_claimed` (:219-301), from the top of its loop: `None` while a request is in
     /// flight, else the claim it returns.
-    fn ensure_claimed(&mut self, now: Now, out: &mut Vec<Output>) -> Option<Claim> {
+    fn ensure_claimed(&mut self, now: Now, out: &mut Outputs) -> Option<Claim> {
         let ld = self.config.lease_duration_seconds();
         let at = Some(micros_of(now.wall));
         if let Some(claim) = self.claim {
@@ -188,7 +189,7 @@ impl KubertElector {
         None
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Phase::Calling(step) = self.phase else { return };
         let outcome = match (step, result) {
@@ -202,11 +203,11 @@ impl KubertElector {
                 return;
             }
             (Step::Renew, Ok(_)) => {
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
             }
             (Step::Acquire, Ok(_)) => {
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 self.transitions += 1;
                 Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
             }
@@ -220,12 +221,12 @@ impl KubertElector {
                 self.ensure_claimed(now, out)
             }
             (Step::Renew | Step::Acquire | Step::Resync, Err(_)) => {
-                out.push(Output::Note(if step == Step::Renew { Note::FailedToRenew } else { Note::FailedToAcquire }));
+                out.note(if step == Step::Renew { Note::FailedToRenew } else { Note::FailedToAcquire });
                 self.attempt_failed(now, out);
                 return;
             }
             (Step::Vacate, result) => {
-                out.push(Output::Note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed }));
+                out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
                 self.finish(out);
                 return;
             }
@@ -240,7 +241,7 @@ impl KubertElector {
 
     /// `ensure_claimed` returned `claim`: publish it (the first one creates the channel), then
     /// the task waits again — or, once every receiver is gone, vacates.
-    fn claimed(&mut self, claim: Claim, now: Now, out: &mut Vec<Output>) {
+    fn claimed(&mut self, claim: Claim, now: Now, out: &mut Outputs) {
         self.failures = 0;
         self.spawned = true;
         if self.closed {
@@ -257,7 +258,7 @@ impl KubertElector {
 
     /// The task's wait: `claim.expire_with_grace(grace)` (:384-396), a wall-clock remainder
     /// slept on the monotonic clock.
-    fn wait(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn wait(&mut self, now: Now, out: &mut Outputs) {
         let Some(claim) = self.published else { return };
         let grace = if claim.holder == self.me { self.config.grace } else { 0 };
         self.max_delay = grace;
@@ -268,7 +269,7 @@ impl KubertElector {
     }
 
     /// The consumer's `is_current_for(me)` on the published claim; a timer ends it at expiry.
-    fn evaluate(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn evaluate(&mut self, now: Now, out: &mut Outputs) {
         let current = self.published.is_some_and(|c| c.holder == self.me && now.wall < c.expiry);
         if current {
             let left = (self.published.map_or(0, |c| c.expiry) - now.wall) as Nanos;
@@ -284,7 +285,7 @@ impl KubertElector {
 
     /// backon's `retry` (ExponentialBuilder default, `max_delay` = grace): 1 s first (uncapped),
     /// then ×2 up to `max_delay`, three retries; then the task ends with the error.
-    fn attempt_failed(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn attempt_failed(&mut self, now: Now, out: &mut Outputs) {
         if !self.spawned {
             // The first `ensure_claimed` is `spawn`'s own: its error fails `spawn`.
             return self.fail("kubert LeaseManager::spawn failed", out);
@@ -310,7 +311,7 @@ impl KubertElector {
     /// The spawned task returned `Err` (retries exhausted): nothing renews, acquires or vacates
     /// any more. The last published claim stays on the channel; the consumer acts on it until
     /// it expires.
-    fn task_died(&mut self, _now: Now, out: &mut Vec<Output>) {
+    fn task_died(&mut self, _now: Now, out: &mut Outputs) {
         self.phase = Phase::Dead;
         self.io.cancel(TimerKind::Retry);
         self.io.cancel(TimerKind::Delay);
@@ -320,7 +321,7 @@ impl KubertElector {
         }
     }
 
-    fn fail(&mut self, what: &'static str, out: &mut Vec<Output>) {
+    fn fail(&mut self, what: &'static str, out: &mut Outputs) {
         self.phase = Phase::Done;
         self.io.cancel_all();
         if self.acting {
@@ -331,7 +332,7 @@ impl KubertElector {
         out.push(Output::Exited);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -348,7 +349,7 @@ impl KubertElector {
     }
 
     /// `vacate` (:308-353).
-    fn vacate(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn vacate(&mut self, now: Now, out: &mut Outputs) {
         self.io.cancel(TimerKind::Retry);
         let Some(claim) = self.claim.take() else { return self.finish(out) };
         if now.wall >= claim.expiry || claim.holder != self.me {
@@ -361,7 +362,7 @@ impl KubertElector {
         self.send(Step::Vacate, LockOp::Write(record, shape), out);
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.io.cancel_all();
         self.phase = Phase::Done;
         out.push(Output::Exited);
@@ -370,7 +371,7 @@ impl KubertElector {
     /// Every receiver is dropped (the program shuts down): the consumer is gone, so the work
     /// stops now; the task breaks out of its wait at once and vacates, or finishes the
     /// `ensure_claimed` it is in (its retries included) and vacates when the publish fails.
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.closed {
             return;
         }

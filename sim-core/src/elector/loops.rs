@@ -17,6 +17,7 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
+use super::Outputs;
 use super::record::{RawRecord, Record, micros_of};
 use super::{
     Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
@@ -228,15 +229,15 @@ impl LoopElector {
 
     // ---- inputs -----------------------------------------------------------------------------
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if !matches!(self.phase, Phase::Idle) {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.begin_acquire_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if self.generations[kind.index()] != generation || self.stopping {
             return; // superseded or cancelled
         }
@@ -267,7 +268,7 @@ impl LoopElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.awaiting = false;
         match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Acquiring(mut t) => match self.continue_try(&mut t, now, result, None, out) {
@@ -290,7 +291,7 @@ impl LoopElector {
         }
     }
 
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.stopping {
             return;
         }
@@ -319,7 +320,7 @@ impl LoopElector {
 
     // ---- the acquire loop ---------------------------------------------------------------------
 
-    fn begin_acquire_try(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_acquire_try(&mut self, now: Now, out: &mut Outputs) {
         let mut t = self.new_try(now);
         match self.first_step(&mut t, now, None, out) {
             Progress::Pending => self.phase = Phase::Acquiring(t),
@@ -327,16 +328,16 @@ impl LoopElector {
         }
     }
 
-    fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut Vec<Output>) {
+    fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut Outputs) {
         self.maybe_report_transition(out);
         if ok {
             out.push(Output::RecordEvent(LeaderEvent::BecameLeader));
-            out.push(Output::Note(Note::AcquiredLease));
+            out.note(Note::AcquiredLease);
             out.push(Output::StartedLeading);
             self.renewing = true;
             self.start_round(now, out);
         } else {
-            out.push(Output::Note(Note::FailedToAcquire));
+            out.note(Note::FailedToAcquire);
             let wait = self.jittered_retry_period();
             self.arm(TimerKind::Retry, wait, out);
             self.phase = Phase::WaitingRetry;
@@ -354,7 +355,7 @@ impl LoopElector {
 
     // ---- the renew loop -------------------------------------------------------------------------
 
-    fn start_round(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn start_round(&mut self, now: Now, out: &mut Outputs) {
         let round = Round {
             start: now.mono,
             deadline: now.mono + self.config.renew_deadline as i64,
@@ -365,7 +366,7 @@ impl LoopElector {
         self.begin_round_try(now, out);
     }
 
-    fn begin_round_try(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_round_try(&mut self, now: Now, out: &mut Outputs) {
         let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
         // Since v0.36 the condition first returns ctx.Err() if the context is done.
         if now.mono >= round.deadline {
@@ -379,11 +380,11 @@ impl LoopElector {
         }
     }
 
-    fn after_round_try(&mut self, ok: bool, now: Now, out: &mut Vec<Output>) {
+    fn after_round_try(&mut self, ok: bool, now: Now, out: &mut Outputs) {
         let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
         if ok {
             self.maybe_report_transition(out);
-            out.push(Output::Note(Note::RenewedLease));
+            out.note(Note::RenewedLease);
             self.cancel(TimerKind::RoundTick);
             self.cancel(TimerKind::RoundDeadline);
             let rp = self.config.retry_period;
@@ -430,20 +431,20 @@ impl LoopElector {
         self.phase = Phase::Renewing { round, attempt: None };
     }
 
-    fn round_failed(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn round_failed(&mut self, now: Now, out: &mut Outputs) {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.maybe_report_transition(out);
         if !self.rules.stopped_event_always {
             out.push(Output::RecordEvent(LeaderEvent::StoppedLeading));
         }
-        out.push(Output::Note(Note::FailedToRenew));
+        out.note(Note::FailedToRenew);
         self.after_renew_loop(now, out);
     }
 
     /// After `wait.Until` returns: release if configured, then `Run` returns (cancelling the
     /// leader context, then calling OnStoppedLeading).
-    fn after_renew_loop(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn after_renew_loop(&mut self, now: Now, out: &mut Outputs) {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.cancel(TimerKind::NextRound);
@@ -472,7 +473,7 @@ impl LoopElector {
         }
     }
 
-    fn release_get(&mut self, deadline: i64, now: Now, out: &mut Vec<Output>) {
+    fn release_get(&mut self, deadline: i64, now: Now, out: &mut Outputs) {
         let bound = (deadline != i64::MAX).then_some(deadline);
         match self.send(LockOp::Get, now, bound, out) {
             None => self.phase = Phase::Releasing { step: ReleaseStep::Get, deadline, record: Record::default() },
@@ -480,7 +481,7 @@ impl LoopElector {
         }
     }
 
-    fn release_update(&mut self, released: Record, deadline: i64, now: Now, out: &mut Vec<Output>) {
+    fn release_update(&mut self, released: Record, deadline: i64, now: Now, out: &mut Outputs) {
         let op = self.write_op(released);
         let bound = (deadline != i64::MAX).then_some(deadline);
         match self.send(op, now, bound, out) {
@@ -496,7 +497,7 @@ impl LoopElector {
         record: Record,
         now: Now,
         result: LockResult,
-        out: &mut Vec<Output>,
+        out: &mut Outputs,
     ) {
         match (step, result) {
             (ReleaseStep::Get, Ok(current)) => {
@@ -510,7 +511,7 @@ impl LoopElector {
             }
             (ReleaseStep::Update, Ok(_)) => {
                 self.set_observed(record, now);
-                out.push(Output::Note(Note::Released));
+                out.note(Note::Released);
                 self.finish(out);
             }
             // v0.37: "Conflict when releasing lease, retrying": a fresh Get and PUT, at once,
@@ -518,17 +519,17 @@ impl LoopElector {
             (ReleaseStep::Update, Err(LockError::Conflict))
                 if self.rules.release == ReleaseStyle::GetThenUpdateRetrying =>
             {
-                out.push(Output::Note(Note::ReleaseConflictRetrying));
+                out.note(Note::ReleaseConflictRetrying);
                 self.release_get(deadline, now, out);
             }
             (_, Err(_)) => {
-                out.push(Output::Note(Note::ReleaseFailed));
+                out.note(Note::ReleaseFailed);
                 self.finish(out);
             }
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         for kind in [TimerKind::Retry, TimerKind::RoundTick, TimerKind::RoundDeadline, TimerKind::NextRound] {
             self.cancel(kind);
         }
@@ -555,7 +556,7 @@ impl LoopElector {
         Try { started: now, step: Step::Get, candidate }
     }
 
-    fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut Vec<Output>) -> Progress {
+    fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut Outputs) -> Progress {
         if self.rules.fast_path && !self.rules.coordinated && self.is_leader() && self.is_lease_valid(t.started) {
             t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
             t.candidate.leader_transitions = self.observed.leader_transitions;
@@ -579,7 +580,7 @@ impl LoopElector {
         now: Now,
         mut result: LockResult,
         deadline: Option<i64>,
-        out: &mut Vec<Output>,
+        out: &mut Outputs,
     ) -> Progress {
         loop {
             let next: (Step, LockOp) = match (t.step, result) {
@@ -588,7 +589,7 @@ impl LoopElector {
                     return Progress::Done(true);
                 }
                 (Step::FastUpdate, Err(_)) => {
-                    out.push(Output::Note(Note::FastPathFailed));
+                    out.note(Note::FastPathFailed);
                     (Step::Get, LockOp::Get)
                 }
                 // `tryCoordinatedRenew`: nobody but the election controller creates the Lease.
@@ -609,7 +610,7 @@ impl LoopElector {
                     }
                     let held = holder_set && self.is_lease_valid(t.started);
                     if held && !self.is_leader() {
-                        out.push(Output::Note(Note::HeldByAnother));
+                        out.note(Note::HeldByAnother);
                         return Progress::Done(false);
                     }
                     if self.is_leader() {
@@ -638,7 +639,7 @@ impl LoopElector {
         t: &mut Try,
         now: Now,
         record: Record,
-        out: &mut Vec<Output>,
+        out: &mut Outputs,
     ) -> Result<(Step, LockOp), Progress> {
         // client-go leaderelection.go `tryCoordinatedRenew` (32ce75a7), in its order:
         // observe; "Lease has expired" (observedTime + the record's duration — 5 s
@@ -654,7 +655,7 @@ impl LoopElector {
             return Err(Progress::Done(false));
         }
         if record.preferred_holder != Sym::EMPTY {
-            out.push(Output::Note(Note::EndOfTerm));
+            out.note(Note::EndOfTerm);
             return Err(Progress::Done(false));
         }
         t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
@@ -692,7 +693,7 @@ impl LoopElector {
         self.observed_time = Some(now.mono);
     }
 
-    fn maybe_report_transition(&mut self, out: &mut Vec<Output>) {
+    fn maybe_report_transition(&mut self, out: &mut Outputs) {
         if self.observed.holder_identity != self.reported_leader {
             self.reported_leader = self.observed.holder_identity;
             out.push(Output::NewLeader(self.reported_leader));
@@ -703,7 +704,7 @@ impl LoopElector {
 
     /// Sends `op` bounded by the HTTP timeout and the context deadline; if the deadline has
     /// already passed the request is never sent and fails at once.
-    fn send(&mut self, op: LockOp, now: Now, deadline: Option<i64>, out: &mut Vec<Output>) -> Option<LockResult> {
+    fn send(&mut self, op: LockOp, now: Now, deadline: Option<i64>, out: &mut Outputs) -> Option<LockResult> {
         let left = deadline.map(|d| d - now.mono);
         if matches!(left, Some(l) if l <= 0) {
             return Some(Err(LockError::ContextDone));
@@ -719,14 +720,14 @@ impl LoopElector {
         None
     }
 
-    fn abandon(&mut self, out: &mut Vec<Output>) {
+    fn abandon(&mut self, out: &mut Outputs) {
         if self.awaiting {
             self.awaiting = false;
             out.push(Output::Abandon);
         }
     }
 
-    fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Vec<Output>) {
+    fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Outputs) {
         self.generations[kind.index()] = self.generations[kind.index()].wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generations[kind.index()] });
     }

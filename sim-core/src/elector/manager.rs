@@ -23,6 +23,7 @@
 //!
 //! With `drain = 0` (the default) a graceful stop is exactly client-go's.
 
+use super::Outputs;
 use super::loops::LoopElector;
 use super::{ElectorConfig, GRACEFUL_SHUTDOWN_TIMEOUT, Generation, LockResult, Now, Output, TimerKind};
 use crate::rng::ComponentRng;
@@ -60,13 +61,13 @@ impl ManagerElector {
         self.inner.healthy(now_mono, tolerance)
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         let from = out.len();
         self.inner.start(now, out);
         self.filter(from, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if kind == TimerKind::Drain {
             if generation == self.drain_generation && self.stopping {
                 // leaderElectionCancel(): client-go's renew loop ends, releases if configured.
@@ -81,13 +82,13 @@ impl ManagerElector {
         self.filter(from, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         let from = out.len();
         self.inner.on_result(now, result, out);
         self.filter(from, out);
     }
 
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.stopping {
             return;
         }
@@ -109,17 +110,12 @@ impl ManagerElector {
 
     /// During a drain the elector does not decide when the work stops (the runnables do, or the
     /// exit), and a new acquisition starts no runnables.
-    fn filter(&self, from: usize, out: &mut Vec<Output>) {
+    fn filter(&self, from: usize, out: &mut Outputs) {
         if !self.stopping {
             return;
         }
-        let mut i = from;
-        while i < out.len() {
-            if matches!(out[i], Output::StartedLeading | Output::LeaderContextDone | Output::StoppedLeading) {
-                out.remove(i);
-            } else {
-                i += 1;
-            }
-        }
+        out.drop_from(from, |o| {
+            matches!(o, Output::StartedLeading | Output::LeaderContextDone | Output::StoppedLeading)
+        });
     }
 }

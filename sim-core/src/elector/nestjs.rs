@@ -20,6 +20,7 @@
 //!   `isLeader` stays true until that write's own MODIFIED event, 2 s later; then the process
 //!   exits.
 
+use super::Outputs;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind};
 use super::{WriteShape, WriteVerb};
@@ -90,15 +91,15 @@ impl NestJsElector {
         self.io.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.tries > 0 || self.done {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.try_to_become_leader(now, out);
     }
 
-    fn try_to_become_leader(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn try_to_become_leader(&mut self, now: Now, out: &mut Outputs) {
         self.tries += 1;
         if self.tries < 3 {
             // setTimeout(LD·500 ms) before the next startup try.
@@ -109,13 +110,13 @@ impl NestJsElector {
         }
     }
 
-    fn begin(&mut self, job: Job, now: Now, out: &mut Vec<Output>) {
+    fn begin(&mut self, job: Job, now: Now, out: &mut Outputs) {
         self.job = Some(job);
         self.candidate = fresh_record(self.me, self.config.lease_duration_seconds(), now, 0);
         self.io.send(LockOp::Get, self.config.request_timeout, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) || self.done {
             return;
         }
@@ -135,7 +136,7 @@ impl NestJsElector {
     }
 
     /// `handleLeaseUpdate` (:347-358).
-    fn handle_lease_update(&mut self, holder: Sym, out: &mut Vec<Output>) {
+    fn handle_lease_update(&mut self, holder: Sym, out: &mut Outputs) {
         if holder == self.me {
             if !self.is_leader {
                 self.io.arm(TimerKind::RoundTick, HANDLER_DELAY, out);
@@ -149,22 +150,22 @@ impl NestJsElector {
         }
     }
 
-    fn schedule_renewal(&mut self, out: &mut Vec<Output>) {
+    fn schedule_renewal(&mut self, out: &mut Outputs) {
         self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
     }
 
     /// `becomeLeader` (:266-270).
-    fn become_leader(&mut self, out: &mut Vec<Output>) {
+    fn become_leader(&mut self, out: &mut Outputs) {
         if !self.is_leader {
             self.is_leader = true;
-            out.push(Output::Note(Note::AcquiredLease));
+            out.note(Note::AcquiredLease);
             out.push(Output::StartedLeading);
         }
         self.schedule_renewal(out);
     }
 
     /// `loseLeadership` (:272-281).
-    fn lose_leadership(&mut self, out: &mut Vec<Output>) {
+    fn lose_leadership(&mut self, out: &mut Outputs) {
         if self.is_leader {
             self.is_leader = false;
             self.io.cancel(TimerKind::NextRound);
@@ -173,7 +174,7 @@ impl NestJsElector {
     }
 
     /// A write of ours succeeded: the watch sees it, and its handler runs 2 s later.
-    fn own_write(&mut self, holder: Sym, out: &mut Vec<Output>) {
+    fn own_write(&mut self, holder: Sym, out: &mut Outputs) {
         self.pending_event = Some(holder);
         self.io.arm(TimerKind::Delay, HANDLER_DELAY, out);
     }
@@ -188,11 +189,11 @@ impl NestJsElector {
         wall_ms(now) > renew_ms + ld * 1000
     }
 
-    fn put(&mut self, record: Record, shape: WriteShape, out: &mut Vec<Output>) {
+    fn put(&mut self, record: Record, shape: WriteShape, out: &mut Outputs) {
         self.io.send(LockOp::Write(record, shape), self.config.request_timeout, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Some(job) = self.job.take() else { return };
         // createLease: no leaseTransitions (:187-212). Every PUT keeps the fetched transitions.
@@ -217,7 +218,7 @@ impl NestJsElector {
                     // A restart with the same HOSTNAME: leader without a write.
                     self.become_leader(out);
                 } else {
-                    out.push(Output::Note(Note::HeldByAnother));
+                    out.note(Note::HeldByAnother);
                 }
             }
             (Job::Try(Step::Create | Step::Put), Ok(lease)) => {
@@ -226,22 +227,22 @@ impl NestJsElector {
                     self.become_leader(out);
                 }
             }
-            (Job::Try(_), Err(_)) => out.push(Output::Note(Note::FailedToAcquire)),
+            (Job::Try(_), Err(_)) => out.note(Note::FailedToAcquire),
             (Job::Renew(Step::Get), Ok(lease)) if lease.holder_identity == self.me => {
                 let renewed = Record { renew_time_micros: self.candidate.renew_time_micros, ..lease };
                 self.job = Some(Job::Renew(Step::Put));
                 self.put(renewed, keep_transitions, out);
             }
             (Job::Renew(Step::Get), Ok(_)) => {
-                out.push(Output::Note(Note::HeldByAnother));
+                out.note(Note::HeldByAnother);
                 self.lose_leadership(out);
             }
             (Job::Renew(_), Ok(lease)) => {
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.own_write(lease.holder_identity, out);
             }
             (Job::Renew(_), Err(_)) => {
-                out.push(Output::Note(Note::FailedToRenew));
+                out.note(Note::FailedToRenew);
                 self.lose_leadership(out);
             }
             (Job::Release(Step::Get), Ok(lease)) if lease.holder_identity == self.me => {
@@ -251,21 +252,21 @@ impl NestJsElector {
                 self.put(released, shape, out);
             }
             (Job::Release(Step::Put), Ok(lease)) => {
-                out.push(Output::Note(Note::Released));
+                out.note(Note::Released);
                 // isLeader stays true until this write's own MODIFIED event.
                 let holder = if lease.absent.has(Fields::HOLDER) { Sym::EMPTY } else { lease.holder_identity };
                 self.own_write(holder, out);
             }
             (Job::Release(Step::Create), Ok(lease)) => self.own_write(lease.holder_identity, out),
             (Job::Release(_), _) => {
-                out.push(Output::Note(Note::ReleaseFailed));
+                out.note(Note::ReleaseFailed);
                 self.lose_leadership(out);
                 self.finish(out);
             }
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         if self.done {
             return;
         }
@@ -276,7 +277,7 @@ impl NestJsElector {
     }
 
     /// SIGTERM (:227-250): the release if leader; the process ends once `isLeader` is false.
-    pub fn stop(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.stopping || self.done {
             return;
         }

@@ -21,6 +21,7 @@
 //!   `try_acquire_or_renew` and `run()`, and `onstopped_leading` is never called
 //!   (`leaderelection.py` has no try/except or finally; v36.0.3).
 
+use super::Outputs;
 use super::record::{Record, micros_of};
 use super::{ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
 use crate::sym::Sym;
@@ -101,16 +102,16 @@ impl PythonElector {
         self.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Vec<Output>) {
+    pub fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
-        out.push(Output::Note(Note::AttemptingToAcquire));
+        out.note(Note::AttemptingToAcquire);
         self.phase = Phase::Acquiring;
         self.begin_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: Generation, out: &mut Vec<Output>) {
+    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if generation != self.generation {
             return;
         }
@@ -130,17 +131,17 @@ impl PythonElector {
 
     /// `while timeout > int(time.time() * 1000): try ...`: the deadline is checked before each
     /// attempt only.
-    fn attempt_in_round(&mut self, deadline_ms: i64, now: Now, out: &mut Vec<Output>) {
+    fn attempt_in_round(&mut self, deadline_ms: i64, now: Now, out: &mut Outputs) {
         if deadline_ms > wall_ms(now) {
             self.phase = Phase::Renewing { deadline_ms };
             self.begin_try(now, out);
         } else {
-            out.push(Output::Note(Note::FailedToRenew));
+            out.note(Note::FailedToRenew);
             self.finish(out);
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Vec<Output>) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.awaiting = false;
         // What urllib3 retries and what escapes the lock's `except ApiException`.
         match (self.step, result) {
@@ -196,7 +197,7 @@ impl PythonElector {
                 let held_by_other =
                     record.holder_identity != self.me && self.observed_time_ms + lease_ms > wall_ms(self.started);
                 if held_by_other {
-                    out.push(Output::Note(Note::HeldByAnother));
+                    out.note(Note::HeldByAnother);
                     false
                 } else {
                     if record.holder_identity == self.me {
@@ -219,11 +220,11 @@ impl PythonElector {
         self.after_try(done, now, out);
     }
 
-    fn after_try(&mut self, ok: bool, _now: Now, out: &mut Vec<Output>) {
+    fn after_try(&mut self, ok: bool, _now: Now, out: &mut Outputs) {
         let rp = self.config.retry_period;
         match self.phase {
             Phase::Acquiring if ok => {
-                out.push(Output::Note(Note::AcquiredLease));
+                out.note(Note::AcquiredLease);
                 out.push(Output::StartedLeading);
                 // The renew loop starts with an immediate round.
                 let deadline_ms = wall_ms(_now) + (self.config.renew_deadline / 1_000_000) as i64;
@@ -231,12 +232,12 @@ impl PythonElector {
                 self.begin_try(_now, out);
             }
             Phase::Acquiring => {
-                out.push(Output::Note(Note::FailedToAcquire));
+                out.note(Note::FailedToAcquire);
                 self.phase = Phase::WaitingRetry;
                 self.arm(TimerKind::Retry, rp, out);
             }
             Phase::Renewing { .. } if ok => {
-                out.push(Output::Note(Note::RenewedLease));
+                out.note(Note::RenewedLease);
                 self.phase = Phase::BetweenRounds;
                 self.arm(TimerKind::NextRound, rp, out);
             }
@@ -248,7 +249,7 @@ impl PythonElector {
         }
     }
 
-    pub fn stop(&mut self, _now: Now, out: &mut Vec<Output>) {
+    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done) {
             return;
         }
@@ -259,7 +260,7 @@ impl PythonElector {
         self.finish(out);
     }
 
-    fn begin_try(&mut self, now: Now, out: &mut Vec<Output>) {
+    fn begin_try(&mut self, now: Now, out: &mut Outputs) {
         self.started = now;
         self.candidate = Record {
             holder_identity: self.me,
@@ -273,26 +274,26 @@ impl PythonElector {
         self.send(LockOp::Get, out);
     }
 
-    fn send(&mut self, op: LockOp, out: &mut Vec<Output>) {
+    fn send(&mut self, op: LockOp, out: &mut Outputs) {
         self.awaiting = true;
         self.transport_retries = 0;
         out.push(Output::Send { op, timeout: self.config.request_timeout });
     }
 
-    fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Vec<Output>) {
+    fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Outputs) {
         self.generation = self.generation.wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generation });
     }
 
     /// An exception escapes `run()`: the loop is gone, OnStoppedLeading is not called.
-    fn raise(&mut self, what: &'static str, out: &mut Vec<Output>) {
+    fn raise(&mut self, what: &'static str, out: &mut Outputs) {
         self.generation = self.generation.wrapping_add(1);
         self.phase = Phase::Done;
         out.push(Output::Exception(what));
         out.push(Output::Exited);
     }
 
-    fn finish(&mut self, out: &mut Vec<Output>) {
+    fn finish(&mut self, out: &mut Outputs) {
         self.generation = self.generation.wrapping_add(1);
         self.phase = Phase::Done;
         out.push(Output::StoppedLeading);

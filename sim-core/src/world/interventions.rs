@@ -60,7 +60,7 @@ impl World {
                 }
                 self.procs[n].stop_requested = true;
                 trace!(self, now, Some(n), TraceKind::StopRequested);
-                let mut out = std::mem::take(&mut self.scratch);
+                let mut out = self.take_scratch();
                 self.procs[n].drive(now, &mut out, |e, clock_now, out| e.stop(clock_now, out));
                 self.process_outputs(now, n, out);
             }

@@ -85,7 +85,7 @@ impl World {
         if let Some(view) = view {
             self.procs[node].lock.observe(view);
         }
-        let mut out = std::mem::take(&mut self.scratch);
+        let mut out = self.take_scratch();
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_watch(clock_now, record, out));
         self.process_outputs(now, node, out);
     }

@@ -7,6 +7,7 @@ use super::network::{Payload, Response, Stage};
 use super::process::{ProcState, WorkStop};
 use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
 use crate::api::{Kind, Verb};
+use crate::elector::Outputs;
 use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
 use crate::lock::LockRequest;
 use crate::model::StopActing;
@@ -33,7 +34,7 @@ impl World {
         if self.cle.is_some() {
             self.candidate_start(now, node);
         }
-        let mut out = std::mem::take(&mut self.scratch);
+        let mut out = self.take_scratch();
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.start(clock_now, out));
         self.process_outputs(now, node, out);
     }
@@ -134,7 +135,7 @@ impl World {
         if matches!(result, Err(LockError::Conflict)) {
             self.obs.node_metrics[node].lease_conflicts += 1;
         }
-        let mut out = std::mem::take(&mut self.scratch);
+        let mut out = self.take_scratch();
         self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_result(clock_now, result, out));
         self.process_outputs(now, node, out);
     }
@@ -162,7 +163,7 @@ impl World {
 
     /// Carries out what the elector asked for. New outputs produced while doing so (an
     /// immediate failure fed back) are appended to the same list and handled in order.
-    pub(super) fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Vec<Output>) {
+    pub(super) fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Outputs) {
         let mut i = 0;
         while i < out.len() {
             i += 1;
@@ -245,7 +246,7 @@ impl World {
     /// elector at once.
     #[cold]
     #[inline(never)]
-    fn lock_refused(&mut self, now: Nanos, node: usize, error: LockError, out: &mut Vec<Output>) -> bool {
+    fn lock_refused(&mut self, now: Nanos, node: usize, error: LockError, out: &mut Outputs) -> bool {
         if error == LockError::Panic {
             trace!(self, now, Some(node), TraceKind::Crash);
             self.kill(now, node, ProcState::Crashed);

@@ -41,7 +41,7 @@ mod watch;
 
 use crate::api::{ApiError, ApiServer, Object};
 use crate::clock::NodeClock;
-use crate::elector::{LockError, Output};
+use crate::elector::{LockError, Outputs};
 use crate::engine::EventQueue;
 use crate::model::WorldSpec;
 use crate::net::Link;
@@ -108,7 +108,7 @@ pub struct World {
     /// (`None` when no node is coordinated: nothing else is paid then).
     cle: Option<Box<candidacy::Cle>>,
     /// Reused buffers: elector outputs, and events made stale by a kill or a restart.
-    scratch: Vec<Output>,
+    scratch: Outputs,
     /// Whether the next event's state is prefetched: only for fleets whose state outgrows the
     /// caches (with a few nodes it is always in L1, and the prefetches only cost instructions).
     prefetching: bool,
@@ -302,6 +302,7 @@ impl World {
             None
         };
         let prefetching = spec.nodes.len() > PREFETCH_FROM_NODES;
+        let tracing = obs.tracing();
         Ok(World {
             spec,
             queue,
@@ -317,7 +318,7 @@ impl World {
             injector,
             watches,
             cle,
-            scratch: Vec::new(),
+            scratch: Outputs::new(tracing),
             prefetching,
             stale: Vec::new(),
             events_processed: 0,
@@ -470,7 +471,7 @@ impl World {
             Event::Timer { node, kind, generation, .. } => {
                 let node = node as usize;
                 trace!(self, now, Some(node), TraceKind::Timer { kind });
-                let mut out = std::mem::take(&mut self.scratch);
+                let mut out = self.take_scratch();
                 self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_timer(clock_now, kind, generation, out));
                 self.process_outputs(now, node, out);
             }
@@ -556,6 +557,13 @@ impl World {
             Event::Election { key, generation } => self.election_run(now, key as usize, generation),
             Event::ElectionGc => self.election_gc(now),
         }
+    }
+
+    /// The outputs buffer, to hand an elector (`process_outputs` puts it back). An input that
+    /// arrives while one is out (an immediate failure fed back) gets a fresh one.
+    #[inline]
+    fn take_scratch(&mut self) -> Outputs {
+        std::mem::replace(&mut self.scratch, Outputs::new(self.obs.tracing()))
     }
 
     /// Drops an event that will never be taken, freeing the message it holds.

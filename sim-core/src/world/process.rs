@@ -8,7 +8,8 @@
 use super::event::Event;
 use crate::api::{LeaseRef, UserId, Verb};
 use crate::clock::NodeClock;
-use crate::elector::{Elector, Now, Output};
+use crate::elector::Outputs;
+use crate::elector::{Elector, Now};
 use crate::lock::LeaseLock;
 use crate::model::NodeSpec;
 use crate::rng::ComponentRng;
@@ -173,12 +174,7 @@ impl Process {
 
     /// Feeds the elector one input, its outputs going to `out`.
     #[inline]
-    pub(super) fn drive(
-        &mut self,
-        t: Nanos,
-        out: &mut Vec<Output>,
-        input: impl FnOnce(&mut Elector, Now, &mut Vec<Output>),
-    ) {
+    pub(super) fn drive(&mut self, t: Nanos, out: &mut Outputs, input: impl FnOnce(&mut Elector, Now, &mut Outputs)) {
         let now = self.now(t);
         self.reading = (t, now.mono);
         if let Some(e) = self.elector.as_mut() {
