@@ -167,21 +167,21 @@ impl LeaseLock {
     #[inline]
     pub fn write_typed(&self, op: &LockOp, dest: &mut LeaseOp) -> Result<Verb, LockError> {
         match op {
-            LockOp::Get => *dest = LeaseOp::Get,
+            LockOp::Get => dest.overwrite(LeaseOp::Get),
             LockOp::Create(record) => {
-                *dest = LeaseOp::Create { spec: self.spec_of(record, None), labels: self.labels.clone() }
+                dest.overwrite(LeaseOp::Create { spec: self.spec_of(record, None), labels: self.labels.clone() })
             }
             LockOp::Update(record) => {
                 let Some(cached) = &self.cached else { return Err(LockError::Status(0)) };
                 let labels = self.update_labels(&cached.labels)?;
-                *dest = LeaseOp::Update {
+                dest.overwrite(LeaseOp::Update {
                     resource_version: cached.resource_version,
                     spec: self.spec_of(record, Some(&cached.spec)),
                     labels,
                     annotations: cached.annotations.clone(),
-                };
+                });
             }
-            LockOp::Write(record, shape) => *dest = self.shaped(record, shape)?,
+            LockOp::Write(record, shape) => dest.overwrite(self.shaped(record, shape)?),
         }
         Ok(dest.verb())
     }

@@ -202,6 +202,14 @@ pub struct LeaseView {
     pub annotations: Option<Arc<Labels>>,
 }
 
+impl LeaseView {
+    /// Whether dropping it frees nothing (see [`LeaseOp::holds_nothing`]).
+    #[inline]
+    pub fn holds_nothing(&self) -> bool {
+        self.labels.is_none() && self.annotations.is_none()
+    }
+}
+
 impl LeaseMirror {
     /// The Lease as a response carries it, at `resource_version` with `spec`.
     pub(crate) fn view_at(&self, resource_version: u64, spec: LeaseSpecC) -> LeaseView {
@@ -254,6 +262,32 @@ pub enum LeaseOp {
 }
 
 impl LeaseOp {
+    /// Whether dropping it frees nothing (it holds no labels or annotations): the request
+    /// path then overwrites it without calling its drop glue, an out-of-line call a request.
+    #[inline]
+    pub fn holds_nothing(&self) -> bool {
+        match self {
+            LeaseOp::Get | LeaseOp::MergePatch { .. } | LeaseOp::Patch { .. } => true,
+            LeaseOp::Create { labels, .. } => labels.is_none(),
+            LeaseOp::Update { labels, annotations, .. } | LeaseOp::Apply { labels, annotations, .. } => {
+                labels.is_none() && annotations.is_none()
+            }
+        }
+    }
+
+    /// Writes `new` over `self`, in place; what held nothing is overwritten without a call to
+    /// its drop glue (see [`Self::holds_nothing`]).
+    #[inline(always)]
+    pub fn overwrite(&mut self, new: LeaseOp) {
+        if self.holds_nothing() {
+            // SAFETY: `self` is a valid, aligned `LeaseOp` that owns nothing, so writing over
+            // it without dropping it leaks nothing.
+            unsafe { std::ptr::write(self, new) }
+        } else {
+            *self = new;
+        }
+    }
+
     pub fn verb(&self) -> Verb {
         match self {
             LeaseOp::Get => Verb::Get,

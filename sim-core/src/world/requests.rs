@@ -209,7 +209,7 @@ impl World {
         let code = status_code(verb, result.as_ref().err());
         m.code = code;
         // No error was injected on this path: nothing of the request is kept for a retry.
-        m.stage = Stage::Answered { response: Response::Lease(result.map_err(|e| e.code)), retry: None };
+        m.stage.set(Stage::Answered { response: Response::Lease(result.map_err(|e| e.code)), retry: None });
         self.obs.count_request(verb, code);
         if self.server.resource_version() != rv_before {
             self.lease_written(now, lease);
