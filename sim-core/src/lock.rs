@@ -83,6 +83,7 @@ impl LeaseLock {
     /// The labels an Update carries: the cached ones with the lock's merged in. The cached map
     /// is reused when it already holds them (every renewal after the first write), so the
     /// hot path allocates nothing.
+    #[inline(always)]
     fn update_labels(&self, cached: &Option<Arc<Labels>>) -> Result<Option<Arc<Labels>>, LockError> {
         let Some(mine) = &self.labels else { return Ok(cached.clone()) };
         match cached {
@@ -164,7 +165,7 @@ impl LeaseLock {
     /// request built on the stack and moved into place was read back by wide loads before its
     /// narrow stores had drained, a stall on every request), and its verb; or an immediate
     /// error, leaving `dest` as it was.
-    #[inline]
+    #[inline(always)]
     pub fn write_typed(&self, op: &LockOp, dest: &mut LeaseOp) -> Result<Verb, LockError> {
         match op {
             LockOp::Get => dest.overwrite(LeaseOp::Get),

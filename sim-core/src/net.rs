@@ -305,7 +305,7 @@ impl Link {
     }
 
     /// Sends one message at `now` in direction `dir`.
-    #[inline]
+    #[inline(always)]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
         let (lost, latency) = match dir {
             Direction::Up => self.up.sample(&mut self.up_rng),

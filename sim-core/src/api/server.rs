@@ -1033,11 +1033,20 @@ impl ApiServer {
 
     /// The typed path's RBAC decision, cached with the Lease until a Role or RoleBinding
     /// changes. A Lease has a handful of callers, so the cache is a short list.
+    #[inline]
     pub(crate) fn is_authorized_cached(&mut self, user: UserId, verb: Verb, lease: LeaseRef) -> bool {
         let generation = self.rbac_generation;
-        if let Some(allowed) = self.lease_refs[lease.0 as usize].authz.get(user, verb, generation) {
-            return allowed;
+        match self.lease_refs[lease.0 as usize].authz.get(user, verb, generation) {
+            Some(allowed) => allowed,
+            None => self.authorize_and_cache(user, verb, lease),
         }
+    }
+
+    /// A decision not in the Lease's cache: made, and cached.
+    #[cold]
+    #[inline(never)]
+    fn authorize_and_cache(&mut self, user: UserId, verb: Verb, lease: LeaseRef) -> bool {
+        let generation = self.rbac_generation;
         self.refresh_subject_index();
         let entry = &self.lease_refs[lease.0 as usize];
         let allowed =

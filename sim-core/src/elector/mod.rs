@@ -393,10 +393,12 @@ impl Elector {
         each!(self, e => e.start(now, out))
     }
 
+    #[inline(always)]
     pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         each!(self, e => e.on_timer(now, kind, generation, out))
     }
 
+    #[inline(always)]
     pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         each!(self, e => e.on_result(now, result, out))
     }

@@ -299,7 +299,7 @@ impl Network {
 
     /// Frees the slot of a message that will not be answered (or whose answer was read in
     /// place).
-    #[inline]
+    #[inline(always)]
     pub(super) fn discard(&mut self, slot: u32) {
         let m = self.get_mut(slot);
         m.stage.set(Stage::Free);

@@ -34,7 +34,7 @@ impl World {
 
     /// Sends the request waiting in slot `msg` (see `send`): traced, its timeout reserved, onto
     /// the link. The elector's typed requests are built in their slot and enter here.
-    #[inline]
+    #[inline(always)]
     pub(super) fn dispatch(&mut self, now: Nanos, node: usize, msg: u32, what: (Verb, Kind), timeout: Option<Nanos>) {
         if self.obs.tracing() {
             let (verb, kind) = what;
@@ -65,7 +65,7 @@ impl World {
         self.transmit(now, msg);
     }
 
-    #[inline]
+    #[inline(always)]
     /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
     /// partition heals), is lost (its timeout, if any, will fire) or is refused (it fails now).
     /// The message stays in its slot unless it will never arrive.
@@ -159,7 +159,7 @@ impl World {
 
     /// If the next stage of `msg` comes at or after its deadline, the timeout fires first: it
     /// goes on the queue now.
-    #[inline]
+    #[inline(always)]
     pub(super) fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
         let m = self.net.get_mut(msg);
         if let Some((t, seq)) = m.timeout
@@ -312,7 +312,7 @@ impl World {
 
     /// The answer waiting in `msg` goes down `node`'s link: it arrives (its timeout goes on the
     /// queue first if it arrives late), or it is lost or refused and the slot is freed.
-    #[inline]
+    #[inline(always)]
     fn send_answer(&mut self, now: Nanos, msg: u32, node: usize) {
         match self.net.send(node, Direction::Down, now) {
             delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
