@@ -304,7 +304,8 @@ impl Link {
         t
     }
 
-    /// Sends one message at `now` in direction `dir`.
+    /// Sends one message at `now` in direction `dir`. (Inlined into the request path's two
+    /// sends: see `world/requests.rs`.)
     #[inline(always)]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
         let (lost, latency) = match dir {

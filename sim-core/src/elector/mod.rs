@@ -393,6 +393,8 @@ impl Elector {
         each!(self, e => e.start(now, out))
     }
 
+    // The two inputs of every request, inlined: the match on the algorithm is then a jump in
+    // the caller, not a call that passes the lock's result through memory.
     #[inline(always)]
     pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         each!(self, e => e.on_timer(now, kind, generation, out))

@@ -3,6 +3,11 @@
 //! down to the requester; or it is lost, refused, late or retried after a Retry-After, and its
 //! timeout fails it at the client (`timeout`). The messages and links themselves are
 //! `network`'s.
+//!
+//! The steps of an elector's request (`dispatch`, `transmit`, `send_answer`,
+//! `timeout_if_late`) are `inline(always)`: out of line, each was a prologue, an epilogue and
+//! its arguments through memory around a few dozen instructions of work, a dozen times a
+//! request (docs/performance.md).
 
 use super::event::{Event, Origin};
 use super::network::{Message, Payload, Response, Stage};
