@@ -266,17 +266,19 @@ impl Network {
         m
     }
 
+    // A freed slot read through a stale event would be a bug in the loop's bookkeeping, which
+    // every test run checks; release builds read a dozen slots a request and skip the check.
     #[inline]
     pub(super) fn get(&self, slot: u32) -> &Message {
         let m = &self.slots[slot as usize];
-        assert!(!matches!(m.stage, Stage::Free), "a live message slot");
+        debug_assert!(!matches!(m.stage, Stage::Free), "a live message slot");
         m
     }
 
     #[inline]
     pub(super) fn get_mut(&mut self, slot: u32) -> &mut Message {
         let m = &mut self.slots[slot as usize];
-        assert!(!matches!(m.stage, Stage::Free), "a live message slot");
+        debug_assert!(!matches!(m.stage, Stage::Free), "a live message slot");
         m
     }
 
