@@ -293,7 +293,15 @@ impl LeaseLock {
                 let ignored =
                     (verb == Verb::Update && self.python_style) || (verb == Verb::Patch && self.ignore_patch_responses);
                 if !ignored {
-                    self.cached = Some(view.clone());
+                    match &mut self.cached {
+                        // Neither holds labels or annotations (every election's Lease): the
+                        // resourceVersion and the spec are the whole of it, copied in place.
+                        Some(cached) if cached.holds_nothing() && view.holds_nothing() => {
+                            cached.resource_version = view.resource_version;
+                            cached.spec = view.spec;
+                        }
+                        cached => *cached = Some(view.clone()),
+                    }
                 }
                 Ok(record)
             }
