@@ -390,3 +390,28 @@ fn a_timeline_fault_aimed_at_a_random_node_picks_one_from_the_seed() {
     let o = leasesim(&["run", file.to_str().unwrap(), "-o", "json", "--out", tmp.path().join("o").to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// A traced run routes every output of its electors through `process_outputs`, an untraced
+/// one carries a request's outputs out as the elector asks for them (`world::Direct`): both
+/// must be the same run. Every shipped scenario, at two seeds, with the trace on and off: the
+/// same metrics, spans, windows, faults, actions and event count.
+#[test]
+fn traced_and_untraced_runs_of_every_shipped_scenario_are_the_same_run() {
+    for (name, text) in sim_cli::shipped::SHIPPED {
+        let loaded = sim_cli::scenario_file::load(name, text, &[]).unwrap();
+        for seed in [1, 7] {
+            let run = |trace| sim_cli::run::run_judged(&loaded, Some(seed), trace).unwrap().result;
+            let (on, off) = (run(true), run(false));
+            let what = format!("{name}, seed {seed}");
+            assert_eq!(on.metrics, off.metrics, "{what}: metrics");
+            assert_eq!(on.spans, off.spans, "{what}: spans");
+            assert_eq!(on.dual_windows, off.dual_windows, "{what}: dual windows");
+            assert_eq!(on.faults, off.faults, "{what}: faults");
+            assert_eq!(on.actions, off.actions, "{what}: actions");
+            assert_eq!(on.transitions_series, off.transitions_series, "{what}: transitions");
+            assert_eq!(on.acting_series, off.acting_series, "{what}: acting");
+            assert_eq!(on.events_processed, off.events_processed, "{what}: events");
+            assert!(!on.trace.is_empty() && off.trace.is_empty(), "{what}: traced only when asked");
+        }
+    }
+}

@@ -17,7 +17,7 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
-use super::Outputs;
+use super::Sink;
 use super::record::{RawRecord, Record, micros_of};
 use super::{
     Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
@@ -229,7 +229,7 @@ impl LoopElector {
 
     // ---- inputs -----------------------------------------------------------------------------
 
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
+    pub fn start(&mut self, now: Now, out: &mut impl Sink) {
         if !matches!(self.phase, Phase::Idle) {
             return;
         }
@@ -237,7 +237,7 @@ impl LoopElector {
         self.begin_acquire_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut impl Sink) {
         if self.generations[kind.index()] != generation || self.stopping {
             return; // superseded or cancelled
         }
@@ -268,7 +268,7 @@ impl LoopElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut impl Sink) {
         self.awaiting = false;
         match std::mem::replace(&mut self.phase, Phase::Idle) {
             Phase::Acquiring(mut t) => match self.continue_try(&mut t, now, result, None, out) {
@@ -291,7 +291,7 @@ impl LoopElector {
         }
     }
 
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    pub fn stop(&mut self, now: Now, out: &mut impl Sink) {
         if self.stopping {
             return;
         }
@@ -320,7 +320,7 @@ impl LoopElector {
 
     // ---- the acquire loop ---------------------------------------------------------------------
 
-    fn begin_acquire_try(&mut self, now: Now, out: &mut Outputs) {
+    fn begin_acquire_try(&mut self, now: Now, out: &mut impl Sink) {
         let mut t = self.new_try(now);
         match self.first_step(&mut t, now, None, out) {
             Progress::Pending => self.phase = Phase::Acquiring(t),
@@ -328,7 +328,7 @@ impl LoopElector {
         }
     }
 
-    fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut Outputs) {
+    fn after_acquire_try(&mut self, ok: bool, now: Now, out: &mut impl Sink) {
         self.maybe_report_transition(out);
         if ok {
             out.push(Output::RecordEvent(LeaderEvent::BecameLeader));
@@ -355,7 +355,7 @@ impl LoopElector {
 
     // ---- the renew loop -------------------------------------------------------------------------
 
-    fn start_round(&mut self, now: Now, out: &mut Outputs) {
+    fn start_round(&mut self, now: Now, out: &mut impl Sink) {
         let round = Round {
             start: now.mono,
             deadline: now.mono + self.config.renew_deadline as i64,
@@ -366,7 +366,7 @@ impl LoopElector {
         self.begin_round_try(now, out);
     }
 
-    fn begin_round_try(&mut self, now: Now, out: &mut Outputs) {
+    fn begin_round_try(&mut self, now: Now, out: &mut impl Sink) {
         let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
         // Since v0.36 the condition first returns ctx.Err() if the context is done.
         if now.mono >= round.deadline {
@@ -380,7 +380,7 @@ impl LoopElector {
         }
     }
 
-    fn after_round_try(&mut self, ok: bool, now: Now, out: &mut Outputs) {
+    fn after_round_try(&mut self, ok: bool, now: Now, out: &mut impl Sink) {
         let Phase::Renewing { round, .. } = self.phase else { unreachable!() };
         if ok {
             self.maybe_report_transition(out);
@@ -431,7 +431,7 @@ impl LoopElector {
         self.phase = Phase::Renewing { round, attempt: None };
     }
 
-    fn round_failed(&mut self, now: Now, out: &mut Outputs) {
+    fn round_failed(&mut self, now: Now, out: &mut impl Sink) {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.maybe_report_transition(out);
@@ -444,7 +444,7 @@ impl LoopElector {
 
     /// After `wait.Until` returns: release if configured, then `Run` returns (cancelling the
     /// leader context, then calling OnStoppedLeading).
-    fn after_renew_loop(&mut self, now: Now, out: &mut Outputs) {
+    fn after_renew_loop(&mut self, now: Now, out: &mut impl Sink) {
         self.cancel(TimerKind::RoundTick);
         self.cancel(TimerKind::RoundDeadline);
         self.cancel(TimerKind::NextRound);
@@ -473,7 +473,7 @@ impl LoopElector {
         }
     }
 
-    fn release_get(&mut self, deadline: i64, now: Now, out: &mut Outputs) {
+    fn release_get(&mut self, deadline: i64, now: Now, out: &mut impl Sink) {
         let bound = (deadline != i64::MAX).then_some(deadline);
         match self.send(LockOp::Get, now, bound, out) {
             None => self.phase = Phase::Releasing { step: ReleaseStep::Get, deadline, record: Record::default() },
@@ -481,7 +481,7 @@ impl LoopElector {
         }
     }
 
-    fn release_update(&mut self, released: Record, deadline: i64, now: Now, out: &mut Outputs) {
+    fn release_update(&mut self, released: Record, deadline: i64, now: Now, out: &mut impl Sink) {
         let op = self.write_op(released);
         let bound = (deadline != i64::MAX).then_some(deadline);
         match self.send(op, now, bound, out) {
@@ -497,7 +497,7 @@ impl LoopElector {
         record: Record,
         now: Now,
         result: LockResult,
-        out: &mut Outputs,
+        out: &mut impl Sink,
     ) {
         match (step, result) {
             (ReleaseStep::Get, Ok(current)) => {
@@ -529,7 +529,7 @@ impl LoopElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Outputs) {
+    fn finish(&mut self, out: &mut impl Sink) {
         for kind in [TimerKind::Retry, TimerKind::RoundTick, TimerKind::RoundDeadline, TimerKind::NextRound] {
             self.cancel(kind);
         }
@@ -560,7 +560,7 @@ impl LoopElector {
     // then stay in registers instead of passing through memory at every call (3.5 % of a flap
     // run's instructions).
     #[inline(always)]
-    fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut Outputs) -> Progress {
+    fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut impl Sink) -> Progress {
         if self.rules.fast_path && !self.rules.coordinated && self.is_leader() && self.is_lease_valid(t.started) {
             t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
             t.candidate.leader_transitions = self.observed.leader_transitions;
@@ -585,7 +585,7 @@ impl LoopElector {
         now: Now,
         mut result: LockResult,
         deadline: Option<i64>,
-        out: &mut Outputs,
+        out: &mut impl Sink,
     ) -> Progress {
         loop {
             let next: (Step, LockOp) = match (t.step, result) {
@@ -644,7 +644,7 @@ impl LoopElector {
         t: &mut Try,
         now: Now,
         record: Record,
-        out: &mut Outputs,
+        out: &mut impl Sink,
     ) -> Result<(Step, LockOp), Progress> {
         // client-go leaderelection.go `tryCoordinatedRenew` (32ce75a7), in its order:
         // observe; "Lease has expired" (observedTime + the record's duration — 5 s
@@ -698,7 +698,7 @@ impl LoopElector {
         self.observed_time = Some(now.mono);
     }
 
-    fn maybe_report_transition(&mut self, out: &mut Outputs) {
+    fn maybe_report_transition(&mut self, out: &mut impl Sink) {
         if self.observed.holder_identity != self.reported_leader {
             self.reported_leader = self.observed.holder_identity;
             out.push(Output::NewLeader(self.reported_leader));
@@ -709,7 +709,7 @@ impl LoopElector {
 
     /// Sends `op` bounded by the HTTP timeout and the context deadline; if the deadline has
     /// already passed the request is never sent and fails at once.
-    fn send(&mut self, op: LockOp, now: Now, deadline: Option<i64>, out: &mut Outputs) -> Option<LockResult> {
+    fn send(&mut self, op: LockOp, now: Now, deadline: Option<i64>, out: &mut impl Sink) -> Option<LockResult> {
         let left = deadline.map(|d| d - now.mono);
         if matches!(left, Some(l) if l <= 0) {
             return Some(Err(LockError::ContextDone));
@@ -725,14 +725,14 @@ impl LoopElector {
         None
     }
 
-    fn abandon(&mut self, out: &mut Outputs) {
+    fn abandon(&mut self, out: &mut impl Sink) {
         if self.awaiting {
             self.awaiting = false;
             out.push(Output::Abandon);
         }
     }
 
-    fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut Outputs) {
+    fn arm(&mut self, kind: TimerKind, after: Nanos, out: &mut impl Sink) {
         self.generations[kind.index()] = self.generations[kind.index()].wrapping_add(1);
         out.push(Output::Timer { kind, after, generation: self.generations[kind.index()] });
     }

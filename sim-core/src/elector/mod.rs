@@ -319,6 +319,37 @@ impl Outputs {
     }
 }
 
+/// Where an elector's outputs go. [`Outputs`] keeps them in order for the world to carry out
+/// after the input; the world's own sink for client-go's loop (`world::Direct`) carries the
+/// common ones out as they are asked for (a timer armed, a typed request sent) and keeps the
+/// rest, and every output after them, in order in an `Outputs`. Either way they take effect in
+/// the order asked, before anything else happens in the run: the elector reads nothing of the
+/// world, so it cannot tell the difference.
+pub trait Sink {
+    fn push(&mut self, output: Output);
+    /// A note (see [`Outputs`]: kept for a trace, and `RenewedLease` always).
+    fn note(&mut self, note: Note);
+    /// The sink as an `Outputs`, for electors that write into one (every output from then on
+    /// is kept, in order).
+    fn outputs(&mut self) -> &mut Outputs;
+}
+
+impl Sink for Outputs {
+    #[inline]
+    fn push(&mut self, output: Output) {
+        Outputs::push(self, output);
+    }
+
+    #[inline]
+    fn note(&mut self, note: Note) {
+        Outputs::note(self, note);
+    }
+
+    fn outputs(&mut self) -> &mut Outputs {
+        self
+    }
+}
+
 impl std::ops::Deref for Outputs {
     type Target = [Output];
 
@@ -393,16 +424,29 @@ impl Elector {
         each!(self, e => e.start(now, out))
     }
 
+    /// The elector of client-go's loop writes into `out` itself; every other into its
+    /// `Outputs`.
+    #[inline(always)]
+    fn others<S: Sink>(&mut self, out: &mut S, input: impl FnOnce(&mut Elector, &mut Outputs)) {
+        input(self, out.outputs());
+    }
+
     // The two inputs of every request, inlined: the match on the algorithm is then a jump in
     // the caller, not a call that passes the lock's result through memory.
     #[inline(always)]
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        each!(self, e => e.on_timer(now, kind, generation, out))
+    pub fn on_timer<S: Sink>(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut S) {
+        match self {
+            Elector::Loop(e) => e.on_timer(now, kind, generation, out),
+            other => other.others(out, |e, out| each!(e, e => e.on_timer(now, kind, generation, out))),
+        }
     }
 
     #[inline(always)]
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        each!(self, e => e.on_result(now, result, out))
+    pub fn on_result<S: Sink>(&mut self, now: Now, result: LockResult, out: &mut S) {
+        match self {
+            Elector::Loop(e) => e.on_result(now, result, out),
+            other => other.others(out, |e, out| each!(e, e => e.on_result(now, result, out))),
+        }
     }
 
     /// A watch event for the node's Lease (`None`: deleted), for electors that watch it

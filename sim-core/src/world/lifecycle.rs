@@ -4,11 +4,12 @@
 
 use super::event::{Event, Origin};
 use super::network::{Payload, Response, Stage};
-use super::process::{ProcState, WorkStop};
+use super::process::{ProcState, ProcessParts, WorkStop};
+use super::requests::Wire;
 use super::{FaultDetail, FaultRecord, SpanKind, World, recorder};
 use crate::api::{Kind, Verb};
 use crate::elector::Outputs;
-use crate::elector::{AfterLost, LockError, LockResult, Note, Output};
+use crate::elector::{AfterLost, Elector, Generation, LockError, LockResult, Note, Now, Output, Sink, TimerKind};
 use crate::lock::LockRequest;
 use crate::model::StopActing;
 use crate::time::Nanos;
@@ -135,9 +136,30 @@ impl World {
         if matches!(result, Err(LockError::Conflict)) {
             self.obs.node_metrics[node].lease_conflicts += 1;
         }
-        let mut out = self.take_scratch();
-        self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_result(clock_now, result, out));
-        self.process_outputs(now, node, out);
+        self.drive_direct(now, node, Input::Result(result));
+    }
+
+    /// Feeds `node`'s elector one input of a request (a timer, an answer), carrying its
+    /// outputs out as it asks for them ([`Direct`]) when the run is not traced, and the rest
+    /// after it by `process_outputs`.
+    #[inline(always)]
+    pub(super) fn drive_direct(&mut self, now: Nanos, node: usize, input: Input) {
+        let mut kept = self.take_scratch();
+        if self.obs.tracing() {
+            self.procs[node].drive(now, &mut kept, |e, clock_now, out| input.feed(e, clock_now, out));
+            return self.process_outputs(now, node, kept);
+        }
+        let World { procs, queue, net, obs, .. } = self;
+        if let Some((clock_now, elector, process)) = procs[node].split_for_input(now) {
+            let wire = Wire { queue, net, obs, clock: process.clock };
+            let mut sink = Direct { now, node, wire, process, kept: &mut kept, keeping: false };
+            input.feed(elector, clock_now, &mut sink);
+        }
+        if kept.is_empty() {
+            self.scratch = kept;
+        } else {
+            self.process_outputs(now, node, kept);
+        }
     }
 
     /// The answer to an elector's request, read in its slot, which is then freed.
@@ -403,5 +425,117 @@ impl World {
             }
             AfterLost::Rejoin => self.queue.schedule(now, Event::Start { node: node as u32 }),
         }
+    }
+}
+
+/// The two inputs of every request: its timer, its answer.
+#[derive(Clone, Copy)]
+pub(super) enum Input {
+    Timer { kind: TimerKind, generation: Generation },
+    Result(LockResult),
+}
+
+impl Input {
+    #[inline(always)]
+    fn feed<S: Sink>(self, elector: &mut Elector, now: Now, out: &mut S) {
+        match self {
+            Input::Timer { kind, generation } => elector.on_timer(now, kind, generation, out),
+            Input::Result(result) => elector.on_result(now, result, out),
+        }
+    }
+}
+
+/// The sink an untraced run's elector writes into for the inputs of a request (see
+/// [`crate::elector::Sink`]): a timer is armed, a typed request sent, a renewal noted and a
+/// request abandoned as the elector asks; anything else (a change of leadership, an Event to
+/// record, a request the lock refuses) is kept, with every output after it, for
+/// `process_outputs`, in order. The outputs carried out here are the ones `process_outputs`
+/// would have carried out first, the same way: routed through a list and a jump on each
+/// output's kind, they were a tenth of a request's instructions.
+pub(super) struct Direct<'a> {
+    now: Nanos,
+    node: usize,
+    wire: Wire<'a>,
+    process: ProcessParts<'a>,
+    kept: &'a mut Outputs,
+    /// An output was kept: all the rest are.
+    keeping: bool,
+}
+
+impl Sink for Direct<'_> {
+    #[inline(always)]
+    fn push(&mut self, output: Output) {
+        if !self.keeping && self.carry_out(&output) {
+            return;
+        }
+        self.keeping = true;
+        self.kept.push(output);
+    }
+
+    /// Untraced, only `RenewedLease` is kept of the notes (see `Outputs`).
+    #[inline(always)]
+    fn note(&mut self, note: Note) {
+        if note == Note::RenewedLease {
+            self.push(Output::Note(note));
+        }
+    }
+
+    fn outputs(&mut self) -> &mut Outputs {
+        self.keeping = true;
+        self.kept
+    }
+}
+
+impl Direct<'_> {
+    /// Carries `output` out as `process_outputs` would, if it is one of a request's; returns
+    /// whether it did.
+    #[inline(always)]
+    fn carry_out(&mut self, output: &Output) -> bool {
+        let (now, node) = (self.now, self.node);
+        match *output {
+            Output::Timer { kind, after, generation } => {
+                let at = self.process.timer_fires_at(now, after);
+                let incarnation = self.process.incarnation;
+                self.wire.queue.schedule(at, Event::Timer { node: node as u32, incarnation, generation, kind });
+                true
+            }
+            Output::Send { ref op, timeout } if self.process.lock.typed_only() => self.send(op, timeout),
+            Output::Note(Note::RenewedLease) => {
+                let unpaused_and_reachable = !self.process.paused && !self.wire.net.is_cut(node, now);
+                self.wire.obs.leader_recovered(node, unpaused_and_reachable);
+                true
+            }
+            Output::Abandon => {
+                *self.process.elector_request = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// A typed request built in its message slot and sent (`process_outputs`' first arm, then
+    /// `World::dispatch` untraced). A request the lock refuses is not sent, and its slot is
+    /// freed again: `process_outputs` meets the same refusal and carries it out.
+    #[inline(always)]
+    fn send(&mut self, op: &crate::elector::LockOp, timeout: Option<Nanos>) -> bool {
+        let (now, node) = (self.now, self.node);
+        let net = &mut *self.wire.net;
+        let lock = &mut *self.process.lock;
+        let msg = net.insert_lease(node, self.process.incarnation, lock.lease(), lock.user());
+        let Stage::Request(Payload::Lease { op: dest, .. }) = &mut net.get_mut(msg).stage else {
+            unreachable!("inserted as a typed Lease request")
+        };
+        let Ok(verb) = lock.write_typed(op, dest) else {
+            net.discard(msg);
+            return false;
+        };
+        let id = net.next_id();
+        let m = net.get_mut(msg);
+        (m.id, m.verb) = (id, verb);
+        *self.process.elector_request = Some((id, verb));
+        let timeout = timeout.map(|t| (self.process.timer_fires_at(now, t), self.wire.queue.reserve_seq()));
+        self.wire.net.get_mut(msg).timeout = timeout;
+        self.wire.transmit(now, msg);
+        true
     }
 }

@@ -471,9 +471,7 @@ impl World {
             Event::Timer { node, kind, generation, .. } => {
                 let node = node as usize;
                 trace!(self, now, Some(node), TraceKind::Timer { kind });
-                let mut out = self.take_scratch();
-                self.procs[node].drive(now, &mut out, |e, clock_now, out| e.on_timer(clock_now, kind, generation, out));
-                self.process_outputs(now, node, out);
+                self.drive_direct(now, node, lifecycle::Input::Timer { kind, generation });
             }
             Event::Arrive { msg } => self.arrive(now, msg),
             Event::Respond { msg } => {

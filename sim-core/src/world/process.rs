@@ -185,9 +185,55 @@ impl Process {
     /// When a local timer of `after` armed now fires, in true time (see `reading`).
     #[inline(always)]
     pub(super) fn timer_fires_at(&self, now: Nanos, after: Nanos) -> Nanos {
-        match self.reading {
-            (t, reading) if t == now => self.clock.timer_fires_at_reading(now, reading, after),
-            _ => self.clock.timer_fires_at(now, after),
-        }
+        fires_at(&self.clock, self.reading, now, after)
+    }
+
+    /// [`Self::drive`] taken apart: both clocks read at `t` (and the reading kept, as `drive`
+    /// keeps it), and the elector handed out beside the rest of the process it may not touch
+    /// but its sink does (`lifecycle::Direct`). `None` when no elector runs.
+    #[inline(always)]
+    pub(super) fn split_for_input(&mut self, t: Nanos) -> Option<(Now, &mut Elector, ProcessParts<'_>)> {
+        let now = self.now(t);
+        self.reading = (t, now.mono);
+        let elector = self.elector.as_mut()?;
+        let parts = ProcessParts {
+            lock: &mut self.lock,
+            clock: &self.clock,
+            reading: self.reading,
+            incarnation: self.incarnation,
+            elector_request: &mut self.elector_request,
+            paused: self.paused_until.is_some(),
+        };
+        Some((now, elector, parts))
+    }
+}
+
+/// What an elector's sink touches of its process while the elector runs (see
+/// [`Process::split_for_input`]).
+pub(super) struct ProcessParts<'a> {
+    pub(super) lock: &'a mut LeaseLock,
+    pub(super) clock: &'a NodeClock,
+    /// The input's clock reading: (true time, monotonic reading).
+    pub(super) reading: (Nanos, i64),
+    pub(super) incarnation: u32,
+    pub(super) elector_request: &'a mut Option<(u64, Verb)>,
+    pub(super) paused: bool,
+}
+
+impl ProcessParts<'_> {
+    /// [`Process::timer_fires_at`].
+    #[inline(always)]
+    pub(super) fn timer_fires_at(&self, now: Nanos, after: Nanos) -> Nanos {
+        fires_at(self.clock, self.reading, now, after)
+    }
+}
+
+/// When a local timer of `after` armed at `now` fires on `clock`, in true time, reusing the
+/// input's reading when it was taken at `now`.
+#[inline(always)]
+fn fires_at(clock: &NodeClock, reading: (Nanos, i64), now: Nanos, after: Nanos) -> Nanos {
+    match reading {
+        (t, reading) if t == now => clock.timer_fires_at_reading(now, reading, after),
+        _ => clock.timer_fires_at(now, after),
     }
 }

@@ -10,10 +10,13 @@
 //! request (docs/performance.md).
 
 use super::event::{Event, Origin};
-use super::network::{Message, Payload, Response, Stage};
+use super::network::{Message, Network, Payload, Response, Stage};
+use super::observe::Observer;
 use super::{Answer, World, reset_event, timeout_event};
 use crate::api::{Kind, LeaseRef, Object, Verb};
+use crate::clock::NodeClock;
 use crate::elector::LockError;
+use crate::engine::EventQueue;
 use crate::net::{Delivery, Direction};
 use crate::sym::Sym;
 use crate::time::Nanos;
@@ -70,54 +73,19 @@ impl World {
         self.transmit(now, msg);
     }
 
+    /// Puts the request in slot `msg` on its node's link (see [`Wire::transmit`]).
     #[inline(always)]
-    /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
-    /// partition heals), is lost (its timeout, if any, will fire) or is refused (it fails now).
-    /// The message stays in its slot unless it will never arrive.
     pub(super) fn transmit(&mut self, now: Nanos, msg: u32) {
-        let m = self.net.get(msg);
-        let (node, id, verb) = (m.node as usize, m.id, m.verb);
-        self.obs.node_metrics[node].requests_sent.add(verb);
-        match self.net.send(node, Direction::Up, now) {
-            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
-                if matches!(delivery, Delivery::Held(_)) {
-                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "up", until: at });
-                }
-                // Arriving at or after its deadline, it has timed out first.
-                let m = self.net.get_mut(msg);
-                if let Some((t, seq)) = m.timeout
-                    && at >= t
-                {
-                    m.timeout = None;
-                    let event = timeout_event(m);
-                    self.queue.schedule_reserved(t, seq, event);
-                }
-                self.queue.schedule(at, Event::Arrive { msg });
-            }
-            Delivery::Refused => {
-                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "up" });
-                self.obs.node_metrics[node].requests_lost.add(verb);
-                let message = self.net.remove(msg);
-                self.queue.schedule(now, reset_event(&message));
-            }
-            lost => {
-                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
-                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
-                self.obs.node_metrics[node].requests_lost.add(verb);
-                let mut message = self.net.remove(msg);
-                self.arm_timeout(now, &mut message);
-            }
-        }
+        let node = self.net.get(msg).node as usize;
+        let clock = &self.procs[node].clock;
+        Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.transmit(now, msg);
     }
 
     /// The request of `msg` will not be answered (or not before its deadline): its timeout,
     /// if it has one, goes on the queue now. A deadline already passed (the requester was paused
     /// when its answer or its retry came, and takes it only now) fires at once.
     pub(super) fn arm_timeout(&mut self, now: Nanos, message: &mut Message) {
-        if let Some((t, seq)) = message.timeout.take() {
-            let event = timeout_event(message);
-            self.queue.schedule_reserved(t.max(now), seq, event);
-        }
+        arm_timeout(&mut self.queue, now, message);
     }
 
     pub(super) fn arrive(&mut self, now: Nanos, msg: u32) {
@@ -166,14 +134,7 @@ impl World {
     /// goes on the queue now.
     #[inline(always)]
     pub(super) fn timeout_if_late(&mut self, msg: u32, at: Nanos) {
-        let m = self.net.get_mut(msg);
-        if let Some((t, seq)) = m.timeout
-            && at >= t
-        {
-            m.timeout = None;
-            let event = timeout_event(m);
-            self.queue.schedule_reserved(t, seq, event);
-        }
+        timeout_if_late(&mut self.queue, &mut self.net, msg, at);
     }
 
     /// The server takes the request of `msg` now and sends its answer down the link.
@@ -458,6 +419,78 @@ impl World {
             }
             Origin::Recorder => {}
         }
+    }
+}
+
+/// What a request's way onto its link touches: the queue, the links and messages, the
+/// observer, and the sending node's clock (for the trace's wall times). Borrowed apart from the
+/// processes, so that an elector's sink (`lifecycle::Direct`) can send while the elector runs.
+pub(super) struct Wire<'a> {
+    pub(super) queue: &'a mut EventQueue<Event>,
+    pub(super) net: &'a mut Network,
+    pub(super) obs: &'a mut Observer,
+    pub(super) clock: &'a NodeClock,
+}
+
+impl Wire<'_> {
+    /// Records a trace event of the sending node (see `World::record_trace`).
+    fn record_trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
+        let local = node.map(|_| self.clock.wall(t));
+        self.obs.trace(t, node, local, kind);
+    }
+
+    /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
+    /// partition heals), is lost (its timeout, if any, will fire) or is refused (it fails now).
+    /// The message stays in its slot unless it will never arrive.
+    #[inline(always)]
+    pub(super) fn transmit(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let (node, id, verb) = (m.node as usize, m.id, m.verb);
+        self.obs.node_metrics[node].requests_sent.add(verb);
+        match self.net.send(node, Direction::Up, now) {
+            delivery @ (Delivery::Arrives(at) | Delivery::Held(at)) => {
+                if matches!(delivery, Delivery::Held(_)) {
+                    trace!(self, now, Some(node), TraceKind::Held { id, dir: "up", until: at });
+                }
+                // Arriving at or after its deadline, it has timed out first.
+                timeout_if_late(self.queue, self.net, msg, at);
+                self.queue.schedule(at, Event::Arrive { msg });
+            }
+            Delivery::Refused => {
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "up" });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let message = self.net.remove(msg);
+                self.queue.schedule(now, reset_event(&message));
+            }
+            lost => {
+                let why = if lost == Delivery::Lost { "loss" } else { "partition" };
+                trace!(self, now, Some(node), TraceKind::Lost { id, dir: "up", why });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let mut message = self.net.remove(msg);
+                arm_timeout(self.queue, now, &mut message);
+            }
+        }
+    }
+}
+
+/// See [`World::timeout_if_late`].
+#[inline(always)]
+fn timeout_if_late(queue: &mut EventQueue<Event>, net: &mut Network, msg: u32, at: Nanos) {
+    let m = net.get_mut(msg);
+    if let Some((t, seq)) = m.timeout
+        && at >= t
+    {
+        m.timeout = None;
+        let event = timeout_event(m);
+        queue.schedule_reserved(t, seq, event);
+    }
+}
+
+/// See [`World::arm_timeout`].
+fn arm_timeout(queue: &mut EventQueue<Event>, now: Nanos, message: &mut Message) {
+    if let Some((t, seq)) = message.timeout.take() {
+        let event = timeout_event(message);
+        queue.schedule_reserved(t.max(now), seq, event);
     }
 }
 
