@@ -72,7 +72,7 @@ impl Stage {
     /// Whether dropping it frees nothing: a typed request or answer without labels or
     /// annotations (every election's), an error, an empty slot.
     #[inline]
-    fn holds_nothing(&self) -> bool {
+    pub(super) fn holds_nothing(&self) -> bool {
         match self {
             Stage::Free => true,
             Stage::Request(Payload::Lease { op, .. }) => op.holds_nothing(),
