@@ -1,8 +1,10 @@
 //! Running a sweep: the output folder claimed (a lock, a resume checked against what is
-//! there), the runs handed out to threads in chunks, and `runs.csv` written in run order.
+//! there), the runs handed out to worker threads one at a time, and `runs.csv` written in run
+//! order as the rows come in.
 
 use super::csv;
 use super::files::{err, io, write_file};
+use super::ordered::{OrderedError, ordered_map};
 use super::shard::{Shard, ShardRuns};
 use super::spec::{SweepSpec, VARIABLE_METRIC_PREFIX};
 use super::summary::finish;
@@ -373,6 +375,11 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
 
 /// Runs the sweep's remaining runs from `done`; on failure, also says how many rows this call
 /// wrote.
+///
+/// `opts.jobs` worker threads run them (`ordered_map`) while this thread writes the rows in
+/// run order as they come and syncs the file every `32 × jobs` rows, the workers going on
+/// meanwhile. A killed sweep keeps every row written (a cut-off last line is dropped by
+/// --resume); a machine crash loses at most the rows since the last sync.
 fn run_chunks(
     spec: &SweepSpec,
     opts: &RunOptions,
@@ -381,52 +388,53 @@ fn run_chunks(
     runs_path: &Path,
     done: usize,
 ) -> Result<Outcome, (InputError, usize)> {
-    let mut written = 0usize;
     let fail = |e: InputError, written: usize| (e, written);
-    let mut file =
-        OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), written))?;
+    let mut file = OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), 0))?;
     let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.jobs.max(1))
-        .build()
-        .map_err(|e| fail(err(format!("cannot start {} worker threads: {e}", opts.jobs)), written))?;
+    let jobs = opts.jobs.max(1);
     let bar = crate::progress::runs_bar(runs.len, done, opts.quiet);
-    // Chunks of 32 × jobs runs keep every worker busy (a slow run is balanced by the others of
-    // its chunk) while holding only a chunk's rows in memory; the chunk is written in run
-    // order, whatever order its runs finished in, and synced once. A killed sweep keeps every
-    // row written (a cut-off last line is dropped by --resume); a machine crash loses at most
-    // the chunk being written.
-    let chunk_len = 32 * opts.jobs.max(1);
-    for chunk_start in todo.clone().step_by(chunk_len) {
-        let chunk = chunk_start..(chunk_start + chunk_len).min(todo.end);
-        let rows: Vec<Result<String, InputError>> = pool.install(|| {
-            use rayon::prelude::*;
-            chunk.clone().into_par_iter().map(|k| run_row(spec, columns, runs.get(k), opts.max_events)).collect()
-        });
-        let mut text = String::new();
-        let mut failed = None;
-        let mut rows_here = 0;
-        for row in rows {
-            match row {
-                Ok(row) => {
-                    text.push_str(&row);
-                    text.push('\n');
-                    rows_here += 1;
-                }
-                // The rows before the failure are kept: --resume starts at the failed run.
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
-            }
+    let sync_every = 32 * jobs;
+    let mut text = String::new();
+    let (mut unsynced, mut written) = (0usize, 0usize);
+    // Set once a write or sync has failed: what reached the file then is unknown, so nothing
+    // more is written (a retry could repeat part of a row).
+    let mut broken = false;
+    let mut flush = |text: &mut String, unsynced: &mut usize, written: &mut usize| -> Result<(), InputError> {
+        if broken {
+            return Ok(());
         }
-        file.write_all(text.as_bytes()).map_err(|e| fail(io(runs_path, "write", e), written))?;
-        file.sync_data().map_err(|e| fail(io(runs_path, "sync", e), written))?;
-        written += rows_here;
-        if let Some(e) = failed {
-            return Err(fail(e, written));
+        broken = true;
+        file.write_all(text.as_bytes()).map_err(|e| io(runs_path, "write", e))?;
+        file.sync_data().map_err(|e| io(runs_path, "sync", e))?;
+        broken = false;
+        text.clear();
+        bar.inc(*unsynced as u64);
+        *written += std::mem::take(unsynced);
+        Ok(())
+    };
+    let result = ordered_map(
+        jobs,
+        todo.clone(),
+        (1024 * jobs).max(4096),
+        |k| run_row(spec, columns, runs.get(k), opts.max_events),
+        |_, row| {
+            text.push_str(&row);
+            text.push('\n');
+            unsynced += 1;
+            if unsynced >= sync_every { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) }
+        },
+    );
+    // The rows before a failed run are kept: --resume starts at the failed run.
+    let flushed = if unsynced > 0 { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) };
+    match result {
+        Ok(()) => flushed.map_err(|e| fail(e, written))?,
+        Err(OrderedError::Failed(e)) => return Err(fail(e, written)),
+        Err(OrderedError::Spawn(e)) => {
+            return Err(fail(err(format!("cannot start {jobs} worker threads: {e}")), written));
         }
-        bar.inc((chunk.end - chunk.start) as u64);
+        Err(OrderedError::Lost(k)) => {
+            return Err(fail(err(format!("run {} was lost by its worker thread", runs.get(k))), written));
+        }
     }
     bar.finish_and_clear();
     let outcome = Outcome { ran: todo.len(), done: todo.end, total: runs.len };

@@ -12,6 +12,7 @@
 pub mod csv;
 mod execute;
 mod files;
+mod ordered;
 pub mod plots;
 mod shard;
 mod spec;
