@@ -163,6 +163,7 @@ fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
     root.fill(&WHITE).expect("draw");
     let max_x = rows.iter().map(|r| r.0).max().unwrap_or(1) as f64 * 1.05;
     let max_y = rows.iter().map(|r| r.2.max(r.3)).fold(0.0, f64::max) * 1.15;
+    let decimals = if max_y >= 20.0 { 0 } else if max_y >= 2.0 { 1 } else { 2 };
     let mut chart = ChartBuilder::on(&root)
         .caption("leasesim: seconds per simulated hour against electors (3 per Lease)", ("sans-serif", 22))
         .margin(20)
@@ -175,7 +176,9 @@ fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
         .x_desc("electors")
         .y_desc("wall seconds per simulated hour")
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.0}"))
+        // Ticks fall on halves or tenths below about ten seconds: whole numbers would print
+        // "4, 4, 3, 3" there.
+        .y_label_formatter(&|y| format!("{y:.decimals$}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
