@@ -163,7 +163,13 @@ fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
     root.fill(&WHITE).expect("draw");
     let max_x = rows.iter().map(|r| r.0).max().unwrap_or(1) as f64 * 1.05;
     let max_y = rows.iter().map(|r| r.2.max(r.3)).fold(0.0, f64::max) * 1.15;
-    let decimals = if max_y >= 20.0 { 0 } else if max_y >= 2.0 { 1 } else { 2 };
+    let decimals = if max_y >= 20.0 {
+        0
+    } else if max_y >= 2.0 {
+        1
+    } else {
+        2
+    };
     let mut chart = ChartBuilder::on(&root)
         .caption("leasesim: seconds per simulated hour against electors (3 per Lease)", ("sans-serif", 22))
         .margin(20)
