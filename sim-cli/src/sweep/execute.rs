@@ -355,7 +355,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
         0
     };
     let fresh_start = !resuming;
-    match run_chunks(spec, opts, &columns, &runs, &runs_path, done) {
+    match run_rows(spec, opts, &columns, &runs, &runs_path, done) {
         Ok(outcome) => Ok(outcome),
         Err((e, rows_written)) => {
             // A sweep that failed before its first row leaves nothing behind it.
@@ -380,7 +380,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
 /// run order as they come and syncs the file every `32 × jobs` rows, the workers going on
 /// meanwhile. A killed sweep keeps every row written (a cut-off last line is dropped by
 /// --resume); a machine crash loses at most the rows since the last sync.
-fn run_chunks(
+fn run_rows(
     spec: &SweepSpec,
     opts: &RunOptions,
     columns: &[String],
@@ -401,6 +401,7 @@ fn run_chunks(
     let mut broken = false;
     let mut flush = |text: &mut String, unsynced: &mut usize, written: &mut usize| -> Result<(), InputError> {
         if broken {
+            // The failed write's error has been reported already.
             return Ok(());
         }
         broken = true;
@@ -424,7 +425,9 @@ fn run_chunks(
             if unsynced >= sync_every { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) }
         },
     );
-    // The rows before a failed run are kept: --resume starts at the failed run.
+    // The rows before a failed run are kept: --resume starts at the failed run. Should this
+    // last write fail too after a failed run, the run's error is the one reported (`written`
+    // counts only what was synced, and --resume drops a cut-off last line).
     let flushed = if unsynced > 0 { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) };
     match result {
         Ok(()) => flushed.map_err(|e| fail(e, written))?,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, mpsc};
 
 /// Computes `work(k)` for every `k` of `todo` on `jobs` threads and hands each result to
@@ -26,24 +26,30 @@ pub(super) fn ordered_map<T: Send, E: Send>(
 ) -> Result<(), OrderedError<E>> {
     let window = Window::new(todo.start, window.max(1));
     let next = AtomicUsize::new(todo.start);
-    let stop = AtomicBool::new(false);
+    // No index at or past it is started: the lowest index whose work failed, or 0 once
+    // everything is to stop. An index below a failure is always done, so the failure is the
+    // one reported, with everything before it taken. (A stale read only does work that is
+    // thrown away: Relaxed is enough, the results travel through the channel.)
+    let limit = AtomicUsize::new(todo.end);
     let (results_tx, results) = mpsc::channel::<(usize, Result<T, E>)>();
     std::thread::scope(|scope| {
         for worker in 0..jobs.max(1) {
             let results_tx = results_tx.clone();
-            let (next, stop, window, work, end) = (&next, &stop, &window, &work, todo.end);
+            let (next, limit, window, work) = (&next, &limit, &window, &work);
             let spawned = std::thread::Builder::new().name(format!("sweep-{worker}")).spawn_scoped(scope, move || {
-                let _guard = StopOnPanic { stop, window };
-                while !stop.load(Ordering::Relaxed) {
+                let _guard = StopOnPanic { limit, window };
+                loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= end || !window.wait_for(k, stop) {
+                    if k >= limit.load(Ordering::Relaxed) || !window.wait_for(k) {
+                        return;
+                    }
+                    if k >= limit.load(Ordering::Relaxed) {
+                        // A lower index failed while this one waited for the window.
                         return;
                     }
                     let result = work(k);
                     if result.is_err() {
-                        // Every index before this one was taken by a worker already; none
-                        // after it needs to be done.
-                        stop.store(true, Ordering::Relaxed);
+                        limit.fetch_min(k, Ordering::Relaxed);
                     }
                     if results_tx.send((k, result)).is_err() {
                         return;
@@ -51,12 +57,14 @@ pub(super) fn ordered_map<T: Send, E: Send>(
                 }
             });
             if let Err(e) = spawned {
-                stop.store(true, Ordering::Relaxed);
-                window.release();
+                stop_all(limit, window);
                 return Err(OrderedError::Spawn(e));
             }
         }
         drop(results_tx);
+        // Should `take` panic (in an unwinding build), the workers are let go before the scope
+        // waits for them.
+        let _guard = StopOnPanic { limit: &limit, window: &window };
         let mut waiting: BTreeMap<usize, Result<T, E>> = BTreeMap::new();
         let mut next_taken = todo.start;
         let mut failed = None;
@@ -77,8 +85,7 @@ pub(super) fn ordered_map<T: Send, E: Send>(
                 }
             }
             if failed.is_some() {
-                stop.store(true, Ordering::Relaxed);
-                window.release();
+                stop_all(&limit, &window);
             } else {
                 window.advance(next_taken);
             }
@@ -126,15 +133,16 @@ impl Window {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until index `k` is within the window; false if the workers are to stop.
-    fn wait_for(&self, k: usize, stop: &AtomicBool) -> bool {
+    /// Waits until index `k` is within the window; false once the window is released (the
+    /// workers are to stop).
+    fn wait_for(&self, k: usize) -> bool {
         let mut state = self.state();
         while k >= state.taken.saturating_add(self.width) {
             state.waiting += 1;
             state = self.moved.wait(state).unwrap_or_else(|e| e.into_inner());
             state.waiting -= 1;
         }
-        !stop.load(Ordering::Relaxed)
+        state.taken != usize::MAX
     }
 
     fn advance(&self, taken: usize) {
@@ -154,19 +162,24 @@ impl Window {
     }
 }
 
-/// Held by a worker: if its work panics, the others are stopped and let go (one waiting for
-/// the window to move past the lost index would wait for ever), and the panic is passed on
-/// when the threads are joined.
+/// Every worker stopped: none starts another index, and any waiting for the window goes.
+fn stop_all(limit: &AtomicUsize, window: &Window) {
+    limit.store(0, Ordering::Relaxed);
+    window.release();
+}
+
+/// Held by each worker and by the taking thread: if it panics, the others are stopped and let
+/// go (one waiting for the window to move past the lost index would wait for ever), and the
+/// panic is passed on when the threads are joined.
 struct StopOnPanic<'a> {
-    stop: &'a AtomicBool,
+    limit: &'a AtomicUsize,
     window: &'a Window,
 }
 
 impl Drop for StopOnPanic<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.stop.store(true, Ordering::Relaxed);
-            self.window.release();
+            stop_all(self.limit, self.window);
         }
     }
 }
@@ -223,6 +236,44 @@ mod tests {
         assert_eq!(taken, (0..37).collect::<Vec<_>>());
         // No new work after the failure, beyond the window.
         assert!(started.load(Ordering::Relaxed) <= 37 + 8 + 2, "{}", started.load(Ordering::Relaxed));
+    }
+
+    /// Many threads on few cores, so that a worker is often preempted between taking an index
+    /// and starting it: an index below the failed one must still be done, and the failure be
+    /// the one reported.
+    #[test]
+    fn no_index_below_a_failure_is_skipped() {
+        // The skipped index once left a worker waiting for ever for the window to pass it: a
+        // hang is reported as a failure, not waited out.
+        let (done_tx, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            no_index_below_a_failure_is_skipped_rounds();
+            let _ = done_tx.send(());
+        });
+        match done.recv_timeout(Duration::from_secs(60)) {
+            Ok(()) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("ordered_map hung"),
+            // The rounds panicked: their message is above.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("a round failed"),
+        }
+    }
+
+    fn no_index_below_a_failure_is_skipped_rounds() {
+        for round in 0..300 {
+            let mut taken = Vec::new();
+            let r = ordered_map(
+                8,
+                0..64,
+                4 + round % 5,
+                |k| if k == 20 || k == 23 { Err(k) } else { Ok(k) },
+                |k, _| {
+                    taken.push(k);
+                    Ok(())
+                },
+            );
+            assert!(matches!(r, Err(OrderedError::Failed(20))), "round {round}: {r:?}");
+            assert_eq!(taken, (0..20).collect::<Vec<_>>(), "round {round}");
+        }
     }
 
     #[test]

@@ -791,7 +791,8 @@ fn kubectl_get_yaml_of_a_served_lease_hides_managed_fields() {
 /// The typed Lease path (what electors use) answers exactly as the generic path does for the
 /// same request: results, error texts, resourceVersions, managedFields and the stored object,
 /// over renewals, takeovers, stale resourceVersions, no-op writes, forbidden callers, invalid
-/// specs, a second writer taking fields, label changes and an Update of a deleted Lease.
+/// specs, a second writer taking fields, label changes and an Update of a deleted Lease; and
+/// `lease_request_into` answers as `lease_request` does.
 #[test]
 fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
     let mut typed = server();
@@ -829,7 +830,15 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
         |now: Nanos, user: UserId, manager: &str, op: LeaseOp, typed: &mut ApiServer, generic: &mut ApiServer| {
             let manager = typed.intern(manager);
             let request = typed.generic_lease_request(lease_ref, user, manager, &op);
+            // What the world's untraced path calls: the answer written into a slot.
+            let mut twin = typed.clone();
+            let mut slot = Err(0);
+            let code = twin.lease_request_into(now, lease_ref, user, manager, &op, &mut slot);
             let a = typed.lease_request(now, lease_ref, user, manager, &op);
+            assert_eq!(slot, a.clone().map_err(|e| e.code), "{op:?}");
+            assert_eq!(code, a.as_ref().map(|_| ()).map_err(|e| e.code), "{op:?}");
+            assert_eq!(twin.peek_json(Kind::Lease, NS, "lock"), typed.peek_json(Kind::Lease, NS, "lock"), "{op:?}");
+            assert_eq!(twin.resource_version(), typed.resource_version());
             let b = generic.handle(now, &request).map(|o| match o {
                 Object::Lease(l) => typed.view_of(&l),
                 other => panic!("{other:?}"),
