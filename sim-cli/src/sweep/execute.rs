@@ -377,9 +377,10 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputEr
 /// wrote.
 ///
 /// `opts.jobs` worker threads run them (`ordered_map`) while this thread writes the rows in
-/// run order as they come and syncs the file every `32 × jobs` rows, the workers going on
-/// meanwhile. A killed sweep keeps every row written (a cut-off last line is dropped by
-/// --resume); a machine crash loses at most the rows since the last sync.
+/// run order as they come and syncs the file every `32 × jobs` rows or every second, whichever
+/// comes first, the workers going on meanwhile. A killed sweep keeps every row written (a
+/// cut-off last line is dropped by --resume); a machine crash loses at most the rows since the
+/// last sync: a second's worth, or 32 × jobs short runs.
 fn run_rows(
     spec: &SweepSpec,
     opts: &RunOptions,
@@ -388,6 +389,7 @@ fn run_rows(
     runs_path: &Path,
     done: usize,
 ) -> Result<Outcome, (InputError, usize)> {
+    const SYNC_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
     let fail = |e: InputError, written: usize| (e, written);
     let mut file = OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), 0))?;
     let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
@@ -396,39 +398,49 @@ fn run_rows(
     let sync_every = 32 * jobs;
     let mut text = String::new();
     let (mut unsynced, mut written) = (0usize, 0usize);
+    let mut last_sync = std::time::Instant::now();
     // Set once a write or sync has failed: what reached the file then is unknown, so nothing
     // more is written (a retry could repeat part of a row).
     let mut broken = false;
-    let mut flush = |text: &mut String, unsynced: &mut usize, written: &mut usize| -> Result<(), InputError> {
+    // Writes and syncs the rows held, when `now` or when they are due.
+    let mut flush = |now: bool, text: &mut String, unsynced: &mut usize, written: &mut usize| {
         if broken {
             // The failed write's error has been reported already.
+            return Ok(());
+        }
+        let due = *unsynced >= sync_every || last_sync.elapsed() >= SYNC_AT_LEAST_EVERY;
+        if *unsynced == 0 || !(now || due) {
             return Ok(());
         }
         broken = true;
         file.write_all(text.as_bytes()).map_err(|e| io(runs_path, "write", e))?;
         file.sync_data().map_err(|e| io(runs_path, "sync", e))?;
         broken = false;
+        last_sync = std::time::Instant::now();
         text.clear();
-        bar.inc(*unsynced as u64);
         *written += std::mem::take(unsynced);
-        Ok(())
+        Ok::<(), InputError>(())
     };
     let result = ordered_map(
         jobs,
         todo.clone(),
         (1024 * jobs).max(4096),
         |k| run_row(spec, columns, runs.get(k), opts.max_events),
-        |_, row| {
-            text.push_str(&row);
-            text.push('\n');
-            unsynced += 1;
-            if unsynced >= sync_every { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) }
+        |row| {
+            // None: no run has ended for a while; the rows held are synced if they are due.
+            if let Some((_, row)) = row {
+                text.push_str(&row);
+                text.push('\n');
+                unsynced += 1;
+                bar.inc(1);
+            }
+            flush(false, &mut text, &mut unsynced, &mut written)
         },
     );
     // The rows before a failed run are kept: --resume starts at the failed run. Should this
     // last write fail too after a failed run, the run's error is the one reported (`written`
     // counts only what was synced, and --resume drops a cut-off last line).
-    let flushed = if unsynced > 0 { flush(&mut text, &mut unsynced, &mut written) } else { Ok(()) };
+    let flushed = flush(true, &mut text, &mut unsynced, &mut written);
     match result {
         Ok(()) => flushed.map_err(|e| fail(e, written))?,
         Err(OrderedError::Failed(e)) => return Err(fail(e, written)),

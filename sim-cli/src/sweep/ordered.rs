@@ -10,10 +10,15 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, mpsc};
+use std::time::Duration;
+
+/// How long the taking thread waits for a result before it calls `take(None)`.
+pub(super) const IDLE: Duration = Duration::from_millis(500);
 
 /// Computes `work(k)` for every `k` of `todo` on `jobs` threads and hands each result to
-/// `take(k, value)` on the calling thread, in increasing `k`, as soon as every index before it
-/// has been taken. The first error, of `work` at the lowest index that failed or of `take`,
+/// `take(Some((k, value)))` on the calling thread, in increasing `k`, as soon as every index
+/// before it has been taken; `take(None)` when no result has come for [`IDLE`] (so that the
+/// caller can sync what it holds while a long item runs). The first error, of `work` at the lowest index that failed or of `take`,
 /// stops it: every value before that index has been taken, none after it is, and no new work
 /// starts. Workers run at most `window` indices ahead of the next one to be taken (a slow item
 /// would otherwise keep every result after it in memory).
@@ -22,7 +27,7 @@ pub(super) fn ordered_map<T: Send, E: Send>(
     todo: Range<usize>,
     window: usize,
     work: impl Fn(usize) -> Result<T, E> + Sync,
-    mut take: impl FnMut(usize, T) -> Result<(), E>,
+    mut take: impl FnMut(Option<(usize, T)>) -> Result<(), E>,
 ) -> Result<(), OrderedError<E>> {
     let window = Window::new(todo.start, window.max(1));
     let next = AtomicUsize::new(todo.start);
@@ -70,13 +75,26 @@ pub(super) fn ordered_map<T: Send, E: Send>(
         let mut failed = None;
         // Until every worker has stopped (the channel closes): their results are taken in, and
         // the contiguous ones handed over.
-        for (k, result) in results.iter() {
+        loop {
+            let (k, result) = match results.recv_timeout(IDLE) {
+                Ok(received) => received,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if failed.is_none()
+                        && let Err(e) = take(None)
+                    {
+                        failed = Some(e);
+                        stop_all(&limit, &window);
+                    }
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             if failed.is_some() {
                 continue;
             }
             waiting.insert(k, result);
             while let Some(result) = waiting.remove(&next_taken) {
-                match result.and_then(|value| take(next_taken, value)) {
+                match result.and_then(|value| take(Some((next_taken, value)))) {
                     Ok(()) => next_taken += 1,
                     Err(e) => {
                         failed = Some(e);
@@ -205,8 +223,8 @@ mod tests {
                 5..205,
                 16,
                 |k| Ok(uneven(k)),
-                |k, v| {
-                    taken.push((k, v));
+                |item| {
+                    taken.extend(item);
                     Ok(())
                 },
             );
@@ -227,8 +245,8 @@ mod tests {
                 started.fetch_add(1, Ordering::Relaxed);
                 if k == 37 || k == 41 { Err(k) } else { Ok(uneven(k)) }
             },
-            |k, _| {
-                taken.push(k);
+            |item| {
+                taken.extend(item.map(|(k, _)| k));
                 Ok(())
             },
         );
@@ -266,14 +284,39 @@ mod tests {
                 0..64,
                 4 + round % 5,
                 |k| if k == 20 || k == 23 { Err(k) } else { Ok(k) },
-                |k, _| {
-                    taken.push(k);
+                |item| {
+                    taken.extend(item.map(|(k, _)| k));
                     Ok(())
                 },
             );
             assert!(matches!(r, Err(OrderedError::Failed(20))), "round {round}: {r:?}");
             assert_eq!(taken, (0..20).collect::<Vec<_>>(), "round {round}");
         }
+    }
+
+    #[test]
+    fn a_long_item_gives_the_taker_idle_calls_in_between() {
+        let mut seen = Vec::new();
+        let r = ordered_map::<_, ()>(
+            1,
+            0..3,
+            4,
+            |k| {
+                if k == 1 {
+                    std::thread::sleep(super::IDLE + Duration::from_millis(300));
+                }
+                Ok(k)
+            },
+            |item| {
+                seen.push(item.map(|(k, _)| k));
+                Ok(())
+            },
+        );
+        assert!(r.is_ok());
+        let items: Vec<usize> = seen.iter().flatten().copied().collect();
+        assert_eq!(items, [0, 1, 2]);
+        let idle_before_1 = seen.iter().take_while(|s| **s != Some(1)).filter(|s| s.is_none()).count();
+        assert!(idle_before_1 >= 1, "{seen:?}");
     }
 
     #[test]
@@ -287,7 +330,7 @@ mod tests {
                 started.fetch_add(1, Ordering::Relaxed);
                 Ok(k)
             },
-            |k, _| if k == 20 { Err("disk full") } else { Ok(()) },
+            |item| if matches!(item, Some((20, _))) { Err("disk full") } else { Ok(()) },
         );
         assert!(matches!(r, Err(OrderedError::Failed("disk full"))), "{r:?}");
         assert!(started.load(Ordering::Relaxed) <= 20 + 4 + 2, "{}", started.load(Ordering::Relaxed));
@@ -309,8 +352,10 @@ mod tests {
                 }
                 Ok(k)
             },
-            |k, _| {
-                taken_upto.store(k + 1, Ordering::Relaxed);
+            |item| {
+                if let Some((k, _)) = item {
+                    taken_upto.store(k + 1, Ordering::Relaxed);
+                }
                 Ok(())
             },
         );
@@ -331,7 +376,7 @@ mod tests {
                     }
                     Ok(k)
                 },
-                |_, _| Ok(()),
+                |_| Ok(()),
             )
         });
         assert!(joined.is_err(), "the panic was passed on");
