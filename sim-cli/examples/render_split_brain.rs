@@ -35,7 +35,7 @@ fn main() -> Result<(), String> {
         target: Target::Node(0),
         kind: FaultKind::Partition { duration: secs(20), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
     });
-    let r = sim_core::world::World::new(spec)?.run();
+    let r = sim_core::world::World::new(spec).map_err(|e| e.to_string())?.run();
     let meta = PlotMeta {
         scenario: "split-brain".into(),
         subtitle: "3 nodes · client-go · LD 15s · RD 30s · RP 2s · partition 20s".into(),

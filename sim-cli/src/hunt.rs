@@ -22,14 +22,15 @@
 
 use crate::expect::{self, Expectation};
 use crate::run::{self, RunJudged};
-use crate::scenario_file::{InputError, LoadedScenario};
+use crate::scenario_file::{CliError, LoadedScenario};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sim_core::rng::ComponentRng;
 use sim_core::scenario::{ClockDoc, Duration, FaultDoc, LatencyDoc, NetworkDoc, Scenario, metric_values};
 use sim_core::time::{Nanos, format_duration, secs};
 use sim_core::world::{RunResult, SpanKind};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 const SECOND: Nanos = 1_000_000_000;
 /// Candidates per batch: large enough to keep every core busy, small enough that a hunt
@@ -293,38 +294,39 @@ pub struct Hunt {
 }
 
 impl Hunt {
-    pub fn load(path: &Path, property: Option<&str>) -> Result<Hunt, InputError> {
+    pub fn load(path: &Path, property: Option<&str>) -> Result<Hunt, CliError> {
         let text = crate::scenario_file::read_file(path)?;
         let display = path.display().to_string();
-        let file: HuntFile = toml::from_str(&text).map_err(|e| InputError(format!("{display}: {}", e.message())))?;
+        let file: HuntFile =
+            toml::from_str(&text).map_err(|e| CliError::input(format!("{display}: {}", e.message())))?;
         let scenario_path = path.parent().unwrap_or(Path::new(".")).join(&file.scenario);
         let source = crate::scenario_file::read_file(&scenario_path)?;
         let base = crate::scenario_file::load(&scenario_path.display().to_string(), &source, &[])?;
         // The base must run as it is (validate = run).
         let (prepared, _) = run::prepare(&base, None, false, u64::MAX)?;
         let bounds =
-            Bounds::from_doc(&file.bounds, &base.scenario).map_err(|e| InputError(format!("{display}: {e}")))?;
+            Bounds::from_doc(&file.bounds, &base.scenario).map_err(|e| CliError::input(format!("{display}: {e}")))?;
         let property_text = property
             .map(str::to_string)
             .or(file.property.clone())
-            .ok_or_else(|| InputError(format!("{display}: no property (set `property` or pass --property)")))?;
+            .ok_or_else(|| CliError::input(format!("{display}: no property (set `property` or pass --property)")))?;
         let identities: Vec<String> = base.scenario.identities();
         let metric_names = expect::metric_names(&identities, &run::lease_keys(&base.scenario));
         let property =
-            Property::parse(&property_text, &metric_names).map_err(|e| InputError(format!("{display}: {e}")))?;
+            Property::parse(&property_text, &metric_names).map_err(|e| CliError::input(format!("{display}: {e}")))?;
         // The history properties read the reconcilers' reads and writes: without them, or
         // without a read before each write, they could never be violated, and a hunt would
         // report "no violation" for a question it cannot ask.
         let reconcilers: Vec<_> = prepared.spec.nodes.iter().filter_map(|n| n.reconciler.as_ref()).collect();
         if matches!(property, Property::NoLostUpdate | Property::NoWriteFromNonHolder) && reconcilers.is_empty() {
-            return Err(InputError(format!(
+            return Err(CliError::input(format!(
                 "{display}: property {property_text:?} checks the reconcilers' writes, and no node of {} has a \
                  [nodes.reconciler]",
                 scenario_path.display()
             )));
         }
         if matches!(property, Property::NoLostUpdate) && !reconcilers.iter().any(|r| r.mode.reads_before_writing()) {
-            return Err(InputError(format!(
+            return Err(CliError::input(format!(
                 "{display}: property \"no-lost-update\" needs a reconciler that reads before it writes (mode \
                  update or fenced-update); apply, apply-force and create write without reading, so no update of \
                  theirs can be lost"
@@ -387,7 +389,7 @@ impl Hunt {
     /// Runs `c` once (no trace) and judges it.
     pub fn evaluate(&self, c: &Candidate) -> Result<Outcome, String> {
         let history = matches!(self.property, Property::NoLostUpdate | Property::NoWriteFromNonHolder);
-        let out = run::run_judged(&self.loaded(c), Some(c.seed), history).map_err(|e| e.0)?;
+        let out = run::run_judged(&self.loaded(c), Some(c.seed), history).map_err(|e| e.message)?;
         Ok(self.judge(c, &out))
     }
 
@@ -883,4 +885,133 @@ pub fn summary_json(
         "envelope": envelope.as_ref().map(|(inside, text)| json!({"safe": inside, "reading": text})),
         "envelope_contradicted": matches!((&envelope, &result.found), (Some((true, _)), Some(_))),
     })
+}
+
+#[derive(clap::Args)]
+pub struct HuntFlags {
+    /// A hunt file (TOML: scenario, property, [bounds]; docs/hunt.md).
+    pub file: PathBuf,
+    /// The property to break (replaces the file's): no-dual-leader, "dual-leader <= 2s",
+    /// no-split-brain-writes, "leader-within 30s", no-lost-update, no-write-from-non-holder, or
+    /// an expectation line.
+    #[arg(long)]
+    pub property: Option<String>,
+    /// How many runs to try (a number), or how long to search (`90s`, `10m`: then the number of
+    /// runs, and so the result, depends on the machine).
+    #[arg(long, default_value = "2000")]
+    pub budget: String,
+    /// Worker threads (default: every core). With a run budget the result does not depend on it.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// The search's own seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Output directory: hunt.json, and when a violation is found, found.toml (the shrunk
+    /// scenario), shrink.txt and its report.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `leasesim hunt`: search, shrink, write what was found, replay it, report.
+pub fn command(args: HuntFlags) -> Result<ExitCode, CliError> {
+    let h = Hunt::load(&args.file, args.property.as_deref())?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if jobs == 0 {
+        return Err(CliError::input("--jobs must be at least 1"));
+    }
+    let (runs_budget, time_budget) = match args.budget.parse::<u64>() {
+        Ok(n) if n > 0 => (n, None),
+        _ => {
+            let t = sim_core::time::parse_duration(&args.budget).map_err(|e| {
+                CliError::input(format!("--budget {:?}: a number of runs or a duration ({e})", args.budget))
+            })?;
+            (u64::MAX, Some(std::time::Duration::from_nanos(t)))
+        }
+    };
+    crate::output::check_replaceable(&args.out, crate::output::Command::Hunt).map_err(CliError::input)?;
+    let started = std::time::Instant::now();
+    let bar = crate::progress::runs_bar(if time_budget.is_some() { 0 } else { runs_budget as usize }, 0, args.quiet);
+    let mut progress = |done: u64, _total: u64| bar.set_position(done);
+    let stop = || time_budget.is_some_and(|t| started.elapsed() >= t);
+    let result = search(&h, args.seed, runs_budget, jobs, &mut progress, &stop).map_err(CliError::input)?;
+    bar.finish_and_clear();
+    let searched = started.elapsed().as_secs_f64();
+    let shrunk = match &result.found {
+        Some((c, _)) => Some(shrink(&h, c).map_err(CliError::input)?),
+        None => None,
+    };
+    let mut staged = crate::output::StagedDir::new(&args.out, crate::output::Command::Hunt).map_err(CliError::input)?;
+    let mut summary =
+        serde_json::to_string_pretty(&summary_json(&h, args.seed, &result, shrunk.as_ref())).expect("json");
+    summary.push('\n');
+    staged.write("hunt.json", summary).map_err(CliError::input)?;
+    println!("hunt {}  property {:?}  seed {}", h.path, h.property_text, args.seed);
+    println!(
+        "{} runs in {:.1} s ({:.0} runs/s on {jobs} thread(s))",
+        result.runs,
+        searched,
+        result.runs as f64 / searched.max(1e-9)
+    );
+    let envelope = envelope_verdict(&h);
+    if let Some((_, reading)) = &envelope {
+        println!("{reading}");
+    }
+    let code = match (&result.found, &shrunk) {
+        (Some((c, o)), Some((small, so, steps))) => {
+            println!("VIOLATED: {}", o.detail);
+            println!("  found:  {}", describe(c));
+            println!("  shrunk: {}  ({} steps)", describe(small), steps.len());
+            println!("  {}", so.detail);
+            let toml = scenario_toml(&h, small, so).map_err(CliError::input)?;
+            // The file must replay the violation by itself: load it as `leasesim run` would.
+            let replay = crate::scenario_file::load("found.toml", &toml, &[])?;
+            let out = run::run(&replay, None, true)?;
+            if out.all_passed() {
+                return Err(CliError::input(format!(
+                    "internal error: the shrunk scenario does not replay the violation ({}); please report it",
+                    describe(small)
+                )));
+            }
+            staged.write("found.toml", &toml).map_err(CliError::input)?;
+            let mut text = format!("found:  {}\n{}\n", describe(c), o.detail);
+            for s in steps {
+                text.push_str(&format!("shrink: {s}\n"));
+            }
+            text.push_str(&format!("final:  {}\n{}\n", describe(small), so.detail));
+            staged.write("shrink.txt", text).map_err(CliError::input)?;
+            for (file, bytes) in
+                crate::outputs::report_files(&out, crate::report::ImageFormat::Svg).map_err(CliError::input)?
+            {
+                staged.write(&format!("found/{file}"), bytes).map_err(CliError::input)?;
+            }
+            if matches!(envelope, Some((true, _))) {
+                println!(
+                    "BUG: a violation inside the envelope's safe region: the simulator or docs/safety-envelope.md is \
+                     wrong; please report it with found.toml"
+                );
+            }
+            ExitCode::from(1)
+        }
+        _ => {
+            println!("no violation in {} runs", result.runs);
+            if let Some((c, o)) = &result.closest {
+                match o.margin_seconds {
+                    Some(m) => println!(
+                        "closest: dual {:.3} s, margin {m:.3} s (the smallest gap between a takeover and the old leader's \
+                         last act; negative = overlap)\n  {}",
+                        o.dual_seconds,
+                        describe(c)
+                    ),
+                    None => println!("closest: leadership never changed hands\n  {}", describe(c)),
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    };
+    let path = staged.commit().map_err(CliError::input)?;
+    println!("outputs: {}/", path.display());
+    Ok(code)
 }

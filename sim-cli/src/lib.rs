@@ -1,12 +1,16 @@
 //! The `leasesim` command line: everything that touches files, TOML, terminals and pictures.
 //! `sim-core` does the simulating; this crate reads scenarios, runs them and writes outputs.
 
+pub mod commands;
 pub mod envelope;
+pub mod error;
 pub mod expect;
+pub mod format;
 pub mod hunt;
 pub mod lab;
 pub mod lease_tools;
 pub mod output;
+pub mod outputs;
 pub mod progress;
 pub mod report;
 pub mod reports;

@@ -34,7 +34,7 @@ impl RunProgress {
             bar
         });
         bar.set_position(t / 1_000_000_000);
-        bar.set_message(format!("{} events", crate::run::group_digits(events)));
+        bar.set_message(format!("{} events", crate::format::group_digits(events)));
     }
 
     pub fn finish(self) {

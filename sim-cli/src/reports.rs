@@ -36,7 +36,7 @@ pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, St
             files.sort();
             for path in files {
                 let name = format!("{prefix}{}", path.file_stem().unwrap_or_default().to_string_lossy());
-                let source = scenario_file::read_file(&path).map_err(|e| e.0)?;
+                let source = scenario_file::read_file(&path).map_err(|e| e.message)?;
                 sources.push((name, path.display().to_string(), source));
             }
         }
@@ -55,12 +55,12 @@ pub fn generate(scenarios_dir: &Path, out: &Path) -> Result<Vec<ReportEntry>, St
     let mut index = Vec::new();
     let mut entries = Vec::new();
     for (name, label, source) in sources {
-        let loaded = scenario_file::load(&label, &source, &[]).map_err(|e| e.0)?;
-        let output = run::run(&loaded, None, true).map_err(|e| e.0)?;
-        for (file, bytes) in run::report_files(&output, ImageFormat::Svg)? {
+        let loaded = scenario_file::load(&label, &source, &[]).map_err(|e| e.message)?;
+        let output = run::run(&loaded, None, true).map_err(|e| e.message)?;
+        for (file, bytes) in crate::outputs::report_files(&output, ImageFormat::Svg)? {
             staged.write(&format!("{name}/{file}"), bytes)?;
         }
-        let mut summary = serde_json::to_string_pretty(&run::summary_json(&output)).expect("json");
+        let mut summary = serde_json::to_string_pretty(&crate::outputs::summary_json(&output)).expect("json");
         summary.push('\n');
         staged.write(&format!("{name}/summary.json"), summary)?;
         let first_line = output.description.split(". ").next().unwrap_or("").trim_end_matches('.').to_string();

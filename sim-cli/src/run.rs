@@ -1,12 +1,12 @@
 //! `leasesim run`: one scenario, one seed → trace, summary, Perfetto timeline (and plots).
 
 use crate::expect::{self, Expectation};
-use crate::scenario_file::{InputError, LoadedScenario, located, scenario_error, span_of_path};
+use crate::format::{group_digits, rough_time};
+use crate::scenario_file::{CliError, LoadedScenario, located, scenario_error, span_of_path};
 use serde_json::{Value, json};
 use sim_core::scenario::metric_values;
-use sim_core::time::{as_secs_f64, format_duration};
-use sim_core::world::{RunResult, SpanKind, World};
-use std::io::Write;
+use sim_core::time::format_duration;
+use sim_core::world::{RunResult, SetupError, World};
 
 /// Everything one run produced, in memory, ready to be written.
 pub struct RunOutput {
@@ -62,7 +62,7 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// Parses the expectations up front so a typo is an input error, not a failed run.
-pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expectation)>, InputError> {
+pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expectation)>, CliError> {
     if loaded.scenario.expect.is_empty() {
         return Ok(Vec::new()); // (the names below cost a serialisation of a whole Metrics)
     }
@@ -71,7 +71,7 @@ pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expect
     for (i, text) in loaded.scenario.expect.iter().enumerate() {
         let e = expect::parse(text, &names).map_err(|m| {
             let span = span_of_path(&loaded.source, &["expect".into(), i.to_string()]);
-            InputError(located(&loaded.path, &loaded.source, span, &format!("expect[{i}]: {m}")))
+            CliError::input(located(&loaded.path, &loaded.source, span, &format!("expect[{i}]: {m}")))
         })?;
         out.push((text.clone(), e));
     }
@@ -130,7 +130,7 @@ pub fn prepare(
     seed: Option<u64>,
     trace: bool,
     max_events: u64,
-) -> Result<(Prepared, World), InputError> {
+) -> Result<(Prepared, World), CliError> {
     let prepared = check(loaded, seed, trace, max_events)?;
     let Prepared { scenario, spec, .. } = &prepared;
     let world = World::new(spec.clone()).map_err(|m| setup_error(loaded, scenario, spec, &m))?;
@@ -138,7 +138,7 @@ pub fn prepare(
 }
 
 /// Everything `prepare` checks before it builds the world, in its order.
-fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Prepared, InputError> {
+fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Prepared, CliError> {
     let mut scenario = loaded.scenario.clone();
     if let Some(s) = seed {
         scenario.seed = s;
@@ -151,7 +151,7 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
     let expectations = parse_expectations(loaded)?;
     let estimate = spec.estimate();
     if estimate.events > max_events {
-        return Err(InputError(over_budget(loaded, &spec, estimate.events, max_events)));
+        return Err(CliError::input(over_budget(loaded, &spec, estimate.events, max_events)));
     }
     Ok(Prepared { scenario, spec, expectations, estimate })
 }
@@ -171,33 +171,6 @@ fn over_budget(loaded: &LoadedScenario, spec: &sim_core::model::WorldSpec, event
     )
 }
 
-/// `1234567` → `1,234,567`.
-pub fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The wall time `events` take at about 4 M events a second on one core.
-pub fn rough_time(events: u64) -> String {
-    let seconds = events as f64 / 4e6;
-    if seconds < 90.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else if seconds < 2.0 * 86400.0 {
-        format!("{:.1} h", seconds / 3600.0)
-    } else {
-        format!("{:.0} days", seconds / 86400.0)
-    }
-}
-
 /// Where a run that passed its budget check is stopped, and whether that is the traced bound.
 /// The estimate passed the budget, so the budget (or ten times the estimate, if higher) only
 /// catches an estimate that is far off: what `validate` accepts, `run` finishes or stops with a
@@ -214,7 +187,7 @@ fn hard_stop(max_events: u64, estimate: u64, trace: bool) -> (u64, bool) {
 }
 
 /// Validates and runs. `seed` overrides the file's seed.
-pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, InputError> {
+pub fn run(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunOutput, CliError> {
     run_budgeted(loaded, seed, trace, Budget::default_budget())
 }
 
@@ -225,7 +198,7 @@ pub fn run_budgeted(
     seed: Option<u64>,
     trace: bool,
     budget: Budget,
-) -> Result<RunOutput, InputError> {
+) -> Result<RunOutput, CliError> {
     let (prepared, world) = prepare(loaded, seed, trace, budget.max_events)?;
     let Prepared { scenario, spec, expectations, estimate } = prepared;
     let subtitle = crate::report::subtitle_from_spec(&spec);
@@ -270,7 +243,7 @@ pub struct RunMetrics {
 /// none of what only `run`'s files read (the effective scenario as JSON, plot titles, the replay
 /// command, the expectations' verdicts), and the world spec is moved into the world, not copied.
 /// Per run of a 500-run sweep that was a tenth of the time outside the event loop.
-pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -> Result<RunMetrics, InputError> {
+pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -> Result<RunMetrics, CliError> {
     let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events)?;
     let unsafe_mode = spec.unsafe_mode;
     let result = run_cached(loaded, &scenario, spec, estimate.events, false, budget)?;
@@ -288,7 +261,7 @@ pub struct RunJudged {
 /// report, but none of what only `run`'s files read (the metric values by path, the effective
 /// scenario as JSON, plot titles, the replay command). A hunt's runs are short, so that was
 /// more than half of each run's time.
-pub fn run_judged(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunJudged, InputError> {
+pub fn run_judged(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunJudged, CliError> {
     let budget = Budget::default_budget();
     let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, trace, budget.max_events)?;
     let result = run_cached(loaded, &scenario, spec, estimate.events, trace, budget)?;
@@ -306,7 +279,7 @@ fn run_cached(
     estimate: u64,
     trace: bool,
     budget: Budget,
-) -> Result<RunResult, InputError> {
+) -> Result<RunResult, CliError> {
     thread_local! {
         static SETUP: std::cell::RefCell<Option<sim_core::world::SetupCache>> = const { std::cell::RefCell::new(None) };
     }
@@ -327,13 +300,13 @@ fn setup_error(
     loaded: &LoadedScenario,
     scenario: &sim_core::scenario::Scenario,
     spec: &sim_core::model::WorldSpec,
-    message: &str,
-) -> InputError {
-    match sim_core::world::SetupError::parse(message) {
-        Some(sim_core::world::SetupError::Object { index, message }) => {
-            scenario_error(loaded, &scenario.setup_object_error(spec, index, &message))
+    error: &SetupError,
+) -> CliError {
+    match error {
+        SetupError::Object { index, message } => {
+            scenario_error(loaded, &scenario.setup_object_error(spec, *index, message))
         }
-        None => InputError(format!("{}: {message}", loaded.path)),
+        SetupError::Spec(message) => CliError::input(format!("{}: {message}", loaded.path)),
     }
 }
 
@@ -346,7 +319,7 @@ fn run_world(
     estimate: u64,
     trace: bool,
     mut budget: Budget,
-) -> Result<RunResult, InputError> {
+) -> Result<RunResult, CliError> {
     let (hard_stop, trace_bound) = hard_stop(budget.max_events, estimate, trace);
     let mut progress = |t: u64, events: u64| {
         if let Some(p) = budget.progress.as_mut() {
@@ -355,7 +328,7 @@ fn run_world(
     };
     world.run_with(hard_stop, &mut progress).map_err(|stop| {
         if stop.stuck {
-            return InputError(format!(
+            return CliError::input(format!(
                 "{}: the run is stuck at {} of {} simulated: {} events in a row happened at that same instant \
                  without time moving on, so it would never end. Something loops without waiting: a zero (or \
                  near-zero) request_timeout, restart_delay or jitter_factor that a client retries at once. Give \
@@ -367,7 +340,7 @@ fn run_world(
             ));
         }
         if trace_bound {
-            return InputError(format!(
+            return CliError::input(format!(
                 "{}: the run reached {} events at {} of {} simulated, far above its estimate of {}; its trace \
                  is kept in memory, so a traced run stops here. Run it with --trace off to take it to the end \
                  (then --max-events bounds it)",
@@ -378,7 +351,7 @@ fn run_world(
                 group_digits(estimate),
             ));
         }
-        InputError(format!(
+        CliError::input(format!(
             "{}: the run reached its budget of {} events at {} of {} simulated (the estimate was lower); pass \
              --max-events {} or more to run it to the end",
             loaded.path,
@@ -394,395 +367,12 @@ fn run_world(
     })
 }
 
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// `trace.jsonl`: a header line, then one event per line.
-pub fn write_trace_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
-    let header = json!({
-        "kind": "header",
-        "schema": SCHEMA_VERSION,
-        "tool": "leasesim",
-        "version": env!("CARGO_PKG_VERSION"),
-        "scenario": out.scenario_name,
-        "seed": out.seed,
-        "unsafe_mode": out.unsafe_mode,
-        "nodes": out.result.node_names,
-        // Which Lease each node elects on, in the order of "nodes".
-        "node_leases": out.result.node_leases,
-        "replay": out.replay,
-        "trace": if out.traced { "on" } else { "off: run with --trace on for events" },
-    });
-    writeln!(w, "{header}")?;
-    for e in &out.result.trace {
-        e.write_json(&out.result.node_names, w)?;
-        w.write_all(b"\n")?;
-    }
-    Ok(())
-}
-
-/// The history checks of a traced run with a reconciler (`sim_core::history`).
-pub fn history_report(out: &RunOutput) -> Option<&sim_core::history::HistoryReport> {
-    out.history.as_ref()
-}
-
 fn check_history(result: &RunResult, traced: bool) -> Option<sim_core::history::HistoryReport> {
     if !traced || result.history.is_empty() {
         return None;
     }
     let windows: Vec<(u64, u64)> = result.dual_windows.iter().map(|w| (w.from, w.until)).collect();
     Some(sim_core::history::check(&result.history, &windows))
-}
-
-/// `summary.json`'s `history` block: the checks, overall and per reconciler mode.
-fn history_json(out: &RunOutput, h: &sim_core::history::HistoryReport) -> Value {
-    let ops = &out.result.history;
-    let mut modes: std::collections::BTreeMap<&str, (u64, u64, u64)> = std::collections::BTreeMap::new();
-    for op in ops.iter().filter(|o| o.kind == sim_core::history::OpKind::Write && o.outcome == "ok") {
-        modes.entry(op.mode).or_default().0 += 1;
-    }
-    for &i in &h.non_holder_writes {
-        modes.entry(ops[i].mode).or_default().1 += 1;
-    }
-    for &(_, w) in &h.lost_updates {
-        modes.entry(ops[w].mode).or_default().2 += 1;
-    }
-    let by_mode: serde_json::Map<String, Value> = modes
-        .into_iter()
-        .map(|(m, (w, n, l))| (m.to_string(), json!({"writes_applied": w, "non_holder_writes": n, "lost_updates": l})))
-        .collect();
-    json!({
-        "ops": ops.len(),
-        "non_holder_writes": h.non_holder_writes.len(),
-        "lost_updates": h.lost_updates.len(),
-        "dual_windows_corrupting": h.corrupting_windows,
-        "dual_windows_harmless": h.harmless_windows,
-        "by_mode": by_mode,
-    })
-}
-
-/// `history.jsonl`: one line per reconciler read or write of the protected object, in the order
-/// the server applied them (schema: docs/history.md).
-pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
-    let Some(h) = history_report(out) else { return Ok(()) };
-    let r = &out.result;
-    // Each op's lost-update links, gathered once (looked up per op they made the file quadratic
-    // in a run's writes): the first write that lost it, and the ones it overwrote, in the
-    // report's order.
-    let mut lost_by_of: Vec<Option<usize>> = vec![None; r.history.len()];
-    let mut overwrote_of: Vec<Vec<usize>> = vec![Vec::new(); r.history.len()];
-    for &(v, w) in &h.lost_updates {
-        lost_by_of[v].get_or_insert(w);
-        overwrote_of[w].push(v);
-    }
-    for (i, op) in r.history.iter().enumerate() {
-        let lost_by = lost_by_of[i];
-        let overwrote = std::mem::take(&mut overwrote_of[i]);
-        let line = json!({
-            "i": i,
-            "node": r.node_names[op.node],
-            "op": op.kind.name(),
-            "verb": op.verb,
-            "mode": op.mode,
-            "sent_ns": op.sent,
-            "applied_ns": op.applied,
-            "rv_before": op.rv_before,
-            "rv_after": op.rv_after,
-            "based_on": op.based_on,
-            "token": op.token,
-            "holder": op.holder,
-            "outcome": op.outcome,
-            "value": op.value,
-            // Indices in ascending order (`history::check` pushes them so).
-            "non_holder_write": h.non_holder_writes.binary_search(&i).is_ok(),
-            "lost": lost_by.is_some(),
-            "lost_by": lost_by,
-            "overwrote_unseen": overwrote,
-        });
-        serde_json::to_writer(&mut *w, &line)?;
-        w.write_all(b"\n")?;
-    }
-    Ok(())
-}
-
-/// `summary.json`.
-pub fn summary_json(out: &RunOutput) -> Value {
-    let actions: Vec<Value> = out
-        .result
-        .actions
-        .iter()
-        .map(|a| {
-            json!({
-                "name": a.name, "at_seconds": as_secs_f64(a.at), "code": a.code, "reason": a.reason,
-                "message": a.message, "kubectl_stderr": a.kubectl_stderr, "allowed": a.allowed,
-                "object": a.object,
-            })
-        })
-        .collect();
-    let windows: Vec<Value> = out
-        .result
-        .dual_windows
-        .iter()
-        .map(|w| json!({"from_seconds": as_secs_f64(w.from), "until_seconds": as_secs_f64(w.until), "seconds": w.seconds(), "leaders": w.leaders}))
-        .collect();
-    let mut summary = json!({
-        "tool": "leasesim",
-        "version": env!("CARGO_PKG_VERSION"),
-        "schema": SCHEMA_VERSION,
-        "scenario": out.scenario_name,
-        "seed": out.seed,
-        "unsafe_mode": out.unsafe_mode,
-        "replay": out.replay,
-        "duration_seconds": as_secs_f64(out.result.duration),
-        "events_processed": out.result.events_processed,
-        "config": out.effective,
-        "metrics": out.result.metrics,
-        "dual_leader_windows": windows,
-        "expectations": out.expectations.iter().map(|e| json!({"expect": e.text, "passed": e.passed, "seen": e.seen})).collect::<Vec<_>>(),
-        "actions": actions,
-    });
-    if let Some(h) = history_report(out) {
-        summary["history"] = history_json(out, h);
-    }
-    summary
-}
-
-/// `trace.perfetto.json` in the Chrome trace-event format (JSON object form). Tracks: one per
-/// node for its role (candidate / acting leader / down), one per node each for pauses and
-/// partitions (they overlap the role spans, and slices on one track must nest), and a global
-/// track for the API server. Timestamps are microseconds of true time.
-pub fn write_perfetto(out: &RunOutput, w: &mut dyn Write) -> std::io::Result<()> {
-    let r = &out.result;
-    let mut events = EventSink { w, first: true };
-    events.w.write_all(b"{\"traceEvents\":[")?;
-    let us = |ns: u64| ns as f64 / 1000.0;
-    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "process_name", "args": {"name": format!("leasesim {} seed={}{}", out.scenario_name, out.seed, if out.unsafe_mode { " UNSAFE" } else { "" })}}))?;
-    events.push(json!({"ph": "M", "pid": 1, "tid": 0, "name": "thread_name", "args": {"name": "API server"}}))?;
-    let track = |node: usize, lane: usize| (node as u64 + 1) * 10 + lane as u64;
-    for (i, name) in r.node_names.iter().enumerate() {
-        for (lane, suffix) in [(0, ""), (1, " · paused"), (2, " · partitioned")] {
-            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_name", "args": {"name": format!("{name}{suffix}")}}))?;
-            events.push(json!({"ph": "M", "pid": 1, "tid": track(i, lane), "name": "thread_sort_index", "args": {"sort_index": track(i, lane)}}))?;
-        }
-    }
-    let mut slices: Vec<(u64, u64, u64, &str)> = Vec::new(); // (tid, from, until, name)
-    // Each node's own spans: one pass over the fleet's, not one per node.
-    let by_node = crate::report::spans_by_node(r);
-    for (i, indices) in by_node.iter().enumerate() {
-        let own = || indices.iter().map(|&k| &r.spans[k]);
-        let running: Vec<_> = own().filter(|s| s.kind == SpanKind::Running).collect();
-        let leader: Vec<_> = own().filter(|s| s.kind == SpanKind::Leader).collect();
-        // Candidate = running minus leader; down = the gaps between running spans.
-        for run in &running {
-            let mut cursor = run.from;
-            for l in leader.iter().filter(|l| l.from < run.until && l.until > run.from) {
-                if l.from > cursor {
-                    slices.push((track(i, 0), cursor, l.from, "candidate"));
-                }
-                slices.push((track(i, 0), l.from.max(run.from), l.until.min(run.until), "acting leader"));
-                cursor = l.until.min(run.until);
-            }
-            if cursor < run.until {
-                slices.push((track(i, 0), cursor, run.until, "candidate"));
-            }
-        }
-        let mut cursor = 0;
-        for run in &running {
-            if run.from > cursor {
-                slices.push((track(i, 0), cursor, run.from, "down"));
-            }
-            cursor = run.until;
-        }
-        if cursor < r.duration && !running.is_empty() {
-            slices.push((track(i, 0), cursor, r.duration, "down"));
-        }
-        for s in own() {
-            match s.kind {
-                SpanKind::Paused => slices.push((track(i, 1), s.from, s.until, "paused")),
-                SpanKind::Partitioned => slices.push((track(i, 2), s.from, s.until, "partitioned")),
-                _ => {}
-            }
-        }
-    }
-    slices.sort_by_key(|a| (a.1, a.0));
-    for (tid, from, until, name) in slices {
-        events.push(json!({"ph": "X", "pid": 1, "tid": tid, "ts": us(from), "dur": us(until - from), "name": name, "cat": "state"}))?;
-    }
-    for w in &r.dual_windows {
-        events.push(json!({"ph": "X", "pid": 1, "tid": 0, "ts": us(w.from), "dur": us(w.until - w.from), "name": format!("DUAL LEADERS {:.3}s", w.seconds()), "cat": "split-brain", "args": {"leaders": w.leaders}}))?;
-    }
-    for e in &r.trace {
-        use sim_core::trace::TraceKind as K;
-        let tid = e.node.map(|n| track(n, 0)).unwrap_or(0);
-        let (name, scope): (String, &str) = match &e.kind {
-            K::Request { verb, resource, origin, .. } => (format!("{origin} {verb} {resource}"), "t"),
-            K::Response { code, .. } if *code >= 400 => (format!("response {code}"), "t"),
-            K::Timeout { .. } => ("timeout".into(), "t"),
-            K::Lost { dir, why, .. } => (format!("lost {dir} ({why})"), "t"),
-            K::ReconcileWrite { outcome, .. } => (format!("reconcile {outcome}"), "t"),
-            K::SplitBrainWrite { lease_holder, .. } => {
-                (format!("SPLIT-BRAIN WRITE (lease holder {lease_holder})"), "t")
-            }
-            K::LeaseChanged { holder, transitions, .. } => {
-                (format!("lease holder={holder:?} transitions={transitions}"), "g")
-            }
-            K::Note { note } => (note.name().to_string(), "t"),
-            K::Crash => ("crash".into(), "t"),
-            K::ClockStep { delta_ns } => (format!("clock step {delta_ns:+}ns"), "t"),
-            K::Action { name, code, .. } => (format!("action {name} → {code}"), "g"),
-            _ => continue,
-        };
-        // As json!({"ph", "pid", "tid", "ts", "s", "name", "cat"}) would write it, without the tree.
-        events.separate()?;
-        write!(events.w, "{{\"ph\":\"i\",\"pid\":1,\"tid\":{tid},\"ts\":")?;
-        serde_json::to_writer(&mut *events.w, &us(e.t)).map_err(std::io::Error::other)?;
-        write!(events.w, ",\"s\":\"{scope}\",\"name\":")?;
-        serde_json::to_writer(&mut *events.w, &name).map_err(std::io::Error::other)?;
-        write!(events.w, ",\"cat\":\"{}\"}}", e.kind.name())?;
-    }
-    for (t, v) in &r.transitions_series {
-        events.push(
-            json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "leaseTransitions", "args": {"value": v}}),
-        )?;
-    }
-    for (t, v) in &r.acting_series {
-        events.push(
-            json!({"ph": "C", "pid": 1, "tid": 0, "ts": us(*t), "name": "acting leaders", "args": {"value": v}}),
-        )?;
-    }
-    let metadata = json!({"tool": "leasesim", "version": env!("CARGO_PKG_VERSION"), "scenario": out.scenario_name, "seed": out.seed, "unsafe_mode": out.unsafe_mode, "replay": out.replay});
-    write!(events.w, "],\"displayTimeUnit\":\"ms\",\"metadata\":{metadata}}}")?;
-    Ok(())
-}
-
-/// Writes trace events one by one, so a long trace is never held as one JSON tree.
-struct EventSink<'a> {
-    w: &'a mut dyn Write,
-    first: bool,
-}
-
-impl EventSink<'_> {
-    fn push(&mut self, event: Value) -> std::io::Result<()> {
-        self.separate()?;
-        serde_json::to_writer(&mut *self.w, &event).map_err(std::io::Error::other)
-    }
-
-    /// The comma before every event but the first.
-    fn separate(&mut self) -> std::io::Result<()> {
-        if !self.first {
-            self.w.write_all(b",")?;
-        }
-        self.first = false;
-        Ok(())
-    }
-}
-
-/// The table printed after a run.
-pub fn summary_table(out: &RunOutput) -> String {
-    let m = &out.result.metrics;
-    let mut s = String::new();
-    s.push_str(&format!(
-        "scenario  {}  (seed {}){}\n",
-        out.scenario_name,
-        out.seed,
-        if out.unsafe_mode { "  UNSAFE configuration (teaching mode)" } else { "" }
-    ));
-    s.push_str(&format!(
-        "simulated {} in {} events\n\n",
-        format_duration(out.result.duration),
-        out.result.events_processed
-    ));
-    let history = history_report(out);
-    let mut rows = vec![
-        (
-            "dual-leader time",
-            format!(
-                "{:.3} s in {} window(s), longest {:.3} s",
-                m.dual_leader_seconds, m.dual_leader_windows, m.max_dual_leader_seconds
-            ),
-        ),
-        ("leaderless time", format!("{:.3} s", m.leaderless_seconds)),
-        (
-            "leaseTransitions",
-            if m.leases.len() > 1 {
-                format!("{} (sum over {} Leases, each below)", m.lease_transitions, m.leases.len())
-            } else {
-                m.lease_transitions.to_string()
-            },
-        ),
-        ("leader changes", m.leader_changes.to_string()),
-        ("API requests", m.api_requests.to_string()),
-        (
-            "failovers",
-            if m.failover_seconds.is_empty() {
-                "none".into()
-            } else {
-                m.failover_seconds.iter().map(|f| format!("{f:.3} s")).collect::<Vec<_>>().join(", ")
-            },
-        ),
-    ];
-    if let Some(h) = &history {
-        rows.push((
-            "protected object",
-            format!(
-                "{} non-holder write(s), {} lost update(s); dual windows: {} corrupted it, {} harmless",
-                h.non_holder_writes.len(),
-                h.lost_updates.len(),
-                h.corrupting_windows,
-                h.harmless_windows
-            ),
-        ));
-    }
-    for (k, v) in rows {
-        s.push_str(&format!("  {k:<18} {v}\n"));
-    }
-    s.push('\n');
-    if m.leases.len() > 1 {
-        let lw = m.leases.keys().map(|k| k.chars().count()).max().unwrap_or(5).max(5);
-        let groups = crate::report::groups_by_key(&out.lease_groups);
-        let settings = |key: &str| groups.get(key).map(|g| g.label.clone()).unwrap_or_default();
-        let sw = m.leases.keys().map(|k| settings(k).chars().count()).max().unwrap_or(8).max(8);
-        s.push_str(&format!(
-            "  {:<lw$}  {:<sw$}  {:>9}  {:>7}  {:>11}  {:>11}\n",
-            "Lease", "settings", "dual s", "windows", "leaderless s", "transitions"
-        ));
-        for (key, l) in &m.leases {
-            s.push_str(&format!(
-                "  {:<lw$}  {:<sw$}  {:>9.3}  {:>7}  {:>11.3}  {:>11}\n",
-                key,
-                settings(key),
-                l.dual_leader_seconds,
-                l.dual_leader_windows,
-                l.leaderless_seconds,
-                l.lease_transitions
-            ));
-        }
-        s.push('\n');
-    }
-    let width = m.nodes.keys().map(|k| k.len()).max().unwrap_or(4).max(4);
-    s.push_str(&format!(
-        "  {:<width$}  {:>9}  {:>5}  {:>8}  {:>9}  {:>11}\n",
-        "node", "leader s", "acq", "writes", "conflicts", "split-brain"
-    ));
-    for (name, n) in &m.nodes {
-        s.push_str(&format!(
-            "  {name:<width$}  {:>9.3}  {:>5}  {:>8}  {:>9}  {:>11}\n",
-            n.acting_leader_seconds, n.acquisitions, n.writes_accepted, n.conflicts, n.split_brain_writes
-        ));
-    }
-    if !out.expectations.is_empty() {
-        s.push_str("\nexpectations\n");
-        for e in &out.expectations {
-            // The full text is in summary.json; the table keeps each line readable.
-            let seen = if e.seen.chars().count() > 160 {
-                format!("{}…", e.seen.chars().take(160).collect::<String>())
-            } else {
-                e.seen.clone()
-            };
-            s.push_str(&format!("  {}  {}   ({seen})\n", if e.passed { "PASS" } else { "FAIL" }, e.text));
-        }
-    }
-    s.push_str(&format!("\nreplay: {}\n", out.replay));
-    s
 }
 
 /// Where two traces first differ, for `--check-determinism`.
@@ -802,45 +392,6 @@ pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
     None
 }
 
-/// The plots (in `format`) and `report.html` of a run, as `(file name, bytes)`.
-pub fn report_files(out: &RunOutput, format: crate::report::ImageFormat) -> Result<Vec<(String, Vec<u8>)>, String> {
-    use crate::report::{self, PlotMeta, ReportParts};
-    let meta = PlotMeta {
-        scenario: out.scenario_name.clone(),
-        subtitle: out.subtitle.clone(),
-        unsafe_mode: out.unsafe_mode,
-        leases: out.lease_groups.clone(),
-    };
-    // Drawn once: the SVG files and the report's embedded plots are the same text.
-    let timeline_svg = report::timeline_svg(&out.result, &meta)?;
-    let transitions_svg = report::transitions_svg(&out.result, &meta)?;
-    let svgs = format.wants_svg().then(|| (timeline_svg.clone(), transitions_svg.clone()));
-    let mut files: Vec<(String, Vec<u8>)> = report::plot_files_with(&out.result, &meta, format, svgs)?
-        .into_iter()
-        .map(|f| (f.file_name, f.bytes))
-        .collect();
-    let parts = ReportParts {
-        scenario: out.scenario_name.clone(),
-        description: out.description.clone(),
-        parameters: vec![
-            ("parameters".into(), out.subtitle.clone()),
-            ("seed".into(), out.seed.to_string()),
-            ("simulated".into(), format_duration(out.result.duration)),
-            ("unsafe mode".into(), if out.unsafe_mode { "yes (teaching)".into() } else { "no".into() }),
-        ],
-        metrics: report::summary_metric_rows(&out.result.metrics),
-        node_table: report::node_metric_table(&out.result.metrics),
-        lease_table: report::lease_metric_table(&out.result.metrics, &out.lease_groups),
-        expectations: out.expectations.iter().map(|e| (e.text.clone(), e.passed, e.seen.clone())).collect(),
-        replay_command: out.replay.clone(),
-        unsafe_mode: out.unsafe_mode,
-        timeline_svg,
-        transitions_svg,
-    };
-    files.push(("report.html".into(), report::report_html(&parts).into_bytes()));
-    Ok(files)
-}
-
 /// Starts the scenario from a real cluster's Leases: each Lease of the dump is created before the
 /// run (holder, duration, times and transitions as dumped), and true time 0 is placed at the
 /// dump's latest renewTime, so the run shows what happens next to those Leases. A relative path
@@ -849,7 +400,7 @@ pub fn start_from_cluster(
     scenario: &mut sim_core::scenario::Scenario,
     scenario_path: &str,
     dump: &str,
-) -> Result<(), InputError> {
+) -> Result<(), CliError> {
     let mut path = std::path::PathBuf::from(dump);
     if !path.exists()
         && let Some(dir) = std::path::Path::new(scenario_path).parent()
@@ -860,9 +411,9 @@ pub fn start_from_cluster(
         }
     }
     let leases =
-        crate::lease_tools::read_lease_files(&[&path]).map_err(|e| InputError(format!("--from-cluster: {e}")))?;
+        crate::lease_tools::read_lease_files(&[&path]).map_err(|e| CliError::input(format!("--from-cluster: {e}")))?;
     if leases.is_empty() {
-        return Err(InputError(format!("--from-cluster: {} holds no Lease", path.display())));
+        return Err(CliError::input(format!("--from-cluster: {} holds no Lease", path.display())));
     }
     let latest = leases.iter().map(|l| l.renew_time).max().expect("non-empty");
     scenario.epoch = Some(latest.to_rfc3339());

@@ -3,17 +3,9 @@
 
 use sim_core::scenario::{Scenario, ScenarioError, did_you_mean, display_path, known_keys};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// An input problem, already rendered for a person (`file:line:col: message`, then the line).
-#[derive(Debug, Clone, PartialEq)]
-pub struct InputError(pub String);
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use crate::error::CliError;
 
 /// A loaded scenario with where it came from.
 #[derive(Debug)]
@@ -67,26 +59,27 @@ pub fn span_of_path(source: &str, path: &[String]) -> Option<Range<usize>> {
     best
 }
 
-pub fn read_file(path: &Path) -> Result<String, InputError> {
+pub fn read_file(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|e| {
         let what = if e.kind() == std::io::ErrorKind::NotFound { "no such file".to_string() } else { e.to_string() };
-        InputError(format!("{}: cannot read the scenario: {what}", path.display()))
+        CliError::input(format!("{}: cannot read the scenario: {what}", path.display()))
     })
 }
 
 /// Parses `source` (from `path`), applies `--set` overrides and deserialises the scenario.
-pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScenario, InputError> {
+pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScenario, CliError> {
     let scenario = if overrides.is_empty() {
-        toml::from_str::<Scenario>(source).map_err(|e| InputError(toml_error(path, source, &e)))?
+        toml::from_str::<Scenario>(source).map_err(|e| CliError::input(toml_error(path, source, &e)))?
     } else {
-        let mut table: toml::Table = toml::from_str(source).map_err(|e| InputError(toml_error(path, source, &e)))?;
+        let mut table: toml::Table =
+            toml::from_str(source).map_err(|e| CliError::input(toml_error(path, source, &e)))?;
         for o in overrides {
-            apply_override(&mut table, o).map_err(|m| InputError(format!("--set {o}: {m}")))?;
+            apply_override(&mut table, o).map_err(|m| CliError::input(format!("--set {o}: {m}")))?;
         }
         let value = toml::Value::Table(table);
         value
             .try_into::<Scenario>()
-            .map_err(|e| InputError(format!("{path} with --set {}: {}", overrides.join(" --set "), e.message())))?
+            .map_err(|e| CliError::input(format!("{path} with --set {}: {}", overrides.join(" --set "), e.message())))?
     };
     Ok(LoadedScenario { path: path.to_string(), source: source.to_string(), scenario, overrides: overrides.to_vec() })
 }
@@ -122,7 +115,7 @@ fn toml_error(path: &str, source: &str, e: &toml::de::Error) -> String {
 }
 
 /// Renders a semantic error at the key it names.
-pub fn scenario_error(loaded: &LoadedScenario, e: &ScenarioError) -> InputError {
+pub fn scenario_error(loaded: &LoadedScenario, e: &ScenarioError) -> CliError {
     // A key set with --set is reported against the override, not the file's old value.
     let shown = sim_core::scenario::display_path(&e.path);
     if let Some(o) = loaded.overrides.iter().find(|o| {
@@ -130,11 +123,11 @@ pub fn scenario_error(loaded: &LoadedScenario, e: &ScenarioError) -> InputError 
         !key.is_empty()
             && (shown == key || shown.starts_with(&format!("{key}.")) || shown.starts_with(&format!("{key}[")))
     }) {
-        return InputError(format!("{}: {shown}: {} (set by --set {o})", loaded.path, e.message));
+        return CliError::input(format!("{}: {shown}: {} (set by --set {o})", loaded.path, e.message));
     }
     let span = span_of_path(&loaded.source, &e.path);
     let message = format!("{}: {}", display_path(&e.path), e.message);
-    InputError(located(&loaded.path, &loaded.source, span, &message))
+    CliError::input(located(&loaded.path, &loaded.source, span, &message))
 }
 
 /// `key.path=value`: sets a value in the document. Path segments are table keys, array indices,
@@ -237,6 +230,43 @@ fn key_context(key: &str) -> &'static str {
     }
 }
 
+/// A file path as given, or `scenarios/<name>.toml` for a shipped scenario's name (sweeps need
+/// the file itself: they hash its text).
+pub fn resolve_scenario(name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    let shipped = PathBuf::from(crate::shipped::repo_path(name));
+    if !p.exists() && !name.contains('/') && !name.ends_with(".toml") && shipped.exists() { shipped } else { p }
+}
+
+/// Loads a scenario file, or a shipped scenario by name: `scenarios/<name>.toml` when it is
+/// there (the repository), else the copy compiled into the binary.
+pub fn load_named(name: &str, overrides: &[String]) -> Result<LoadedScenario, CliError> {
+    let path = PathBuf::from(name);
+    let looks_like_path = name.contains('/') || name.ends_with(".toml");
+    if path.is_file() || looks_like_path {
+        if path.is_dir() {
+            return Err(CliError::input(format!("{name}: is a directory, not a scenario file")));
+        }
+        let source = read_file(&path)?;
+        return load(&path.display().to_string(), &source, overrides);
+    }
+    let in_repo = PathBuf::from(crate::shipped::repo_path(name));
+    if in_repo.is_file() {
+        let source = read_file(&in_repo)?;
+        return load(&in_repo.display().to_string(), &source, overrides);
+    }
+    match crate::shipped::find(name) {
+        Some(source) => load(name, source, overrides),
+        None => {
+            let names = crate::shipped::SHIPPED.iter().map(|(n, _)| *n);
+            let hint = sim_core::scenario::did_you_mean(name, names);
+            Err(CliError::input(format!(
+                "{name}: no such scenario file, and no shipped scenario has that name{hint}; `leasesim list` shows them"
+            )))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,14 +289,14 @@ mod tests {
     #[test]
     fn unknown_override_keys_get_a_did_you_mean() {
         let e = load("s.toml", SMALL, &["defaults.renew_dedline=8s".into()]).unwrap_err();
-        assert!(e.0.contains("did you mean \"renew_deadline\""), "{e}");
+        assert!(e.message.contains("did you mean \"renew_deadline\""), "{e}");
     }
 
     #[test]
     fn toml_errors_say_file_line_and_column() {
         let e = load("s.toml", "name = \"x\"\ndescription = \"d\"\nduration = 5\n[[nodes]]\n", &[]).unwrap_err();
-        assert!(e.0.starts_with("s.toml:3:12: "), "{e}");
-        assert!(e.0.contains("has no unit"), "{e}");
+        assert!(e.message.starts_with("s.toml:3:12: "), "{e}");
+        assert!(e.message.contains("has no unit"), "{e}");
     }
 
     #[test]

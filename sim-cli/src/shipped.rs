@@ -66,7 +66,7 @@ pub fn find(name: &str) -> Option<&'static str> {
 
 /// The text of a scenario named by a path, or by the name of a shipped scenario when no such
 /// file exists (then the name is also what replay commands say: `leasesim run NAME` finds it).
-pub fn read_scenario(path: &std::path::Path) -> Result<String, crate::scenario_file::InputError> {
+pub fn read_scenario(path: &std::path::Path) -> Result<String, crate::scenario_file::CliError> {
     if !path.exists()
         && let Some(name) = path.to_str().filter(|n| !n.contains('/') && !n.ends_with(".toml"))
         && let Some(text) = find(name)

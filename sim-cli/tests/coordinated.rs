@@ -15,8 +15,8 @@ fn repo() -> PathBuf {
 fn run_file(path: &str, sets: &[&str]) -> RunOutput {
     let source = std::fs::read_to_string(repo().join(path)).unwrap();
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = scenario_file::load(path, &source, &sets).unwrap_or_else(|e| panic!("{}", e.0));
-    run::run(&loaded, None, true).unwrap_or_else(|e| panic!("{}", e.0))
+    let loaded = scenario_file::load(path, &source, &sets).unwrap_or_else(|e| panic!("{}", e.message));
+    run::run(&loaded, None, true).unwrap_or_else(|e| panic!("{}", e.message))
 }
 
 fn node(out: &RunOutput, name: &str) -> usize {
@@ -101,8 +101,8 @@ fn coordinated_nodes_need_client_go_v0_31_and_valid_versions() {
     let refused = |sets: &[&str]| {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         match scenario_file::load("t.toml", &source, &sets) {
-            Err(e) => e.0,
-            Ok(l) => run::run(&l, None, false).err().expect("refused").0,
+            Err(e) => e.message,
+            Ok(l) => run::run(&l, None, false).err().expect("refused").message,
         }
     };
     assert!(refused(&["defaults.client_go=v0.30"]).contains("needs client-go v0.31 or later"));

@@ -7,18 +7,18 @@ use sim_core::trace::TraceKind;
 
 fn run_with(source: &str, sets: &[&str], seed: u64) -> RunOutput {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    let loaded = scenario_file::load("test.toml", source, &sets).unwrap_or_else(|e| panic!("{}", e.0));
-    run::run(&loaded, Some(seed), true).unwrap_or_else(|e| panic!("{}", e.0))
+    let loaded = scenario_file::load("test.toml", source, &sets).unwrap_or_else(|e| panic!("{}", e.message));
+    run::run(&loaded, Some(seed), true).unwrap_or_else(|e| panic!("{}", e.message))
 }
 
 fn refused(source: &str) -> String {
     let loaded = match scenario_file::load("test.toml", source, &[]) {
         Ok(l) => l,
-        Err(e) => return e.0,
+        Err(e) => return e.message,
     };
     match run::run(&loaded, Some(1), false) {
         Ok(_) => panic!("the scenario ran"),
-        Err(e) => e.0,
+        Err(e) => e.message,
     }
 }
 
@@ -341,7 +341,7 @@ fn leader_events_are_recorded_and_readable_by_a_list_action() {
     assert_eq!(event["reason"], "LeaderElection");
     assert_eq!(event["involvedObject"]["kind"], "Lease");
     assert!(event["metadata"]["name"].as_str().unwrap().starts_with("ctl."));
-    let summary = run::summary_json(&v37);
+    let summary = sim_cli::outputs::summary_json(&v37);
     assert_eq!(summary["actions"][0]["object"]["kind"], "EventList");
     let v26 = run_with(&source, &["defaults.client_go=v0.26"], 1);
     assert_eq!(messages(&v26), ["a became leader", "b became leader"]);

@@ -17,8 +17,8 @@ fn split_brain(mode: &str) -> RunOutput {
         format!("defaults.reconciler.mode={mode}"),
         "defaults.network={ latency = { uniform = [\"50ms\", \"400ms\"] } }".to_string(),
     ];
-    let loaded = scenario_file::load("split-brain.toml", &source, &sets).unwrap_or_else(|e| panic!("{}", e.0));
-    run::run(&loaded, Some(1), true).unwrap_or_else(|e| panic!("{}", e.0))
+    let loaded = scenario_file::load("split-brain.toml", &source, &sets).unwrap_or_else(|e| panic!("{}", e.message));
+    run::run(&loaded, Some(1), true).unwrap_or_else(|e| panic!("{}", e.message))
 }
 
 /// `update` (read, then write with no precondition): the deposed leader's writes land while the
@@ -26,7 +26,7 @@ fn split_brain(mode: &str) -> RunOutput {
 #[test]
 fn an_unguarded_read_modify_write_loses_updates_and_the_overlap_corrupts() {
     let out = split_brain("update");
-    let h = run::history_report(&out).expect("a traced run with a reconciler has a history");
+    let h = sim_cli::outputs::history_report(&out).expect("a traced run with a reconciler has a history");
     assert!(!h.non_holder_writes.is_empty(), "{h:?}");
     assert!(!h.lost_updates.is_empty(), "{h:?}");
     assert_eq!((h.corrupting_windows, h.harmless_windows), (1, 0));
@@ -45,7 +45,7 @@ fn an_unguarded_read_modify_write_loses_updates_and_the_overlap_corrupts() {
 fn a_fenced_update_makes_the_same_overlap_harmless() {
     let out = split_brain("fenced-update");
     assert!(out.result.metrics.dual_leader_seconds > 5.0);
-    let h = run::history_report(&out).unwrap();
+    let h = sim_cli::outputs::history_report(&out).unwrap();
     assert_eq!(h.violations(), 0, "{h:?}");
     assert_eq!((h.corrupting_windows, h.harmless_windows), (0, 1));
 }
@@ -55,7 +55,7 @@ fn a_fenced_update_makes_the_same_overlap_harmless() {
 #[test]
 fn blind_applies_are_non_holder_writes_but_not_lost_updates() {
     let out = split_brain("apply-force");
-    let h = run::history_report(&out).unwrap();
+    let h = sim_cli::outputs::history_report(&out).unwrap();
     assert!(h.lost_updates.is_empty());
     assert!(!h.non_holder_writes.is_empty());
     assert!(out.result.history.iter().all(|op| op.based_on.is_none()));

@@ -7,7 +7,7 @@ use sim_cli::scenario_file;
 
 fn load(body: &str) -> scenario_file::LoadedScenario {
     let source = format!("name = \"m\"\ndescription = \"m\"\n{body}");
-    scenario_file::load("m.toml", &source, &[]).unwrap_or_else(|e| panic!("{}", e.0))
+    scenario_file::load("m.toml", &source, &[]).unwrap_or_else(|e| panic!("{}", e.message))
 }
 
 /// A Retry-After resend held back by a pause of its process past the request's deadline: the
@@ -37,14 +37,14 @@ probability = 0.5
 "#,
     );
     for seed in 0..=8 {
-        run::run(&loaded, Some(seed), true).unwrap_or_else(|e| panic!("seed {seed}: {}", e.0));
+        run::run(&loaded, Some(seed), true).unwrap_or_else(|e| panic!("seed {seed}: {}", e.message));
     }
 }
 
 fn stuck(body: &str) -> String {
     match run::run(&load(body), Some(1), true) {
         Ok(_) => panic!("the run ended"),
-        Err(e) => e.0,
+        Err(e) => e.message,
     }
 }
 

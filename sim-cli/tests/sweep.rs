@@ -83,7 +83,7 @@ fn a_resumed_sweep_equals_an_uninterrupted_one() {
     std::fs::write(&runs, text).unwrap();
     // Without --resume the directory is refused and left alone.
     let refused = run_sweep(&spec, &opts(&resumed, 2)).unwrap_err();
-    assert!(refused.0.contains("--resume"), "{refused}");
+    assert!(refused.message.contains("--resume"), "{refused}");
     let second = run_sweep(&spec, &RunOptions { resume: true, ..opts(&resumed, 1) }).unwrap();
     assert_eq!((second.ran, second.done), (5, 9));
     assert_same_outputs(&whole, &resumed);
@@ -108,17 +108,17 @@ fn three_merged_shards_equal_one_machine() {
 
     // Refusals: a missing shard, a duplicated one, a shard of another sweep, a used --out.
     let e = merge(&shard_dirs[..2], &tmp.path().join("m1")).unwrap_err();
-    assert!(e.0.contains("missing shard(s) 2 of 3"), "{e}");
+    assert!(e.message.contains("missing shard(s) 2 of 3"), "{e}");
     let e = merge(&[shard_dirs[0].clone(), shard_dirs[0].clone(), shard_dirs[1].clone()], &tmp.path().join("m2"))
         .unwrap_err();
-    assert!(e.0.contains("given twice"), "{e}");
+    assert!(e.message.contains("given twice"), "{e}");
     let other = tmp.path().join("other");
     let other_spec = drift_spec("150000,500000", "1..=5");
     run_sweep(&other_spec, &RunOptions { shard: Some(Shard::new(2, 3).unwrap()), ..opts(&other, 1) }).unwrap();
     let e = merge(&[shard_dirs[0].clone(), shard_dirs[1].clone(), other], &tmp.path().join("m3")).unwrap_err();
-    assert!(e.0.contains("different sweeps"), "{e}");
+    assert!(e.message.contains("different sweeps"), "{e}");
     let e = merge(&shard_dirs, &merged).unwrap_err();
-    assert!(e.0.contains("not empty"), "{e}");
+    assert!(e.message.contains("not empty"), "{e}");
     for name in ["m1", "m2", "m3"] {
         assert!(!tmp.path().join(name).exists(), "a refused merge leaves nothing behind");
     }
@@ -133,7 +133,7 @@ fn an_unfinished_shard_is_refused() {
     let partial = RunOptions { shard: Some(Shard::new(1, 2).unwrap()), max_runs: Some(1), ..opts(&dirs[1], 1) };
     run_sweep(&spec, &partial).unwrap();
     let e = merge(&dirs, &tmp.path().join("m")).unwrap_err();
-    assert!(e.0.contains("unfinished"), "{e}");
+    assert!(e.message.contains("unfinished"), "{e}");
 }
 
 /// A finished shard whose runs.csv was cut short afterwards (its last row has no newline) is
@@ -150,7 +150,7 @@ fn a_shard_with_a_cut_off_last_row_is_refused() {
     let text = std::fs::read(&rows).unwrap();
     std::fs::write(&rows, &text[..text.len() - 20]).unwrap();
     let e = merge(&dirs, &tmp.path().join("m")).unwrap_err();
-    assert!(e.0.contains("last row is cut off"), "{e}");
+    assert!(e.message.contains("last row is cut off"), "{e}");
     assert!(!tmp.path().join("m").exists());
 }
 
@@ -189,7 +189,7 @@ fn a_sweep_stopped_before_its_first_row_starts_again_in_the_same_folder() {
     std::fs::create_dir_all(&c).unwrap();
     std::fs::write(c.join("sweep.json"), "{\"mine\": true}").unwrap();
     let e = run_sweep(&spec, &opts(&c, 1)).unwrap_err();
-    assert!(e.0.contains("holds another sweep"), "{e}");
+    assert!(e.message.contains("holds another sweep"), "{e}");
     assert_eq!(read(&c, "sweep.json"), b"{\"mine\": true}");
 }
 

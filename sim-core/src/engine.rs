@@ -80,7 +80,8 @@ impl<E: Copy> Packed<E> {
     /// brings back the piecewise copy `Packed` exists to avoid.
     #[inline(always)]
     pub fn get(&self) -> &E {
-        // SAFETY: a `Packed` is only ever built by `new` from an `E`; the `u128` is never read.
+        // SAFETY: every `Packed` holds a valid `E`: `new` writes one, and the caller of
+        // `from_word` promised that its word's bytes are one.
         unsafe { &self.event }
     }
 }
@@ -94,7 +95,14 @@ impl<E: Copy> Packed<E> {
 /// forwarded from several narrower stores still on their way to the cache, and waits for them
 /// (under `perf`, a sixth of the event loop's own samples). A load fully inside one earlier
 /// store of the same width is forwarded at once.
-pub trait QueueEvent: Copy {
+///
+/// # Safety
+///
+/// With `WHOLE` true the queue reads a packed event's 16 bytes as one `u128`, so every `pack`
+/// must return [`Packed::from_word`] of a word whose bytes are those of a valid event (padding
+/// included: `Packed::new` leaves it uninitialised), and the type must be at most 16 bytes.
+/// With `WHOLE` false (the default) the defaults are sound: `unsafe impl QueueEvent for T {}`.
+pub unsafe trait QueueEvent: Copy {
     /// Every `pack` builds its whole word (`Packed::from_word`).
     const WHOLE: bool = false;
 
@@ -104,10 +112,14 @@ pub trait QueueEvent: Copy {
     }
 }
 
-impl QueueEvent for () {}
-impl QueueEvent for u32 {}
-impl QueueEvent for &str {}
-impl<A: Copy, B: Copy> QueueEvent for (A, B) {}
+// SAFETY: `WHOLE` is false and `pack` is the default.
+unsafe impl QueueEvent for () {}
+// SAFETY: as above.
+unsafe impl QueueEvent for u32 {}
+// SAFETY: as above.
+unsafe impl QueueEvent for &str {}
+// SAFETY: as above.
+unsafe impl<A: Copy, B: Copy> QueueEvent for (A, B) {}
 
 /// Writes `word` with one 16-byte store (two 8-byte stores where SSE2 is not there).
 #[inline(always)]
@@ -208,9 +220,11 @@ impl<E: QueueEvent> EventQueue<E> {
         if !E::WHOLE {
             return self.set(i, entry);
         }
+        const { assert!(std::mem::size_of::<E>() <= 16, "a WHOLE event is at most 16 bytes") };
         let dst = self.slot_mut(i) as *mut u128;
         // SAFETY: `Entry` is `repr(C)`: the key, then the event, 16 bytes each. The event's
-        // `u128` is read only when `E::WHOLE` says every pack wrote it whole.
+        // `u128` is read only when `E::WHOLE`, whose implementer (an `unsafe impl`) promised
+        // that every pack writes all 16 bytes.
         unsafe {
             store_word(dst, entry.key);
             store_word(dst.add(1), entry.event._whole);

@@ -92,6 +92,9 @@ pub enum TraceKind {
         code: u16,
         outcome: &'static str,
         message: String,
+        /// For an apply conflict with one manager: the field manager that owns the field. Not
+        /// written into the trace: the message names it.
+        owner: Option<String>,
     },
     SplitBrainWrite {
         id: u64,
@@ -294,7 +297,7 @@ impl TraceEvent {
                 string(w, holder)?;
                 write!(w, ",\"transitions\":{transitions},\"rv\":{rv}")?;
             }
-            TraceKind::ReconcileWrite { id, code, outcome, message } => {
+            TraceKind::ReconcileWrite { id, code, outcome, message, .. } => {
                 write!(w, ",\"id\":{id},\"code\":{code},\"outcome\":\"{outcome}\",\"message\":")?;
                 string(w, message)?;
             }
@@ -388,7 +391,7 @@ impl TraceEvent {
             TraceKind::LeaseChanged { lease, holder, transitions, rv } => {
                 json!({ "lease": &**lease, "holder": &**holder, "transitions": transitions, "rv": rv })
             }
-            TraceKind::ReconcileWrite { id, code, outcome, message } => {
+            TraceKind::ReconcileWrite { id, code, outcome, message, .. } => {
                 json!({ "id": id, "code": code, "outcome": outcome, "message": message })
             }
             TraceKind::SplitBrainWrite { id, lease_holder } => json!({ "id": id, "lease_holder": &**lease_holder }),

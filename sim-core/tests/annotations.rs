@@ -12,7 +12,7 @@ use sim_core::world::{SpanKind, World};
 
 #[test]
 fn annotations_put_on_a_lease_before_the_run_survive_every_electors_writes() {
-    for algorithm in Algorithm::ALL {
+    for &algorithm in Algorithm::ALL {
         let mut spec = WorldSpec::basic(7, 2, algorithm, secs(90));
         spec.nodes[1].start_at = secs(1);
         spec.faults.push(TimedFault { at: secs(30), target: Target::Node(0), kind: FaultKind::Crash });

@@ -130,24 +130,27 @@ fn rust_crates_validate_as_their_sources_do() {
     let klm = Algorithm::KubeLeaseManager;
     assert_eq!(with(klm, secs(30), 0, 0, secs(5)), Ok(()));
     assert_eq!(
-        with(klm, secs(30), 0, 0, secs(30)).unwrap_err(),
+        with(klm, secs(30), 0, 0, secs(30)).unwrap_err().message,
         "grace period should be less than lease lock duration"
     );
     assert_eq!(
-        with(klm, secs(30), 0, 0, millis(500)).unwrap_err(),
+        with(klm, secs(30), 0, 0, millis(500)).unwrap_err().message,
         "duration and grace period should be greater than zero"
     );
     let kc = Algorithm::KubeCoordinate;
     assert_eq!(with(kc, secs(15), secs(10), secs(2), 0), Ok(()));
     assert_eq!(
-        with(kc, secs(10), secs(10), secs(2), 0).unwrap_err(),
+        with(kc, secs(10), secs(10), secs(2), 0).unwrap_err().message,
         "lease_duration must be greater than renew_deadline"
     );
     assert_eq!(
-        with(kc, secs(15), millis(2_400), secs(2), 0).unwrap_err(),
+        with(kc, secs(15), millis(2_400), secs(2), 0).unwrap_err().message,
         "renew_deadline must be greater than retry_period*1.2"
     );
-    assert_eq!(with(kc, secs(15), secs(10), millis(800), 0).unwrap_err(), "retry_period must be at least 1 second");
+    assert_eq!(
+        with(kc, secs(15), secs(10), millis(800), 0).unwrap_err().message,
+        "retry_period must be at least 1 second"
+    );
     assert_eq!(with(Algorithm::Kubert, secs(5), secs(10), secs(20), secs(9)), Ok(()));
     assert_eq!(with(Algorithm::KubeLeaderElection, secs(5), secs(10), secs(20), 0), Ok(()));
 }

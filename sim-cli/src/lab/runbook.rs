@@ -40,7 +40,7 @@ pub struct RunbookNumbers {
 }
 
 fn run(spec: WorldSpec) -> Result<RunResult, String> {
-    Ok(World::new(spec)?.run())
+    Ok(World::new(spec).map_err(|e| e.to_string())?.run())
 }
 
 /// Three client-go replicas on the lab's Lease; the leader is cut off from the API server at

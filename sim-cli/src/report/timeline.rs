@@ -74,13 +74,6 @@ struct NodeMarks {
     split_brain_writes: Vec<Nanos>,
 }
 
-/// The manager an apply conflict names: `Apply failed with 1 conflict: conflict with "safe-0": …`
-/// (the API server's wording, `fieldmanager.NewConflictError`).
-fn conflict_owner(message: &str) -> Option<String> {
-    let rest = &message[message.find("conflict with \"")? + "conflict with \"".len()..];
-    Some(rest[..rest.find('"')?].to_string())
-}
-
 fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
     let mut marks: Vec<NodeMarks> = (0..r.node_names.len()).map(|_| NodeMarks::default()).collect();
     // Responses carry only the request id; the request says whether the elector sent it, and only
@@ -100,8 +93,8 @@ fn node_marks(r: &RunResult) -> Vec<NodeMarks> {
             TraceKind::Response { id, code: 409 } if from_elector.get(*id as usize) == Some(&true) => {
                 marks[node].lease_conflicts.push(e.t)
             }
-            TraceKind::ReconcileWrite { outcome: "conflict", message, .. } => {
-                marks[node].write_conflicts.push((e.t, conflict_owner(message)))
+            TraceKind::ReconcileWrite { outcome: "conflict", owner, .. } => {
+                marks[node].write_conflicts.push((e.t, owner.clone()))
             }
             TraceKind::SplitBrainWrite { .. } => marks[node].split_brain_writes.push(e.t),
             TraceKind::Note { note: Note::FailedToRenew } => marks[node].failed_renewals.push(e.t),
@@ -513,9 +506,9 @@ impl TimelineLayout {
             notes.push(format!(
                 "Showing {leases_shown} of {} Leases ({} of {} nodes), those with two leaders first; \
                  summary.json has every one.",
-                crate::run::group_digits(leases.len() as u64),
-                crate::run::group_digits(node_shown.iter().filter(|&&s| s).count() as u64),
-                crate::run::group_digits(nodes as u64),
+                crate::format::group_digits(leases.len() as u64),
+                crate::format::group_digits(node_shown.iter().filter(|&&s| s).count() as u64),
+                crate::format::group_digits(nodes as u64),
             ));
         }
         if omitted > 0 {

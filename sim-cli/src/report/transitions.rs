@@ -170,7 +170,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, r: &RunResult, meta: 
             format!(
                 " ({} of {} Leases, those with two leaders first)",
                 all.len(),
-                crate::run::group_digits(total as u64)
+                crate::format::group_digits(total as u64)
             )
         } else {
             String::new()

@@ -10,7 +10,7 @@ use super::spec::{SweepSpec, VARIABLE_METRIC_PREFIX};
 use super::summary::finish;
 use crate::run;
 use crate::run::replay_command;
-use crate::scenario_file::InputError;
+use crate::scenario_file::CliError;
 use serde_json::Value;
 use sim_core::scenario::did_you_mean;
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ fn pretty(v: &Value) -> String {
 
 /// The metric columns of `runs.csv`: every metric of the sweep's first run (its key set is the
 /// same for every run of a scenario with these nodes), plus `transitions_per_hour`.
-fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, InputError> {
+fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     let loaded = spec.load_point(0)?;
     let mut out = run::run(&loaded, Some(spec.seeds.0), false)?;
     let mut columns: Vec<String> = run_metrics(&mut out.metric_values, &out.result).into_keys().collect();
@@ -96,9 +96,9 @@ fn header(spec: &SweepSpec, columns: &[String]) -> String {
 }
 
 /// One `runs.csv` line (without the newline).
-fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, InputError> {
+fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, CliError> {
     let (point, seed) = spec.run_of(run);
-    let within = |e: InputError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
+    let within = |e: CliError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
     let loaded = spec.load_point_cached(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
     let mut out = run::run_metrics(&loaded, Some(seed), budget).map_err(within)?;
@@ -164,7 +164,7 @@ const LOCK_FILE: &str = ".leasesim-sweep.lock";
 /// Takes an advisory lock on `out` for the life of the returned file: a second sweep (or a
 /// `--resume` started while the first still runs) is refused instead of interleaving rows. The
 /// kernel drops the lock when the process dies, so a killed sweep never blocks its `--resume`.
-pub(super) fn lock_out_dir(out: &Path) -> Result<std::fs::File, InputError> {
+pub(super) fn lock_out_dir(out: &Path) -> Result<std::fs::File, CliError> {
     let path = out.join(LOCK_FILE);
     let file =
         OpenOptions::new().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, "open", e))?;
@@ -183,7 +183,7 @@ pub(super) fn lock_out_dir(out: &Path) -> Result<std::fs::File, InputError> {
     Ok(file)
 }
 
-fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: bool) -> Result<bool, InputError> {
+fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: bool) -> Result<bool, CliError> {
     if !out.exists() {
         return Ok(false);
     }
@@ -254,7 +254,7 @@ fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: boo
 
 /// Reads the rows already in `runs.csv` on `--resume`: drops a partial last line, checks the
 /// header and that the rows are this shard's runs in order, and returns how many there are.
-fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize, InputError> {
+fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize, CliError> {
     if !path.exists() {
         // Interrupted between sweep.json and the first write of runs.csv.
         write_file(path, &format!("{header_line}\n"))?;
@@ -308,18 +308,18 @@ fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize
 
 /// Runs (the rest of) a sweep into `opts.out`. Unsharded and complete, it also writes
 /// `aggregate.csv` and the plots.
-pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, InputError> {
+pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, CliError> {
     spec.validate()?;
     let events = spec.check_points(opts.max_events)?;
     if !opts.quiet {
         let jobs = opts.jobs.max(1) as u64;
         eprintln!(
             "{} runs ({} grid points × {} seeds), about {} events: about {} on {jobs} core(s)",
-            run::group_digits(spec.run_count() as u64),
+            crate::format::group_digits(spec.run_count() as u64),
             spec.point_count(),
             spec.seed_count(),
-            run::group_digits(events),
-            run::rough_time(events / jobs)
+            crate::format::group_digits(events),
+            crate::format::rough_time(events / jobs)
         );
     }
     let columns = discover_columns(spec)?;
@@ -388,9 +388,9 @@ fn run_rows(
     runs: &ShardRuns,
     runs_path: &Path,
     done: usize,
-) -> Result<Outcome, (InputError, usize)> {
+) -> Result<Outcome, (CliError, usize)> {
     const SYNC_AT_LEAST_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-    let fail = |e: InputError, written: usize| (e, written);
+    let fail = |e: CliError, written: usize| (e, written);
     let mut file = OpenOptions::new().append(true).open(runs_path).map_err(|e| fail(io(runs_path, "open", e), 0))?;
     let todo = done..runs.len.min(done.saturating_add(opts.max_runs.unwrap_or(usize::MAX)));
     let jobs = opts.jobs.max(1);
@@ -419,7 +419,7 @@ fn run_rows(
         last_sync = std::time::Instant::now();
         text.clear();
         *written += std::mem::take(unsynced);
-        Ok::<(), InputError>(())
+        Ok::<(), CliError>(())
     };
     let result = ordered_map(
         jobs,

@@ -28,6 +28,115 @@ pub use spec::{
 pub use stats::PointSummary;
 pub use summary::{finish, merge};
 
+use crate::error::CliError;
+use crate::run;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct SweepFlags {
+    /// A sweep file (TOML: scenario, [grid], seeds, metrics). Omit it and give --scenario instead.
+    pub file: Option<PathBuf>,
+    /// Sweep this scenario (file or shipped name) without a sweep file.
+    #[arg(long, conflicts_with = "file")]
+    pub scenario: Option<String>,
+    /// Output directory.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Worker threads (default: every core). Results do not depend on it.
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Seeds: A..B (B excluded), A..=B (B included) or one seed. Replaces the file's.
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// A grid axis PATH=V1,V2,… (repeatable); replaces the file's axis of the same path.
+    #[arg(long = "grid", value_name = "PATH=V1,V2,…")]
+    pub grid: Vec<String>,
+    /// A fixed override for every run, as `leasesim run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// A metric to summarise in aggregate.csv (repeatable; replaces the file's list).
+    #[arg(long = "metric")]
+    pub metrics: Vec<String>,
+    /// Run only the runs with run_index % N == I.
+    #[arg(long, value_name = "I/N", conflicts_with = "shard_from_env")]
+    pub shard: Option<String>,
+    /// Take the shard from JOB_COMPLETION_INDEX (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID.
+    #[arg(long)]
+    pub shard_from_env: bool,
+    /// The number of shards for JOB_COMPLETION_INDEX (the Job's completions).
+    #[arg(long, env = "LEASESIM_SHARD_COUNT")]
+    pub shard_count: Option<usize>,
+    /// Continue an interrupted sweep in --out (only the same sweep).
+    #[arg(long)]
+    pub resume: bool,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Stop after this many runs; finish later with --resume.
+    #[arg(long, hide = true)]
+    pub max_runs: Option<usize>,
+    /// Each run's event budget (as `run --max-events`).
+    #[arg(long, default_value_t = run::DEFAULT_MAX_EVENTS)]
+    pub max_events: u64,
+}
+
+/// `leasesim sweep`.
+pub fn command(args: SweepFlags) -> Result<ExitCode, CliError> {
+    let shard = match (&args.shard, args.shard_from_env) {
+        (Some(text), _) => Some(Shard::parse(text).map_err(CliError::input)?),
+        (None, true) => Some(Shard::from_env(|k| std::env::var(k).ok(), args.shard_count).map_err(CliError::input)?),
+        (None, false) => None,
+    };
+    let spec = SweepSpec::from_args(&SweepArgs {
+        file: args.file,
+        scenario: args.scenario.as_deref().map(crate::scenario_file::resolve_scenario),
+        seeds: args.seeds,
+        grid: args.grid,
+        set: args.set,
+        metrics: args.metrics,
+    })?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    if jobs == 0 {
+        return Err(CliError::input("--jobs must be at least 1"));
+    }
+    let opts = RunOptions {
+        out: args.out.clone(),
+        jobs,
+        shard,
+        resume: args.resume,
+        quiet: args.quiet,
+        max_runs: args.max_runs,
+        max_events: args.max_events,
+    };
+    let mut spec = spec;
+    if args.resume {
+        spec.adopt_scenario_spelling(&args.out);
+    }
+    let outcome = run_sweep(&spec, &opts)?;
+    if !args.quiet {
+        let what = match shard {
+            Some(s) => format!("shard {}/{}: ", s.index, s.count),
+            None => String::new(),
+        };
+        eprintln!(
+            "{what}{} of {} runs done ({} now) over {} grid points × {} seeds → {}/",
+            outcome.done,
+            outcome.total,
+            outcome.ran,
+            spec.point_count(),
+            spec.seed_count(),
+            args.out.display()
+        );
+        if !outcome.complete() {
+            eprintln!("stopped early; continue with --resume");
+        } else if shard.is_some() {
+            eprintln!("merge the shards with: leasesim merge DIR… --out DIR");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -37,7 +146,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let first = lock_out_dir(dir.path()).unwrap();
         let second = lock_out_dir(dir.path()).unwrap_err();
-        assert!(second.0.contains("another leasesim sweep is writing"), "{}", second.0);
+        assert!(second.message.contains("another leasesim sweep is writing"), "{}", second.message);
         drop(first);
         assert!(lock_out_dir(dir.path()).is_ok(), "the lock goes with the process that held it");
     }

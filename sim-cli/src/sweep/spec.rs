@@ -4,7 +4,7 @@
 
 use super::files::err;
 use super::plots;
-use crate::scenario_file::{InputError, located, parse_value, span_of_path};
+use crate::scenario_file::{CliError, located, parse_value, span_of_path};
 use crate::{run, scenario_file};
 use serde_json::{Value, json};
 use sim_core::scenario::did_you_mean;
@@ -259,7 +259,7 @@ pub(super) fn normalise(path: &Path) -> PathBuf {
 
 impl SweepSpec {
     /// Combines a sweep file (if any) with the command line.
-    pub fn from_args(args: &SweepArgs) -> Result<SweepSpec, InputError> {
+    pub fn from_args(args: &SweepArgs) -> Result<SweepSpec, CliError> {
         let mut axes: Vec<Axis> = Vec::new();
         let mut seeds_text = None;
         let mut metrics = None;
@@ -384,7 +384,7 @@ impl SweepSpec {
         if runs.is_none() {
             return Err(err(format!(
                 "this sweep has more than {} runs (grid points × seeds); narrow the grid or the seeds",
-                crate::run::group_digits(MAX_RUNS)
+                crate::format::group_digits(MAX_RUNS)
             )));
         }
         let scenario_source = crate::shipped::read_scenario(&scenario_path)?;
@@ -473,7 +473,7 @@ impl SweepSpec {
         (run / self.seed_count(), self.seeds.0 + (run % self.seed_count()) as u64)
     }
 
-    pub(super) fn load_point(&self, point: usize) -> Result<scenario_file::LoadedScenario, InputError> {
+    pub(super) fn load_point(&self, point: usize) -> Result<scenario_file::LoadedScenario, CliError> {
         scenario_file::load(&self.scenario_path, &self.scenario_source, &self.overrides(point))
     }
 
@@ -481,7 +481,7 @@ impl SweepSpec {
     /// point (runs are numbered point by point, and each job takes a contiguous range): the
     /// parse cost as much as a tenth of a short run. The cache is keyed by everything the load
     /// reads, so a different sweep in the same process never sees another's scenario.
-    pub(super) fn load_point_cached(&self, point: usize) -> Result<Rc<scenario_file::LoadedScenario>, InputError> {
+    pub(super) fn load_point_cached(&self, point: usize) -> Result<Rc<scenario_file::LoadedScenario>, CliError> {
         type Key = (String, String, Vec<String>);
         thread_local! {
             static LAST: RefCell<Option<(Key, Rc<scenario_file::LoadedScenario>)>> = const { RefCell::new(None) };
@@ -497,14 +497,14 @@ impl SweepSpec {
     }
 
     /// Checks every axis path and every grid point before anything runs or is written.
-    pub fn validate(&self) -> Result<(), InputError> {
+    pub fn validate(&self) -> Result<(), CliError> {
         for axis in &self.axes {
             let probe = [format!("{}={}", axis.path, axis.values[0].text)];
             let mut overrides = self.set.clone();
             overrides.extend(probe);
             scenario_file::load(&self.scenario_path, &self.scenario_source, &overrides).map_err(|e| {
-                let message = e.0.split_once(": ").filter(|(head, _)| head.starts_with("--set ")).map(|x| x.1);
-                err(format!("grid axis {:?}: {}", axis.path, message.unwrap_or(&e.0)))
+                let message = e.message.split_once(": ").filter(|(head, _)| head.starts_with("--set ")).map(|x| x.1);
+                err(format!("grid axis {:?}: {}", axis.path, message.unwrap_or(&e.message)))
             })?;
         }
         Ok(())
@@ -522,7 +522,7 @@ impl SweepSpec {
     /// the whole sweep. Every point of a grid of up to 10,000 points is checked; of a larger one,
     /// the first and last thousand and a thousand spread between (the rest are checked as they
     /// run: a failure then stops the sweep, naming the point, with the rows before it kept).
-    pub fn check_points(&self, max_events: u64) -> Result<u64, InputError> {
+    pub fn check_points(&self, max_events: u64) -> Result<u64, CliError> {
         let points = self.point_count();
         let sample: Vec<usize> = if points <= 10_000 {
             (0..points).collect()

@@ -4,7 +4,7 @@
 use super::files::{err, io, write_file};
 use super::stats::PointSummary;
 use super::{csv, plots, stats};
-use crate::scenario_file::InputError;
+use crate::scenario_file::CliError;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -18,7 +18,7 @@ fn num(x: f64) -> String {
 
 /// Reads `dir/runs.csv` point by point (rows are in run order, so a point's rows are together)
 /// and writes `aggregate.csv` and the plots. Needs only `runs.csv` and `sweep.json`.
-pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
+pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, CliError> {
     let sweep_path = dir.join("sweep.json");
     let sweep: Value =
         serde_json::from_str(&std::fs::read_to_string(&sweep_path).map_err(|e| io(&sweep_path, "read", e))?)
@@ -132,7 +132,7 @@ pub fn finish(dir: &Path) -> Result<Vec<PointSummary>, InputError> {
 /// `leasesim merge`: joins complete shards of one sweep into what one machine would have
 /// written. Refuses shards of different sweeps or versions, and missing, duplicated or
 /// unfinished shards.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, InputError> {
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, CliError> {
     if dirs.is_empty() {
         return Err(err("merge: name the shard directories"));
     }
@@ -259,7 +259,7 @@ fn merge_rows(
     header_line: Option<String>,
     total: usize,
     count: usize,
-) -> Result<Vec<PointSummary>, InputError> {
+) -> Result<Vec<PointSummary>, CliError> {
     let merged_path = dir.join("runs.csv");
     let mut merged = std::io::BufWriter::new(File::create(&merged_path).map_err(|e| io(&merged_path, "create", e))?);
     let mut write = |s: &str| merged.write_all(s.as_bytes()).map_err(|e| io(&merged_path, "write", e));

@@ -44,6 +44,9 @@ pub struct StatusCause {
     pub reason: String,
     pub message: String,
     pub field: String,
+    /// For a `FieldManagerConflict`: the manager that owns the field (not on the wire; the
+    /// message names it).
+    pub manager: Option<String>,
 }
 
 /// `metav1.StatusDetails`; `kind` is what the constructor was given (a resource plural for
@@ -217,7 +220,12 @@ impl ApiError {
             reason: Reason::InternalError,
             message: format!("Internal error occurred: {message}"),
             details: StatusDetails {
-                causes: vec![StatusCause { reason: String::new(), message: message.to_string(), field: String::new() }],
+                causes: vec![StatusCause {
+                    reason: String::new(),
+                    message: message.to_string(),
+                    field: String::new(),
+                    manager: None,
+                }],
                 ..StatusDetails::default()
             },
         }
@@ -246,6 +254,7 @@ impl ApiError {
                     .map(|e| StatusCause {
                         reason: e.cause_reason.to_string(),
                         message: e.body.clone(),
+                        manager: None,
                         field: e.field.clone(),
                     })
                     .collect(),

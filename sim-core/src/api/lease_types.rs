@@ -281,9 +281,8 @@ impl LeaseOp {
     #[inline(always)]
     pub fn overwrite(&mut self, new: LeaseOp) {
         if self.holds_nothing() {
-            // SAFETY: `self` is a valid, aligned `LeaseOp` that owns nothing, so writing over
-            // it without dropping it leaks nothing.
-            unsafe { std::ptr::write(self, new) }
+            // The old value owns nothing, so forgetting it leaks nothing.
+            std::mem::forget(std::mem::replace(self, new));
         } else {
             *self = new;
         }

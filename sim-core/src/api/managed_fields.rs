@@ -558,10 +558,10 @@ pub fn record_apply(
     force: bool,
     now_secs: i64,
 ) -> Result<(), ApiError> {
-    let mut conflicts: Vec<(String, String, String)> = Vec::new(); // (identifier, printed, path)
+    let mut conflicts: Vec<(String, String, String, String)> = Vec::new(); // (identifier, printed, path, manager)
     for state in managers.iter().filter(|m| !m.is(manager, Operation::Apply, "")) {
         for path in state.fields.intersection(&diff.changed) {
-            conflicts.push((state.encoded_identifier(), state.printed(), path.clone()));
+            conflicts.push((state.encoded_identifier(), state.printed(), path.clone(), state.manager.clone()));
         }
     }
     if !conflicts.is_empty() && !force {
@@ -594,23 +594,24 @@ pub fn record_apply(
 }
 
 /// conflict.go `getConflictMessage` and `NewConflictError`.
-fn apply_conflict_error(mut conflicts: Vec<(String, String, String)>) -> ApiError {
+fn apply_conflict_error(mut conflicts: Vec<(String, String, String, String)>) -> ApiError {
     conflicts.sort();
     let causes = conflicts
         .iter()
-        .map(|(_, printed, path)| StatusCause {
+        .map(|(_, printed, path, manager)| StatusCause {
             reason: "FieldManagerConflict".to_string(),
             message: format!("conflict with {printed}"),
             field: smd_path(path),
+            manager: Some(manager.clone()),
         })
         .collect();
     let message = if conflicts.len() == 1 {
-        let (_, printed, path) = &conflicts[0];
+        let (_, printed, path, _) = &conflicts[0];
         format!("Apply failed with 1 conflict: conflict with {printed}: {}", smd_path(path))
     } else {
         let mut lines: Vec<String> = Vec::new();
         let mut current: Option<&str> = None;
-        for (identifier, printed, path) in &conflicts {
+        for (identifier, printed, path, _) in &conflicts {
             if current != Some(identifier.as_str()) {
                 lines.push(format!("conflicts with {printed}:"));
                 current = Some(identifier);

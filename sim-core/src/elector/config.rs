@@ -1,125 +1,10 @@
-//! Elector configuration and client-go's validation of it.
+//! Elector configuration, its errors, and client-go's validation of it.
 
+use super::library::{Algorithm, ClientGoRelease};
 use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// client-go's `JitterFactor` package constant.
 pub const JITTER_FACTOR: f64 = 1.2;
-
-/// Which expiry rule and loop a node follows. Every variant is a real implementation's
-/// behaviour; see `docs/algorithms.md` for the sources.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Algorithm {
-    /// client-go ≥ v0.30: expiry from the local observedTime and the *record's* duration,
-    /// optimistic fast-path renewals, PUT with resourceVersion.
-    ClientGo,
-    /// client-go before v0.27: the follower uses its *own* configured LeaseDuration, and there
-    /// is no fast path (it arrived in v0.30).
-    ClientGoLegacy,
-    /// Expired iff `renewTime + leaseDurationSeconds < local wall now` (the seed lab's expiry
-    /// script) on client-go's loop; takeover fenced by resourceVersion.
-    RenewTime,
-    /// `kube-leader-election` under the name it had when it was client-go's loop with that
-    /// crate's rule and unfenced writes.
-    RenewTimeUnfenced,
-    /// The official Python client (`leaderelection.py` after v36.0.3, with PR #2314's Lease lock).
-    PythonClient,
-    /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
-    /// release controller-runtime v0.24 depends on) with the manager's stop procedure.
-    ControllerRuntime,
-    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.5+).
-    Fabric8,
-    /// kubernetes-client/java's `LeaderElector`.
-    JavaClient,
-    /// kubernetes-client/csharp's `LeaderElector` from commit 06c216b9 (v19.0.2): expiry from
-    /// the record's leaseDurationSeconds.
-    CSharpClient,
-    /// The same before 06c216b9: expiry from the elector's own configured LeaseDuration.
-    CSharpClientPre2026,
-    /// Precise-Finance/nestjs-k8s-leader-election (TypeScript, v2.0.0).
-    NestJs,
-    /// alex-karpenko/kube-lease-manager (Rust, v0.12.0).
-    KubeLeaseManager,
-    /// thedodd/kube-coordinate (Rust, v0.2.1).
-    KubeCoordinate,
-    /// olix0r/kubert's `lease` module (Rust, v0.25.0).
-    Kubert,
-    /// hendrikmaus/kube-leader-election (Rust, v0.43.0), polled as its README does.
-    KubeLeaderElection,
-}
-
-impl Algorithm {
-    pub const ALL: [Algorithm; 15] = [
-        Algorithm::ClientGo,
-        Algorithm::ClientGoLegacy,
-        Algorithm::RenewTime,
-        Algorithm::RenewTimeUnfenced,
-        Algorithm::PythonClient,
-        Algorithm::ControllerRuntime,
-        Algorithm::Fabric8,
-        Algorithm::JavaClient,
-        Algorithm::CSharpClient,
-        Algorithm::CSharpClientPre2026,
-        Algorithm::NestJs,
-        Algorithm::KubeLeaseManager,
-        Algorithm::KubeCoordinate,
-        Algorithm::Kubert,
-        Algorithm::KubeLeaderElection,
-    ];
-
-    /// Runs client-go's loop (`loops::LoopElector`), so client-go's keys (`expiry`,
-    /// `fast_path`) apply.
-    pub fn runs_client_go_loop(self) -> bool {
-        matches!(
-            self,
-            Algorithm::ClientGo | Algorithm::ClientGoLegacy | Algorithm::RenewTime | Algorithm::ControllerRuntime
-        )
-    }
-
-    /// Keeps a watch on its Lease: the world delivers every change of it (kube-coordinate).
-    pub fn watches_lease(self) -> bool {
-        self == Algorithm::KubeCoordinate
-    }
-
-    /// Has a renew grace (the `grace` node key): kube-lease-manager and kubert.
-    pub fn has_grace(self) -> bool {
-        matches!(self, Algorithm::KubeLeaseManager | Algorithm::Kubert)
-    }
-
-    /// Who refuses a configuration this algorithm's validation rejects.
-    pub fn library(self) -> &'static str {
-        match self {
-            Algorithm::Fabric8 => "fabric8's LeaderElectorBuilder",
-            Algorithm::JavaClient => "the Java client's LeaderElector",
-            Algorithm::KubeLeaseManager => "kube-lease-manager's LeaseParams::new",
-            Algorithm::KubeCoordinate => "kube-coordinate's Config::validate",
-            _ => "client-go",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::ClientGo => "client-go",
-            Algorithm::ClientGoLegacy => "client-go-legacy",
-            Algorithm::RenewTime => "renew-time",
-            Algorithm::RenewTimeUnfenced => "renew-time-unfenced",
-            Algorithm::PythonClient => "python-client",
-            Algorithm::ControllerRuntime => "controller-runtime",
-            Algorithm::Fabric8 => "fabric8",
-            Algorithm::JavaClient => "java-client",
-            Algorithm::CSharpClient => "csharp-client",
-            Algorithm::CSharpClientPre2026 => "csharp-client-pre-2026",
-            Algorithm::NestJs => "nestjs",
-            Algorithm::KubeLeaseManager => "kube-lease-manager",
-            Algorithm::KubeCoordinate => "kube-coordinate",
-            Algorithm::Kubert => "kubert",
-            Algorithm::KubeLeaderElection => "kube-leader-election",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Algorithm> {
-        Algorithm::ALL.into_iter().find(|a| a.name() == s)
-    }
-}
 
 /// A client-go release, by minor version (`v0.26` … `v0.37`), with an optional patch number
 /// where a patch changed behaviour (v0.34.0 and v0.34.1 panic on a Lease without labels).
@@ -272,7 +157,8 @@ impl ElectorConfig {
     /// The defaults of kube-controller-manager and controller-runtime: 15 s / 10 s / 2 s.
     /// Other libraries' defaults where they have their own (see [`default_durations`]).
     pub fn new(identity: &str, algorithm: Algorithm) -> Self {
-        let (lease_duration, renew_deadline, retry_period, grace) = default_durations(algorithm);
+        let library = algorithm.library();
+        let [lease_duration, renew_deadline, retry_period, grace] = library.durations;
         ElectorConfig {
             identity: identity.to_string(),
             lease_namespace: "default".into(),
@@ -283,19 +169,9 @@ impl ElectorConfig {
             retry_period,
             jitter_factor: JITTER_FACTOR,
             release_on_cancel: false,
-            request_timeout: default_request_timeout_for(algorithm, renew_deadline),
-            // The Java client's `run()` returns and nothing calls it again; the C# client's
-            // RunAndTryToHoldLeadershipForeverAsync re-runs in-process.
-            after_lost: match algorithm {
-                Algorithm::JavaClient => AfterLost::Exit,
-                Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => AfterLost::Rejoin,
-                _ => AfterLost::Restart { delay: 10 * NANOS_PER_SEC },
-            },
-            client_go: match algorithm {
-                Algorithm::ClientGoLegacy => ClientGoVersion::LEGACY,
-                Algorithm::ControllerRuntime => ClientGoVersion::CONTROLLER_RUNTIME,
-                _ => ClientGoVersion::LATEST,
-            },
+            request_timeout: library.request_timeout.resolve(renew_deadline),
+            after_lost: library.after_lost(),
+            client_go: library.default_client_go().unwrap_or(ClientGoVersion::LATEST),
             expiry: None,
             fast_path: None,
             labels: Vec::new(),
@@ -308,10 +184,10 @@ impl ElectorConfig {
 
     /// The client-go release whose code this node runs, if it runs client-go's loop.
     pub fn client_go_version(&self) -> Option<ClientGoVersion> {
-        match self.algorithm {
-            Algorithm::ClientGo | Algorithm::ControllerRuntime => Some(self.client_go),
-            Algorithm::ClientGoLegacy => Some(ClientGoVersion::LEGACY),
-            _ => None,
+        match self.algorithm.library().client_go {
+            ClientGoRelease::None => None,
+            ClientGoRelease::Fixed(v) => Some(v),
+            ClientGoRelease::Chosen(_) => Some(self.client_go),
         }
     }
 
@@ -320,108 +196,44 @@ impl ElectorConfig {
         (self.lease_duration / NANOS_PER_SEC).min(i32::MAX as u64) as i32
     }
 
+    /// The node's library's own checks ([`super::Library::validate`]), in its order and words.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        (self.algorithm.library().validate)(self)
+    }
+
+    /// For the libraries that check nothing (the C# client, nestjs, kubert,
+    /// kube-leader-election).
+    pub(super) fn validate_nothing(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
     /// client-go's `NewLeaderElector` checks, in client-go's order, with its exact messages
-    /// (`leaderelection.go`). The Python client checks a similar set with its own wording; we
-    /// apply client-go's to every algorithm so a scenario is refused the same way whichever
-    /// rule its nodes follow, and let `unsafe` mode opt out.
-    pub fn validate(&self) -> Result<(), String> {
-        let (ld, rd, rp) = (self.lease_duration, self.renew_deadline, self.retry_period);
-        match self.algorithm {
-            // LeaderElectorBuilder.withConfig (Builder:46-72), in milliseconds; `new
-            // LeaderElector(...)` skips it.
-            Algorithm::Fabric8 => {
-                let ms = |n: Nanos| n / 1_000_000;
-                if ms(ld) <= ms(rd) {
-                    return Err("leaseDuration must be greater than renewDeadline".into());
-                }
-                let rp_ms = ms(rp);
-                let jitter_ms = (rp_ms * 12).div_ceil(10);
-                if ms(rd) <= rp_ms + jitter_ms {
-                    return Err("renewDeadline must be greater than retryPeriod + retryPeriod*JitterFactor".into());
-                }
-                if ms(ld) < 1 || ms(rd) < 1 || ms(rp) < 1 {
-                    return Err("leaseDuration, renewDeadline and retryPeriod must be at least 1ms".into());
-                }
-                return Ok(());
-            }
-            // LeaderElector.java:71-105: LD > RD > RP > 0, no jitter factor.
-            Algorithm::JavaClient => {
-                if ld <= rd {
-                    return Err("leaseDuration must be greater than renewDeadline".into());
-                }
-                if rd <= rp {
-                    return Err("renewDeadline must be greater than retryPeriod".into());
-                }
-                if rp == 0 {
-                    return Err("retryPeriod must be greater than zero".into());
-                }
-                return Ok(());
-            }
-            // kube-lease-manager manager.rs:317-335: whole seconds, 0 < grace < duration (the
-            // builder's setters skip this; leasesim always checks).
-            Algorithm::KubeLeaseManager => {
-                let (ld_s, grace_s) = (ld / NANOS_PER_SEC, self.grace / NANOS_PER_SEC);
-                if ld_s == 0 || grace_s == 0 {
-                    return Err("duration and grace period should be greater than zero".into());
-                }
-                if grace_s >= ld_s {
-                    return Err("grace period should be less than lease lock duration".into());
-                }
-                return Ok(());
-            }
-            // kube-coordinate lib.rs:240-286, in its order and words.
-            Algorithm::KubeCoordinate => {
-                if self.identity.is_empty() {
-                    return Err("identity may not be empty".into());
-                }
-                if ld <= rd {
-                    return Err("lease_duration must be greater than renew_deadline".into());
-                }
-                if rd <= (JITTER_FACTOR * rp as f64) as Nanos {
-                    return Err("renew_deadline must be greater than retry_period*1.2".into());
-                }
-                if ld < NANOS_PER_SEC {
-                    return Err("lease_duration must be at least 1 second".into());
-                }
-                if rd < NANOS_PER_SEC {
-                    return Err("renew_deadline must be at least 1 second".into());
-                }
-                if rp < NANOS_PER_SEC {
-                    return Err("retry_period must be at least 1 second".into());
-                }
-                if self.request_timeout.is_none_or(|t| t < NANOS_PER_SEC) {
-                    return Err("api_timeout must be at least 1 second".into());
-                }
-                return Ok(());
-            }
-            // The C# client, the nestjs module, kubert and kube-leader-election validate nothing.
-            Algorithm::CSharpClient
-            | Algorithm::CSharpClientPre2026
-            | Algorithm::NestJs
-            | Algorithm::Kubert
-            | Algorithm::KubeLeaderElection
-            | Algorithm::RenewTimeUnfenced => return Ok(()),
-            _ => {}
-        }
+    /// (`leaderelection.go`). The Python client's own checks are not modelled: its nodes get
+    /// these.
+    pub(super) fn validate_client_go(&self) -> Result<(), ConfigError> {
+        use ConfigKey::*;
         if self.lease_duration <= self.renew_deadline {
-            return Err("leaseDuration must be greater than renewDeadline".into());
+            return Err(ConfigError::ordering(RenewDeadline, "leaseDuration must be greater than renewDeadline"));
         }
         let bound = (JITTER_FACTOR * self.retry_period as f64) as Nanos;
         if self.renew_deadline <= bound {
-            return Err("renewDeadline must be greater than retryPeriod*JitterFactor".into());
+            return Err(ConfigError::ordering(
+                RenewDeadline,
+                "renewDeadline must be greater than retryPeriod*JitterFactor",
+            ));
         }
         if self.lease_duration < 1 {
-            return Err("leaseDuration must be greater than zero".into());
+            return Err(ConfigError::new(LeaseDuration, "leaseDuration must be greater than zero"));
         }
         if self.renew_deadline < 1 {
-            return Err("renewDeadline must be greater than zero".into());
+            return Err(ConfigError::new(RenewDeadline, "renewDeadline must be greater than zero"));
         }
         if self.retry_period < 1 {
-            return Err("retryPeriod must be greater than zero".into());
+            return Err(ConfigError::new(RetryPeriod, "retryPeriod must be greater than zero"));
         }
         // v0.28.0 (client-go 0011bf6b0) added the identity check, last.
         if self.identity.is_empty() && self.client_go_version().is_none_or(|v| v.minor >= 28) {
-            return Err("Lock identity is empty".into());
+            return Err(ConfigError::new(Identity, "Lock identity is empty"));
         }
         Ok(())
     }
@@ -444,47 +256,60 @@ impl ElectorConfig {
     }
 }
 
-/// client-go's request timeout from `NewFromKubeconfig`: `max(1s, RenewDeadline/2)`. The
-/// Python client sets none.
-///
-/// The other libraries' timeouts (docs/algorithms.md has the sources):
-/// - controller-runtime: `max(RD/2, 1s)` (leader_election.go:102-108), as client-go's;
-/// - fabric8: the client's 10 s request timeout (Config:128);
-/// - the Java client: OkHttp read timeout 0, i.e. none (ClientBuilder.java:70-71);
-/// - the C# client: `HttpClientTimeout` 100 s (KubernetesClientConfiguration.cs:99);
-/// - nestjs (client-node 0.20): none;
-/// - kube-lease-manager (kube 4, `8cb0d011`): none;
-/// - kube-coordinate: its `api_timeout`, 5 s (lib.rs:152-165);
-/// - kubert: `API_TIMEOUT`, 10 s (lease.rs:164);
-/// - kube-leader-election (kube 3): the read timeout, 295 s (kube 3.1.0 config/mod.rs:400-402).
+/// A library's default request timeout for this RenewDeadline ([`super::Library::request_timeout`]:
+/// client-go's `NewFromKubeconfig` sets `max(1s, RenewDeadline/2)`; `None` is "no timeout").
 pub fn default_request_timeout_for(algorithm: Algorithm, renew_deadline: Nanos) -> Option<Nanos> {
-    match algorithm {
-        Algorithm::PythonClient | Algorithm::JavaClient | Algorithm::NestJs | Algorithm::KubeLeaseManager => None,
-        Algorithm::KubeCoordinate => Some(5 * NANOS_PER_SEC),
-        Algorithm::Kubert => Some(10 * NANOS_PER_SEC),
-        Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => Some(295 * NANOS_PER_SEC),
-        Algorithm::Fabric8 => Some(10 * NANOS_PER_SEC),
-        Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => Some(100 * NANOS_PER_SEC),
-        _ => Some((renew_deadline / 2).max(NANOS_PER_SEC)),
+    algorithm.library().request_timeout.resolve(renew_deadline)
+}
+
+/// Which node key a configuration error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConfigKey {
+    LeaseDuration,
+    RenewDeadline,
+    RetryPeriod,
+    Grace,
+    RequestTimeout,
+    Identity,
+}
+
+impl ConfigKey {
+    /// The scenario file's key.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigKey::LeaseDuration => "lease_duration",
+            ConfigKey::RenewDeadline => "renew_deadline",
+            ConfigKey::RetryPeriod => "retry_period",
+            ConfigKey::Grace => "grace",
+            ConfigKey::RequestTimeout => "request_timeout",
+            ConfigKey::Identity => "identity",
+        }
     }
 }
 
-/// (LeaseDuration, RenewDeadline, RetryPeriod, grace) by algorithm. client-go's callers,
-/// controller-runtime (internal.go:54-57) and the C# client (LeaderElectionConfig.cs:7-11) use
-/// 15/10/2; fabric8 and the Java client have no defaults (leasesim uses 15/10/2); nestjs renews
-/// every `renewalInterval` = 10 s (the retry period here) with LD 20 s (service.ts:47-52; RD
-/// unused). The Rust crates: kube-lease-manager LD 30 s, grace 5 s (manager.rs:24-26);
-/// kube-coordinate 15/10/2 (lib.rs:152-165); kubert LD 30 s, grace 1 s (lease.rs:118-125);
-/// kube-leader-election a ttl of 15 s polled every 5 s (its README; the retry period here).
-/// RD and RP are unused by kube-lease-manager and kubert, RD by kube-leader-election.
-pub fn default_durations(algorithm: Algorithm) -> (Nanos, Nanos, Nanos, Nanos) {
-    let s = NANOS_PER_SEC;
-    match algorithm {
-        Algorithm::NestJs => (20 * s, 10 * s, 10 * s, 0),
-        Algorithm::KubeLeaseManager => (30 * s, 10 * s, 2 * s, 5 * s),
-        Algorithm::Kubert => (30 * s, 10 * s, 2 * s, s),
-        Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => (15 * s, 10 * s, 5 * s, 0),
-        _ => (15 * s, 10 * s, 2 * s, 0),
+/// A library's refusal of a configuration: its own words, and the key they are about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub key: ConfigKey,
+    pub message: String,
+    /// An ordering rule between the durations (LD > RD > RP·jitter): what `unsafe = true` is
+    /// for, so the message says so.
+    pub ordering: bool,
+}
+
+impl ConfigError {
+    pub fn new(key: ConfigKey, message: impl Into<String>) -> Self {
+        ConfigError { key, message: message.into(), ordering: false }
+    }
+
+    pub fn ordering(key: ConfigKey, message: impl Into<String>) -> Self {
+        ConfigError { key, message: message.into(), ordering: true }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
@@ -506,21 +331,21 @@ mod tests {
     fn client_go_validation_messages_and_order() {
         assert_eq!(cfg(secs(15), secs(10), secs(2)).validate(), Ok(()));
         assert_eq!(
-            cfg(secs(10), secs(10), secs(2)).validate().unwrap_err(),
+            cfg(secs(10), secs(10), secs(2)).validate().unwrap_err().message,
             "leaseDuration must be greater than renewDeadline"
         );
         // 2 s × 1.2 = 2.4 s: a renew deadline of exactly 2.4 s is refused, 2.4 s + 1 ns is fine.
         assert_eq!(
-            cfg(secs(15), 2_400_000_000, secs(2)).validate().unwrap_err(),
+            cfg(secs(15), 2_400_000_000, secs(2)).validate().unwrap_err().message,
             "renewDeadline must be greater than retryPeriod*JitterFactor"
         );
         assert_eq!(cfg(secs(15), 2_400_000_001, secs(2)).validate(), Ok(()));
         // An all-zero config fails the first check, not a "greater than zero" one.
-        assert_eq!(cfg(0, 0, 0).validate().unwrap_err(), "leaseDuration must be greater than renewDeadline");
-        assert_eq!(cfg(secs(15), secs(10), 0).validate().unwrap_err(), "retryPeriod must be greater than zero");
+        assert_eq!(cfg(0, 0, 0).validate().unwrap_err().message, "leaseDuration must be greater than renewDeadline");
+        assert_eq!(cfg(secs(15), secs(10), 0).validate().unwrap_err().message, "retryPeriod must be greater than zero");
         let mut empty = cfg(secs(15), secs(10), secs(2));
         empty.identity.clear();
-        assert_eq!(empty.validate().unwrap_err(), "Lock identity is empty");
+        assert_eq!(empty.validate().unwrap_err().message, "Lock identity is empty");
     }
 
     #[test]

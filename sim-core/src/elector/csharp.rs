@@ -26,6 +26,7 @@
 //!   which re-runs the loop at once in the same process (the orphan lives on); `exit` and
 //!   `restart` end the process when `RunUntilLeadershipLostAsync` returns.
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{
@@ -117,29 +118,9 @@ impl CSharpElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.observed.is_some_and(|r| r.holder_identity == self.me)
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
     /// `RunAndTryToHoldLeadershipForeverAsync` loops in-process.
     fn forever(&self) -> bool {
         self.config.after_lost == super::AfterLost::Rejoin
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.acquire_attempt(now, out);
     }
 
     fn acquire_attempt(&mut self, now: Now, out: &mut Outputs) {
@@ -188,93 +169,6 @@ impl CSharpElector {
             self.in_flight = Some(slot);
             self.io.send(op, self.config.request_timeout, out);
         }
-    }
-
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        if !self.io.live(kind, generation) {
-            return;
-        }
-        match (kind, self.phase) {
-            (TimerKind::RoundDeadline, Phase::Acquiring) => {
-                // The delay won: the attempt is orphaned (its request abandoned here), a new
-                // attempt starts at once.
-                self.drop_request(Slot::Main, out);
-                self.main = None;
-                out.note(Note::FailedToAcquire);
-                self.acquire_attempt(now, out);
-            }
-            (TimerKind::Retry, Phase::AcquireSleep) => self.acquire_attempt(now, out),
-            (TimerKind::RoundDeadline, Phase::Round { sleeping }) => {
-                // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan.
-                if self.orphan.is_none()
-                    && let Some(t) = self.main.take()
-                {
-                    self.orphan = Some(t);
-                    if self.in_flight == Some(Slot::Main) {
-                        self.in_flight = Some(Slot::Orphan);
-                    }
-                    if let Some((Slot::Main, op)) = self.queued {
-                        self.queued = Some((Slot::Orphan, op));
-                    }
-                    self.orphan_sleeping = sleeping;
-                    if sleeping {
-                        self.io.cancel(TimerKind::RoundTick);
-                        self.io.arm(TimerKind::Delay, self.config.retry_period, out);
-                    }
-                } else {
-                    self.drop_request(Slot::Main, out);
-                    self.main = None;
-                }
-                out.note(Note::FailedToRenew);
-                self.lost(now, out);
-            }
-            (TimerKind::RoundTick, Phase::Round { sleeping: true }) => {
-                self.phase = Phase::Round { sleeping: false };
-                self.begin_try(Slot::Main, now, out);
-            }
-            (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
-            (TimerKind::Delay, _) if self.orphan_sleeping => {
-                self.orphan_sleeping = false;
-                self.begin_try(Slot::Orphan, now, out);
-            }
-            _ => {}
-        }
-    }
-
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        let Some(slot) = self.in_flight.take() else { return };
-        let t = match slot {
-            Slot::Main => self.main.take(),
-            Slot::Orphan => self.orphan.take(),
-        };
-        let Some(mut t) = t else {
-            self.flush(out);
-            return;
-        };
-        let outcome = self.continue_try(slot, &mut t, now, result, out);
-        if matches!(outcome, Outcome::Pending) {
-            match slot {
-                Slot::Main => self.main = Some(t),
-                Slot::Orphan => self.orphan = Some(t),
-            }
-        }
-        match slot {
-            Slot::Orphan => match outcome {
-                Outcome::Pending => {}
-                // Success ends the orphan (no one awaits it); false sleeps RP and tries again;
-                // an exception is caught (`catch any`) and ends it.
-                Outcome::Done(true) => out.note(Note::RenewedLease),
-                Outcome::Done(false) => {
-                    self.orphan = None;
-                    self.orphan_sleeping = true;
-                    self.io.arm(TimerKind::Delay, self.config.retry_period, out);
-                }
-                Outcome::Raised(_) => {}
-            },
-            Slot::Main => self.main_outcome(outcome, now, out),
-        }
-        self.flush(out);
     }
 
     fn main_outcome(&mut self, outcome: Outcome, now: Now, out: &mut Outputs) {
@@ -370,15 +264,7 @@ impl CSharpElector {
                     self.observed = Some(old);
                     self.observed_ms = wall_ms(now);
                 }
-                // LeaseLock.cs:28-35: a missing duration reads as 15 s.
-                let ld_ms = if !self.record_duration {
-                    (self.config.lease_duration / 1_000_000) as i64
-                } else if old.absent.has(Fields::DURATION) {
-                    15_000
-                } else {
-                    old.lease_duration_seconds as i64 * 1000
-                };
-                if !old.holder_is_empty() && self.observed_ms + ld_ms > wall_ms(now) && !self.is_leader() {
+                if !old.holder_is_empty() && !self.expired(&old, wall_ms(now)) && !self.is_leader() {
                     if slot == Slot::Main {
                         out.note(Note::HeldByAnother);
                     }
@@ -403,10 +289,134 @@ impl CSharpElector {
             (_, Err(_)) => Outcome::Done(false),
         }
     }
+}
+
+impl CSharpElector {
+    /// The expiry decision (:194-200): `observedTime + LD <= now`, wall milliseconds, LD the
+    /// record's (a missing one reads as 15 s, LeaseLock.cs:28-35) or, before 06c216b9, the own.
+    fn expired(&self, record: &Record, now_ms: i64) -> bool {
+        let ld_ms = if !self.record_duration {
+            (self.config.lease_duration / 1_000_000) as i64
+        } else if record.absent.has(Fields::DURATION) {
+            15_000
+        } else {
+            record.lease_duration_seconds as i64 * 1000
+        };
+        self.observed_ms + ld_ms <= now_ms
+    }
+}
+
+impl ElectorLoop for CSharpElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.observed.is_some_and(|r| r.holder_identity == self.me)
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.acquire_attempt(now, out);
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        if !self.io.live(kind, generation) {
+            return;
+        }
+        match (kind, self.phase) {
+            (TimerKind::RoundDeadline, Phase::Acquiring) => {
+                // The delay won: the attempt is orphaned (its request abandoned here), a new
+                // attempt starts at once.
+                self.drop_request(Slot::Main, out);
+                self.main = None;
+                out.note(Note::FailedToAcquire);
+                self.acquire_attempt(now, out);
+            }
+            (TimerKind::Retry, Phase::AcquireSleep) => self.acquire_attempt(now, out),
+            (TimerKind::RoundDeadline, Phase::Round { sleeping }) => {
+                // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan.
+                if self.orphan.is_none()
+                    && let Some(t) = self.main.take()
+                {
+                    self.orphan = Some(t);
+                    if self.in_flight == Some(Slot::Main) {
+                        self.in_flight = Some(Slot::Orphan);
+                    }
+                    if let Some((Slot::Main, op)) = self.queued {
+                        self.queued = Some((Slot::Orphan, op));
+                    }
+                    self.orphan_sleeping = sleeping;
+                    if sleeping {
+                        self.io.cancel(TimerKind::RoundTick);
+                        self.io.arm(TimerKind::Delay, self.config.retry_period, out);
+                    }
+                } else {
+                    self.drop_request(Slot::Main, out);
+                    self.main = None;
+                }
+                out.note(Note::FailedToRenew);
+                self.lost(now, out);
+            }
+            (TimerKind::RoundTick, Phase::Round { sleeping: true }) => {
+                self.phase = Phase::Round { sleeping: false };
+                self.begin_try(Slot::Main, now, out);
+            }
+            (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
+            (TimerKind::Delay, _) if self.orphan_sleeping => {
+                self.orphan_sleeping = false;
+                self.begin_try(Slot::Orphan, now, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        let Some(slot) = self.in_flight.take() else { return };
+        let t = match slot {
+            Slot::Main => self.main.take(),
+            Slot::Orphan => self.orphan.take(),
+        };
+        let Some(mut t) = t else {
+            self.flush(out);
+            return;
+        };
+        let outcome = self.continue_try(slot, &mut t, now, result, out);
+        if matches!(outcome, Outcome::Pending) {
+            match slot {
+                Slot::Main => self.main = Some(t),
+                Slot::Orphan => self.orphan = Some(t),
+            }
+        }
+        match slot {
+            Slot::Orphan => match outcome {
+                Outcome::Pending => {}
+                // Success ends the orphan (no one awaits it); false sleeps RP and tries again;
+                // an exception is caught (`catch any`) and ends it.
+                Outcome::Done(true) => out.note(Note::RenewedLease),
+                Outcome::Done(false) => {
+                    self.orphan = None;
+                    self.orphan_sleeping = true;
+                    self.io.arm(TimerKind::Delay, self.config.retry_period, out);
+                }
+                Outcome::Raised(_) => {}
+            },
+            Slot::Main => self.main_outcome(outcome, now, out),
+        }
+        self.flush(out);
+    }
 
     /// The process is stopped: there is no release and no cancellation path but the token,
     /// which ends the loop (OnStoppedLeading in the finally) and the process.
-    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
+    fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if self.phase == Phase::Done {
             return;
         }
@@ -419,5 +429,9 @@ impl CSharpElector {
             out.push(Output::StoppedLeading);
         }
         out.push(Output::Exited);
+    }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.observed.map(|r| self.expired(&r, wall_ms(now)))
     }
 }

@@ -30,7 +30,9 @@
 //! Not modelled: the 15 s fail-safe per attempt, connect timeouts distinct from read timeouts,
 //! the pre-7.5 behaviours (own LD, release writing holder "").
 
+use super::ElectorLoop;
 use super::Outputs;
+use super::config::ConfigError;
 use super::io::{Io, fresh_record, wall_ms};
 use super::record::micros_of;
 use super::{
@@ -103,43 +105,6 @@ impl Fabric8Elector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.observed.is_some_and(|r| r.holder_identity == self.me)
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.due = now.mono;
-        self.tick(Loop::Acquire, now, out);
-    }
-
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        if !self.io.live(kind, generation) {
-            return;
-        }
-        match (kind, self.phase) {
-            (TimerKind::Retry, Phase::Waiting(which)) => self.tick(which, now, out),
-            // The HTTP layer's back-off before the same request again.
-            (TimerKind::Delay, _) => {
-                if let Some(op) = self.in_flight {
-                    self.io.send(op, self.config.request_timeout, out);
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// One tick of a loop (Utils:510-538 runs it when due).
     fn tick(&mut self, which: Loop, now: Now, out: &mut Outputs) {
         // LE:198-200: the renew deadline is checked at the start of a tick only.
@@ -164,30 +129,6 @@ impl Fabric8Elector {
         self.io.send(op, self.config.request_timeout, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        // StandardHttpClient.shouldRetry (:177-210): IOExceptions and 429/5xx, ten times.
-        let retryable = matches!(result, Err(LockError::Refused))
-            || matches!(result, Err(LockError::Status(c) | LockError::NotStatus(c)) if c == 429 || c >= 500);
-        if retryable && self.retries < 10 && self.in_flight.is_some() {
-            let wait = 100_000_000u64 << self.retries.min(5);
-            self.retries += 1;
-            self.io.arm(TimerKind::Delay, wait, out);
-            return;
-        }
-        self.in_flight = None;
-        match self.phase {
-            Phase::Trying(which) => {
-                let outcome = self.continue_try(now, result, out);
-                if let Some(outcome) = outcome {
-                    self.after_try(which, outcome, now, out);
-                }
-            }
-            Phase::Releasing(step) => self.continue_release(step, now, result, out),
-            _ => {}
-        }
-    }
-
     /// `tryAcquireOrRenew` (LE:221-252): `None` while a request is in flight; `Err(())` for a
     /// KubernetesClientException; `Err` from a missing field is an NPE, handled here.
     fn continue_try(&mut self, now: Now, result: LockResult, out: &mut Outputs) -> Option<Result<bool, ()>> {
@@ -207,7 +148,7 @@ impl Fabric8Elector {
                 let is_leader = old.holder_identity == self.me;
                 if !is_leader {
                     self.update_observed(old, out);
-                    let free = old.holder_is_empty() || old.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e);
+                    let free = old.holder_is_empty() || expired(&old, now);
                     if !free {
                         out.note(Note::HeldByAnother);
                         return Some(Ok(false));
@@ -357,9 +298,78 @@ impl Fabric8Elector {
         self.phase = Phase::Done;
         out.push(Output::Exited);
     }
+}
+
+/// The expiry decision (LE:278-281, 300-302): `now > renewTime + record.leaseDurationSeconds`
+/// on the wall clock.
+fn expired(record: &Record, now: Now) -> bool {
+    record.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e)
+}
+
+impl ElectorLoop for Fabric8Elector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.observed.is_some_and(|r| r.holder_identity == self.me)
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.due = now.mono;
+        self.tick(Loop::Acquire, now, out);
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        if !self.io.live(kind, generation) {
+            return;
+        }
+        match (kind, self.phase) {
+            (TimerKind::Retry, Phase::Waiting(which)) => self.tick(which, now, out),
+            // The HTTP layer's back-off before the same request again.
+            (TimerKind::Delay, _) => {
+                if let Some(op) = self.in_flight {
+                    self.io.send(op, self.config.request_timeout, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        // StandardHttpClient.shouldRetry (:177-210): IOExceptions and 429/5xx, ten times.
+        let retryable = matches!(result, Err(LockError::Refused))
+            || matches!(result, Err(LockError::Status(c) | LockError::NotStatus(c)) if c == 429 || c >= 500);
+        if retryable && self.retries < 10 && self.in_flight.is_some() {
+            let wait = 100_000_000u64 << self.retries.min(5);
+            self.retries += 1;
+            self.io.arm(TimerKind::Delay, wait, out);
+            return;
+        }
+        self.in_flight = None;
+        match self.phase {
+            Phase::Trying(which) => {
+                let outcome = self.continue_try(now, result, out);
+                if let Some(outcome) = outcome {
+                    self.after_try(which, outcome, now, out);
+                }
+            }
+            Phase::Releasing(step) => self.continue_release(step, now, result, out),
+            _ => {}
+        }
+    }
 
     /// Cancelling the `start()` future: renew is cancelled, then `stopLeading()`.
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
         match self.phase {
             Phase::Done | Phase::Releasing(_) => {}
             _ => {
@@ -370,4 +380,33 @@ impl Fabric8Elector {
             }
         }
     }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.observed.map(|r| expired(&r, now))
+    }
+}
+
+/// `LeaderElectorBuilder.withConfig` (Builder:46-72), in milliseconds; `new LeaderElector(...)`
+/// skips it.
+pub(super) fn validate(c: &ElectorConfig) -> Result<(), ConfigError> {
+    use super::config::ConfigKey::RenewDeadline;
+    let ms = |n: Nanos| n / 1_000_000;
+    let (ld, rd, rp) = (ms(c.lease_duration), ms(c.renew_deadline), ms(c.retry_period));
+    if ld <= rd {
+        return Err(ConfigError::ordering(RenewDeadline, "leaseDuration must be greater than renewDeadline"));
+    }
+    let jitter_ms = (rp * 12).div_ceil(10);
+    if rd <= rp + jitter_ms {
+        return Err(ConfigError::ordering(
+            RenewDeadline,
+            "renewDeadline must be greater than retryPeriod + retryPeriod*JitterFactor",
+        ));
+    }
+    if ld < 1 || rd < 1 || rp < 1 {
+        return Err(ConfigError::new(
+            RenewDeadline,
+            "leaseDuration, renewDeadline and retryPeriod must be at least 1ms",
+        ));
+    }
+    Ok(())
 }

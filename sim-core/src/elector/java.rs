@@ -23,8 +23,10 @@
 //! but a cancelled attempt's request is abandoned here (in the real client a hung request that
 //! ignores interrupts keeps blocking the single lease worker); the executors' shutdown waits.
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::WriteShape;
+use super::config::ConfigError;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind};
 use crate::rng::ComponentRng;
@@ -96,27 +98,6 @@ impl JavaElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.observed.is_some_and(|r| r.holder_identity == self.me)
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.poll_anchor = now.mono;
-        self.acquire_attempt(now, out);
-    }
-
     fn acquire_attempt(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Acquiring;
         // future.get(RP): the attempt is cancelled after RetryPeriod.
@@ -129,78 +110,6 @@ impl JavaElector {
         self.candidate = fresh_record(self.me, self.config.lease_duration_seconds(), now, 0);
         self.step = Step::Get;
         self.io.send(LockOp::Get, self.config.request_timeout, out);
-    }
-
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        if !self.io.live(kind, generation) {
-            return;
-        }
-        match (kind, self.phase) {
-            (TimerKind::RoundDeadline, Phase::Acquiring) => {
-                // cancel(true): the attempt counts as not acquired; the next one follows D later.
-                self.io.abandon(out);
-                out.note(Note::FailedToAcquire);
-                self.phase = Phase::AcquireWait;
-                self.io.arm(TimerKind::Retry, self.delay, out);
-            }
-            (TimerKind::Retry, Phase::AcquireWait) => self.acquire_attempt(now, out),
-            (TimerKind::Retry, Phase::PollWait) => self.started_leading(now, out),
-            (TimerKind::RoundDeadline, Phase::Renewing | Phase::RoundSleep) => {
-                // f.get(RD) timed out: f.cancel(true), break.
-                self.io.abandon(out);
-                out.note(Note::FailedToRenew);
-                self.stop_leading(now, out);
-            }
-            (TimerKind::RoundTick, Phase::RoundSleep) => {
-                self.phase = Phase::Renewing;
-                self.begin_try(now, out);
-            }
-            (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
-            _ => {}
-        }
-    }
-
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        if self.phase == Phase::Releasing {
-            out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
-            self.finish(out);
-            return;
-        }
-        let Some(ok) = self.continue_try(now, result, out) else { return };
-        match self.phase {
-            Phase::Acquiring if ok => {
-                self.io.cancel(TimerKind::RoundDeadline);
-                out.note(Note::AcquiredLease);
-                // The caller thread sees the flag at its next poll (sleep(RP) loop).
-                let rp = self.config.retry_period as i64;
-                let k = (now.mono - self.poll_anchor + rp - 1).div_euclid(rp).max(0);
-                let at = self.poll_anchor + k * rp;
-                if at <= now.mono {
-                    self.started_leading(now, out);
-                } else {
-                    self.phase = Phase::PollWait;
-                    self.io.arm(TimerKind::Retry, (at - now.mono) as Nanos, out);
-                }
-            }
-            Phase::Acquiring => {
-                self.io.cancel(TimerKind::RoundDeadline);
-                out.note(Note::FailedToAcquire);
-                self.phase = Phase::AcquireWait;
-                self.io.arm(TimerKind::Retry, self.delay, out);
-            }
-            Phase::Renewing if ok => {
-                self.io.cancel(TimerKind::RoundDeadline);
-                out.note(Note::RenewedLease);
-                self.phase = Phase::BetweenRounds;
-                self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
-            }
-            Phase::Renewing => {
-                self.phase = Phase::RoundSleep;
-                self.io.arm(TimerKind::RoundTick, self.config.retry_period, out);
-            }
-            _ => {}
-        }
     }
 
     fn started_leading(&mut self, now: Now, out: &mut Outputs) {
@@ -245,8 +154,7 @@ impl JavaElector {
                         self.observed = Some(old);
                         self.observed_ms = wall_ms(now);
                     }
-                    let own_ld_ms = (self.config.lease_duration / 1_000_000) as i64;
-                    if self.observed_ms + own_ld_ms > wall_ms(self.started) && old.holder_identity != self.me {
+                    if !self.expired(wall_ms(self.started)) && old.holder_identity != self.me {
                         out.note(Note::HeldByAnother);
                         return Some(false);
                     }
@@ -284,10 +192,112 @@ impl JavaElector {
         self.phase = Phase::Done;
         out.push(Output::Exited);
     }
+}
+
+impl JavaElector {
+    /// The expiry decision (:338-344): `observedTime + own LD <= now`, wall milliseconds.
+    fn expired(&self, now_ms: i64) -> bool {
+        self.observed_ms + (self.config.lease_duration / 1_000_000) as i64 <= now_ms
+    }
+}
+
+impl ElectorLoop for JavaElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.observed.is_some_and(|r| r.holder_identity == self.me)
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.poll_anchor = now.mono;
+        self.acquire_attempt(now, out);
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        if !self.io.live(kind, generation) {
+            return;
+        }
+        match (kind, self.phase) {
+            (TimerKind::RoundDeadline, Phase::Acquiring) => {
+                // cancel(true): the attempt counts as not acquired; the next one follows D later.
+                self.io.abandon(out);
+                out.note(Note::FailedToAcquire);
+                self.phase = Phase::AcquireWait;
+                self.io.arm(TimerKind::Retry, self.delay, out);
+            }
+            (TimerKind::Retry, Phase::AcquireWait) => self.acquire_attempt(now, out),
+            (TimerKind::Retry, Phase::PollWait) => self.started_leading(now, out),
+            (TimerKind::RoundDeadline, Phase::Renewing | Phase::RoundSleep) => {
+                // f.get(RD) timed out: f.cancel(true), break.
+                self.io.abandon(out);
+                out.note(Note::FailedToRenew);
+                self.stop_leading(now, out);
+            }
+            (TimerKind::RoundTick, Phase::RoundSleep) => {
+                self.phase = Phase::Renewing;
+                self.begin_try(now, out);
+            }
+            (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
+            _ => {}
+        }
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        if self.phase == Phase::Releasing {
+            out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
+            self.finish(out);
+            return;
+        }
+        let Some(ok) = self.continue_try(now, result, out) else { return };
+        match self.phase {
+            Phase::Acquiring if ok => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.note(Note::AcquiredLease);
+                // The caller thread sees the flag at its next poll (sleep(RP) loop).
+                let rp = self.config.retry_period as i64;
+                let k = (now.mono - self.poll_anchor + rp - 1).div_euclid(rp).max(0);
+                let at = self.poll_anchor + k * rp;
+                if at <= now.mono {
+                    self.started_leading(now, out);
+                } else {
+                    self.phase = Phase::PollWait;
+                    self.io.arm(TimerKind::Retry, (at - now.mono) as Nanos, out);
+                }
+            }
+            Phase::Acquiring => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.note(Note::FailedToAcquire);
+                self.phase = Phase::AcquireWait;
+                self.io.arm(TimerKind::Retry, self.delay, out);
+            }
+            Phase::Renewing if ok => {
+                self.io.cancel(TimerKind::RoundDeadline);
+                out.note(Note::RenewedLease);
+                self.phase = Phase::BetweenRounds;
+                self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
+            }
+            Phase::Renewing => {
+                self.phase = Phase::RoundSleep;
+                self.io.arm(TimerKind::RoundTick, self.config.retry_period, out);
+            }
+            _ => {}
+        }
+    }
 
     /// `close()` on a graceful stop: the executors are shut down (the renew loop is
     /// interrupted, `stopLeadingHook` runs), then the release PUT if the local record says self.
-    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
+    fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done | Phase::Releasing) {
             return;
         }
@@ -311,4 +321,23 @@ impl JavaElector {
         }
         self.finish(out);
     }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.observed.map(|_| self.expired(wall_ms(now)))
+    }
+}
+
+/// LeaderElector.java:71-105: LD > RD > RP > 0, no jitter factor.
+pub(super) fn validate(c: &ElectorConfig) -> Result<(), ConfigError> {
+    use super::config::ConfigKey::{RenewDeadline, RetryPeriod};
+    if c.lease_duration <= c.renew_deadline {
+        return Err(ConfigError::ordering(RenewDeadline, "leaseDuration must be greater than renewDeadline"));
+    }
+    if c.renew_deadline <= c.retry_period {
+        return Err(ConfigError::new(RenewDeadline, "renewDeadline must be greater than retryPeriod"));
+    }
+    if c.retry_period == 0 {
+        return Err(ConfigError::new(RetryPeriod, "retryPeriod must be greater than zero"));
+    }
+    Ok(())
 }

@@ -29,7 +29,9 @@
 //! [`KubeCoordinateElector::on_watch`] after the link's down latency; events that arrive while a
 //! try is in flight wait until it ends (the loop's `select` is not polling the stream then).
 
+use super::ElectorLoop;
 use super::Outputs;
+use super::config::ConfigError;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -38,7 +40,7 @@ use super::{
 };
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
-use crate::time::Nanos;
+use crate::time::{NANOS_PER_SEC, Nanos};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -108,26 +110,6 @@ impl KubeCoordinateElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        matches!(self.state, State::Leading { .. })
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle || !self.initial {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.try_acquire_or_renew(now, out);
-    }
-
     fn send(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
         self.phase = Phase::Trying(step);
         self.io.send(op, self.config.request_timeout, out);
@@ -183,35 +165,6 @@ impl KubeCoordinateElector {
         let verb = WriteVerb::Apply { force: true, with_rv, cached_metadata: with_rv };
         let shape = WriteShape { verb, nulls: Fields::NONE, keep: Fields(left_out) };
         self.send(Step::Apply, LockOp::Write(record, shape), out);
-    }
-
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        let Phase::Trying(step) = self.phase else { return };
-        let leading = matches!(self.state, State::Leading { .. });
-        match (step, result) {
-            (Step::Fetch, Ok(lease)) => {
-                self.update_state(Some(lease), now, out);
-                self.write(now, out);
-            }
-            // `get_opt` → `None`: nothing changes.
-            (Step::Fetch, Err(LockError::NotFound)) => self.write(now, out),
-            (Step::Apply, Ok(lease)) => {
-                out.note(if leading { Note::RenewedLease } else { Note::AcquiredLease });
-                self.update_state(Some(lease), now, out);
-                self.after_try(now, out);
-            }
-            (_, Err(_)) => {
-                out.note(if leading { Note::FailedToRenew } else { Note::FailedToAcquire });
-                // run(): the first call's error is only logged; a timer-driven one sets
-                // had_error and drops to Standby.
-                if !self.initial {
-                    self.had_error = true;
-                    self.update_state(None, now, out);
-                }
-                self.after_try(now, out);
-            }
-        }
     }
 
     /// `update_state` (:474-541).
@@ -283,7 +236,64 @@ impl KubeCoordinateElector {
         self.io.arm(TimerKind::Retry, delay as Nanos, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    fn finish(&mut self, out: &mut Outputs) {
+        self.io.cancel_all();
+        self.phase = Phase::Done;
+        out.push(Output::Exited);
+    }
+}
+
+impl ElectorLoop for KubeCoordinateElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        matches!(self.state, State::Leading { .. })
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle || !self.initial {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.try_acquire_or_renew(now, out);
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        let Phase::Trying(step) = self.phase else { return };
+        let leading = matches!(self.state, State::Leading { .. });
+        match (step, result) {
+            (Step::Fetch, Ok(lease)) => {
+                self.update_state(Some(lease), now, out);
+                self.write(now, out);
+            }
+            // `get_opt` → `None`: nothing changes.
+            (Step::Fetch, Err(LockError::NotFound)) => self.write(now, out),
+            (Step::Apply, Ok(lease)) => {
+                out.note(if leading { Note::RenewedLease } else { Note::AcquiredLease });
+                self.update_state(Some(lease), now, out);
+                self.after_try(now, out);
+            }
+            (_, Err(_)) => {
+                out.note(if leading { Note::FailedToRenew } else { Note::FailedToAcquire });
+                // run(): the first call's error is only logged; a timer-driven one sets
+                // had_error and drops to Standby.
+                if !self.initial {
+                    self.had_error = true;
+                    self.update_state(None, now, out);
+                }
+                self.after_try(now, out);
+            }
+        }
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -293,7 +303,7 @@ impl KubeCoordinateElector {
     }
 
     /// A watch event: the Lease as it was written (`None`: deleted). While a try runs it waits.
-    pub fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Outputs) {
+    fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Outputs) {
         match self.phase {
             Phase::Done => {}
             Phase::Idle | Phase::Trying(_) => self.pending.push(lease),
@@ -305,15 +315,9 @@ impl KubeCoordinateElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Outputs) {
-        self.io.cancel_all();
-        self.phase = Phase::Done;
-        out.push(Output::Exited);
-    }
-
     /// `handle.shutdown()`: the loop breaks at its next `select` (after a try in flight); no
     /// release; the channel keeps its last value until the process ends.
-    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
+    fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if self.shutdown || self.phase == Phase::Done {
             return;
         }
@@ -322,4 +326,36 @@ impl KubeCoordinateElector {
             self.finish(out);
         }
     }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.lease.map(|_| self.expired(now))
+    }
+}
+
+/// `Config::validate` (lib.rs:240-286), in its order and words.
+pub(super) fn validate(c: &ElectorConfig) -> Result<(), ConfigError> {
+    use super::config::ConfigKey::*;
+    let (ld, rd, rp) = (c.lease_duration, c.renew_deadline, c.retry_period);
+    if c.identity.is_empty() {
+        return Err(ConfigError::new(Identity, "identity may not be empty"));
+    }
+    if ld <= rd {
+        return Err(ConfigError::ordering(RenewDeadline, "lease_duration must be greater than renew_deadline"));
+    }
+    if rd <= (super::JITTER_FACTOR * rp as f64) as Nanos {
+        return Err(ConfigError::ordering(RenewDeadline, "renew_deadline must be greater than retry_period*1.2"));
+    }
+    if ld < NANOS_PER_SEC {
+        return Err(ConfigError::new(LeaseDuration, "lease_duration must be at least 1 second"));
+    }
+    if rd < NANOS_PER_SEC {
+        return Err(ConfigError::new(RenewDeadline, "renew_deadline must be at least 1 second"));
+    }
+    if rp < NANOS_PER_SEC {
+        return Err(ConfigError::new(RetryPeriod, "retry_period must be at least 1 second"));
+    }
+    if c.request_timeout.is_none_or(|t| t < NANOS_PER_SEC) {
+        return Err(ConfigError::new(RequestTimeout, "api_timeout must be at least 1 second"));
+    }
+    Ok(())
 }

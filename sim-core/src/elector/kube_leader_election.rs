@@ -30,6 +30,7 @@
 //! `renew-time-unfenced` is this elector under its old name (it used to be client-go's loop
 //! with this crate's expiry rule and fencing).
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
@@ -78,6 +79,8 @@ pub struct KubeLeaderElectionElector {
     is_leader: bool,
     /// The holder last seen, for `NewLeader` in traces.
     seen_holder: Option<Sym>,
+    /// The Lease its last Get read.
+    last_read: Option<Record>,
 }
 
 impl KubeLeaderElectionElector {
@@ -89,27 +92,8 @@ impl KubeLeaderElectionElector {
             phase: Phase::Idle,
             is_leader: false,
             seen_holder: None,
+            last_read: None,
         }
-    }
-
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.is_leader
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, _now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.call(Step::Get, LockOp::Get, out);
     }
 
     fn call(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
@@ -126,7 +110,65 @@ impl KubeLeaderElectionElector {
         LockOp::Write(record, WriteShape::patch(false).keep(keep))
     }
 
-    pub fn on_timer(&mut self, _now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    /// The example's loop body after a call: set the flag from an `Ok`, leave it on an `Err`,
+    /// then sleep the poll period.
+    fn finish_call(&mut self, outcome: Outcome, out: &mut Outputs) {
+        match outcome {
+            Outcome::Acquired if !self.is_leader => {
+                self.is_leader = true;
+                out.push(Output::StartedLeading);
+            }
+            Outcome::NotAcquired if self.is_leader => {
+                self.is_leader = false;
+                out.push(Output::StoppedLeading);
+            }
+            _ => {}
+        }
+        self.phase = Phase::Sleeping;
+        self.io.arm(TimerKind::Retry, self.config.retry_period, out);
+    }
+
+    fn observe(&mut self, holder: Sym, out: &mut Outputs) {
+        if self.seen_holder != Some(holder) {
+            self.seen_holder = Some(holder);
+            out.push(Output::NewLeader(holder));
+        }
+    }
+
+    fn finish(&mut self, out: &mut Outputs) {
+        self.io.cancel_all();
+        self.phase = Phase::Done;
+        out.push(Output::Exited);
+    }
+}
+
+/// `has_lease_expired` (:164-186): `now > renewTime + leaseDurationSeconds`, wall clock.
+fn expired(record: &Record, now: Now) -> bool {
+    record.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e)
+}
+
+impl ElectorLoop for KubeLeaderElectionElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.is_leader
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, _now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.call(Step::Get, LockOp::Get, out);
+    }
+
+    fn on_timer(&mut self, _now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) {
             return;
         }
@@ -135,7 +177,7 @@ impl KubeLeaderElectionElector {
         }
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Phase::Calling(step) = self.phase else { return };
         let at = Some(micros_of(now.wall));
@@ -147,6 +189,7 @@ impl KubeLeaderElectionElector {
                 self.call(Step::Create, LockOp::Write(record, shape), out);
             }
             (Step::Get, Ok(lease)) => {
+                self.last_read = Some(lease);
                 self.observe(lease.holder_identity, out);
                 // are_we_leading (:147-161): an absent holder is an error.
                 if lease.absent.has(Fields::HOLDER) {
@@ -162,7 +205,7 @@ impl KubeLeaderElectionElector {
                 if lease.absent.has(Fields::RENEW) || lease.absent.has(Fields::DURATION) {
                     return self.finish_call(Outcome::Err, out);
                 }
-                let expired = lease.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e);
+                let expired = expired(&lease, now);
                 if !expired {
                     out.note(Note::HeldByAnother);
                     return self.finish_call(Outcome::NotAcquired, out);
@@ -215,41 +258,10 @@ impl KubeLeaderElectionElector {
         }
     }
 
-    /// The example's loop body after a call: set the flag from an `Ok`, leave it on an `Err`,
-    /// then sleep the poll period.
-    fn finish_call(&mut self, outcome: Outcome, out: &mut Outputs) {
-        match outcome {
-            Outcome::Acquired if !self.is_leader => {
-                self.is_leader = true;
-                out.push(Output::StartedLeading);
-            }
-            Outcome::NotAcquired if self.is_leader => {
-                self.is_leader = false;
-                out.push(Output::StoppedLeading);
-            }
-            _ => {}
-        }
-        self.phase = Phase::Sleeping;
-        self.io.arm(TimerKind::Retry, self.config.retry_period, out);
-    }
-
-    fn observe(&mut self, holder: Sym, out: &mut Outputs) {
-        if self.seen_holder != Some(holder) {
-            self.seen_holder = Some(holder);
-            out.push(Output::NewLeader(holder));
-        }
-    }
-
-    fn finish(&mut self, out: &mut Outputs) {
-        self.io.cancel_all();
-        self.phase = Phase::Done;
-        out.push(Output::Exited);
-    }
-
     /// The process is told to stop: the polling task is dropped (a call in flight is
     /// abandoned); with `release_on_cancel` the app calls `step_down()` first. The flag is not
     /// cleared, so the work ends with the process.
-    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
+    fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done | Phase::Calling(Step::ReleaseGet | Step::ReleasePatch)) {
             return;
         }
@@ -260,5 +272,9 @@ impl KubeLeaderElectionElector {
         } else {
             self.finish(out);
         }
+    }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.last_read.map(|r| expired(&r, now))
     }
 }

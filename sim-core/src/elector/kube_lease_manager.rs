@@ -39,7 +39,9 @@
 //! force-releases and locks. On an API or network error the flag **stays true**; if the Lease is
 //! deleted every sync is a 404 and nobody recreates it.
 
+use super::ElectorLoop;
 use super::Outputs;
+use super::config::ConfigError;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
 use super::{
@@ -193,18 +195,6 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.flag
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
     /// `params.duration` and `params.grace`: whole seconds.
     fn duration_seconds(&self) -> i32 {
         self.config.lease_duration_seconds()
@@ -220,16 +210,6 @@ impl KubeLeaseManagerElector {
 
     fn is_expired(&self, now: Now) -> bool {
         now.wall > self.expiry
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.op.is_some() || self.done {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        // LeaseState::new: expiry = now − 1 ns.
-        self.expiry = now.wall - 1;
-        self.send(Op::Init(InitStep::Get), LockOp::Get, out);
     }
 
     fn send(&mut self, op: Op, lock_op: LockOp, out: &mut Outputs) {
@@ -466,28 +446,6 @@ impl KubeLeaseManagerElector {
 
     // ---- inputs -------------------------------------------------------------------------------
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        let Some(op) = self.op.take() else { return };
-        match op {
-            Op::Init(step) => self.init_result(step, now, result, out),
-            Op::Top => match result {
-                Ok(lease) => {
-                    self.read(&lease, now);
-                    self.check_flag(now, out);
-                }
-                Err(e) => {
-                    if e == LockError::NotFound {
-                        self.erase(now);
-                    }
-                    self.step_done(StepResult::Err, now, out);
-                }
-            },
-            Op::Lock(step) => self.lock_result(step, now, result, out),
-            Op::Release(step) => self.release_result(step, now, result, out),
-        }
-    }
-
     /// `LeaseState::new` → `create(AutoCreate)` (state.rs:308-339). Its errors fail
     /// `LeaseManager::new`, and the program exits.
     fn init_result(&mut self, step: InitStep, now: Now, result: LockResult, out: &mut Outputs) {
@@ -513,7 +471,59 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    fn finish(&mut self, out: &mut Outputs) {
+        self.done = true;
+        self.io.cancel_all();
+        out.push(Output::Exited);
+    }
+}
+
+impl ElectorLoop for KubeLeaseManagerElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.flag
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.op.is_some() || self.done {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        // LeaseState::new: expiry = now − 1 ns.
+        self.expiry = now.wall - 1;
+        self.send(Op::Init(InitStep::Get), LockOp::Get, out);
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        let Some(op) = self.op.take() else { return };
+        match op {
+            Op::Init(step) => self.init_result(step, now, result, out),
+            Op::Top => match result {
+                Ok(lease) => {
+                    self.read(&lease, now);
+                    self.check_flag(now, out);
+                }
+                Err(e) => {
+                    if e == LockError::NotFound {
+                        self.erase(now);
+                    }
+                    self.step_done(StepResult::Err, now, out);
+                }
+            },
+            Op::Lock(step) => self.lock_result(step, now, result, out),
+            Op::Release(step) => self.release_result(step, now, result, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if !self.io.live(kind, generation) || kind != TimerKind::Delay || self.done {
             return;
         }
@@ -531,15 +541,9 @@ impl KubeLeaseManagerElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Outputs) {
-        self.done = true;
-        self.io.cancel_all();
-        out.push(Output::Exited);
-    }
-
     /// The receivers are dropped (a graceful stop): the consumer is gone, so the work stops;
     /// `watch()` drops the running `changed()` and calls `release()` (`Soft`), then returns.
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.closing || self.done {
             return;
         }
@@ -558,4 +562,22 @@ impl KubeLeaseManagerElector {
         }
         self.release(now, out);
     }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        Some(self.is_expired(now))
+    }
+}
+
+/// manager.rs:317-335: whole seconds, 0 < grace < duration (the builder's setters skip this;
+/// leasesim always checks).
+pub(super) fn validate(c: &ElectorConfig) -> Result<(), ConfigError> {
+    use super::config::ConfigKey::Grace;
+    let (ld_s, grace_s) = (c.lease_duration / NANOS_PER_SEC, c.grace / NANOS_PER_SEC);
+    if ld_s == 0 || grace_s == 0 {
+        return Err(ConfigError::new(Grace, "duration and grace period should be greater than zero"));
+    }
+    if grace_s >= ld_s {
+        return Err(ConfigError::new(Grace, "grace period should be less than lease lock duration"));
+    }
+    Ok(())
 }

@@ -32,6 +32,7 @@
 //!
 //! Not modelled: `leaseTransitions` wrapping through `u16` (a count above 65 535 reads as 0).
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::io::{Io, fresh_record};
 use super::record::micros_of;
@@ -120,27 +121,6 @@ impl KubertElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    /// The consumer's `is_current_for(me)`, as last evaluated.
-    pub fn is_leader(&self) -> bool {
-        self.acting
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, _now: Now, out: &mut Outputs) {
-        if self.phase != Phase::Idle {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.send(Step::Init, LockOp::Get, out);
-    }
-
     fn send(&mut self, step: Step, op: LockOp, out: &mut Outputs) {
         self.phase = Phase::Calling(step);
         self.io.send(op, self.config.request_timeout, out);
@@ -187,56 +167,6 @@ impl KubertElector {
         };
         self.send(Step::Acquire, LockOp::Write(record, shape), out);
         None
-    }
-
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
-        self.io.awaiting = false;
-        let Phase::Calling(step) = self.phase else { return };
-        let outcome = match (step, result) {
-            (Step::Init, Ok(lease)) => {
-                self.read(&lease, now);
-                self.ensure_claimed(now, out)
-            }
-            (Step::Init, Err(_)) => {
-                // `LeaseManager::init(...).await?` fails: the program exits.
-                self.fail("kubert LeaseManager::init failed (the Lease must exist)", out);
-                return;
-            }
-            (Step::Renew, Ok(_)) => {
-                out.note(Note::RenewedLease);
-                Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
-            }
-            (Step::Acquire, Ok(_)) => {
-                out.note(Note::AcquiredLease);
-                self.transitions += 1;
-                Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
-            }
-            (Step::Renew | Step::Acquire, Err(LockError::Conflict)) => {
-                // Another writer moved the resourceVersion: re-read and loop.
-                self.send(Step::Resync, LockOp::Get, out);
-                return;
-            }
-            (Step::Resync, Ok(lease)) => {
-                self.read(&lease, now);
-                self.ensure_claimed(now, out)
-            }
-            (Step::Renew | Step::Acquire | Step::Resync, Err(_)) => {
-                out.note(if step == Step::Renew { Note::FailedToRenew } else { Note::FailedToAcquire });
-                self.attempt_failed(now, out);
-                return;
-            }
-            (Step::Vacate, result) => {
-                out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
-                self.finish(out);
-                return;
-            }
-        };
-        if step == Step::Renew || step == Step::Acquire {
-            self.claim = outcome;
-        }
-        if let Some(claim) = outcome {
-            self.claimed(claim, now, out);
-        }
     }
 
     /// `ensure_claimed` returned `claim`: publish it (the first one creates the channel), then
@@ -332,22 +262,6 @@ impl KubertElector {
         out.push(Output::Exited);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        if !self.io.live(kind, generation) {
-            return;
-        }
-        match (kind, self.phase) {
-            // The consumer's claim expired.
-            (TimerKind::RoundDeadline, _) => self.evaluate(now, out),
-            (TimerKind::Retry, Phase::Waiting) | (TimerKind::Delay, Phase::Backoff) => {
-                if let Some(claim) = self.ensure_claimed(now, out) {
-                    self.claimed(claim, now, out);
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// `vacate` (:308-353).
     fn vacate(&mut self, now: Now, out: &mut Outputs) {
         self.io.cancel(TimerKind::Retry);
@@ -367,11 +281,100 @@ impl KubertElector {
         self.phase = Phase::Done;
         out.push(Output::Exited);
     }
+}
+
+impl ElectorLoop for KubertElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    /// The consumer's `is_current_for(me)`, as last evaluated.
+    fn is_leader(&self) -> bool {
+        self.acting
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, _now: Now, out: &mut Outputs) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.send(Step::Init, LockOp::Get, out);
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        self.io.awaiting = false;
+        let Phase::Calling(step) = self.phase else { return };
+        let outcome = match (step, result) {
+            (Step::Init, Ok(lease)) => {
+                self.read(&lease, now);
+                self.ensure_claimed(now, out)
+            }
+            (Step::Init, Err(_)) => {
+                // `LeaseManager::init(...).await?` fails: the program exits.
+                self.fail("kubert LeaseManager::init failed (the Lease must exist)", out);
+                return;
+            }
+            (Step::Renew, Ok(_)) => {
+                out.note(Note::RenewedLease);
+                Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
+            }
+            (Step::Acquire, Ok(_)) => {
+                out.note(Note::AcquiredLease);
+                self.transitions += 1;
+                Some(Claim { holder: self.me, expiry: self.write_at + self.config.lease_duration as i64 })
+            }
+            (Step::Renew | Step::Acquire, Err(LockError::Conflict)) => {
+                // Another writer moved the resourceVersion: re-read and loop.
+                self.send(Step::Resync, LockOp::Get, out);
+                return;
+            }
+            (Step::Resync, Ok(lease)) => {
+                self.read(&lease, now);
+                self.ensure_claimed(now, out)
+            }
+            (Step::Renew | Step::Acquire | Step::Resync, Err(_)) => {
+                out.note(if step == Step::Renew { Note::FailedToRenew } else { Note::FailedToAcquire });
+                self.attempt_failed(now, out);
+                return;
+            }
+            (Step::Vacate, result) => {
+                out.note(if result.is_ok() { Note::Released } else { Note::ReleaseFailed });
+                self.finish(out);
+                return;
+            }
+        };
+        if step == Step::Renew || step == Step::Acquire {
+            self.claim = outcome;
+        }
+        if let Some(claim) = outcome {
+            self.claimed(claim, now, out);
+        }
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        if !self.io.live(kind, generation) {
+            return;
+        }
+        match (kind, self.phase) {
+            // The consumer's claim expired.
+            (TimerKind::RoundDeadline, _) => self.evaluate(now, out),
+            (TimerKind::Retry, Phase::Waiting) | (TimerKind::Delay, Phase::Backoff) => {
+                if let Some(claim) = self.ensure_claimed(now, out) {
+                    self.claimed(claim, now, out);
+                }
+            }
+            _ => {}
+        }
+    }
 
     /// Every receiver is dropped (the program shuts down): the consumer is gone, so the work
     /// stops now; the task breaks out of its wait at once and vacates, or finishes the
     /// `ensure_claimed` it is in (its retries included) and vacates when the publish fails.
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.closed {
             return;
         }
@@ -397,5 +400,10 @@ impl KubertElector {
             Phase::Dead => self.finish(out),
             _ => {}
         }
+    }
+
+    /// A claim is current while `now < expiry` (`get`, :539-580); no claim is free.
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        Some(self.claim.is_none_or(|c| now.wall >= c.expiry))
     }
 }

@@ -17,12 +17,12 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
-use super::Sink;
 use super::record::{RawRecord, Record, micros_of};
 use super::{
     Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
     TimerKind,
 };
+use super::{ElectorLoop, Outputs, Sink};
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
@@ -87,8 +87,11 @@ impl Rules {
                     coordinated: config.coordinated,
                 }
             }
-            None => match config.algorithm {
-                Algorithm::RenewTime => Rules {
+            // Only `renew-time` runs this loop without a client-go release (the library
+            // table's `client_go_loop` rows; `rows_build_their_own_loops` checks it).
+            None => {
+                debug_assert_eq!(config.algorithm, Algorithm::RenewTime);
+                Rules {
                     expiry: ExpiryRule::RenewTime,
                     duration_from_record: true,
                     fast_path: false,
@@ -97,9 +100,8 @@ impl Rules {
                     raw_has_strategy: false,
                     stopped_event_always: true,
                     coordinated: false,
-                },
-                _ => unreachable!("the other libraries have their own machines"),
-            },
+                }
+            }
         };
         if let Some(expiry) = config.expiry {
             rules.expiry = expiry;
@@ -182,6 +184,46 @@ pub struct LoopElector {
     stopping: bool,
     /// `renew` was entered (the acquire succeeded): its deferred "stopped leading" is due.
     renewing: bool,
+}
+
+/// The trait for callers that hold any library; the world calls the inherent methods, whose
+/// sink is generic (client-go's loop writes into the world's `Direct`).
+impl ElectorLoop for LoopElector {
+    fn config(&self) -> &ElectorConfig {
+        LoopElector::config(self)
+    }
+
+    fn is_leader(&self) -> bool {
+        LoopElector::is_leader(self)
+    }
+
+    fn awaiting_result(&self) -> bool {
+        LoopElector::awaiting_result(self)
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        LoopElector::start(self, now, out)
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        LoopElector::on_timer(self, now, kind, generation, out)
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+        LoopElector::on_result(self, now, result, out)
+    }
+
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
+        LoopElector::stop(self, now, out)
+    }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.observed_time.map(|_| !self.is_lease_valid(now))
+    }
+
+    fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
+        LoopElector::healthy(self, now_mono, tolerance)
+    }
 }
 
 impl LoopElector {

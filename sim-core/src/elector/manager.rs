@@ -23,6 +23,7 @@
 //!
 //! With `drain = 0` (the default) a graceful stop is exactly client-go's.
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::loops::LoopElector;
 use super::{ElectorConfig, GRACEFUL_SHUTDOWN_TIMEOUT, Generation, LockResult, Now, Output, TimerKind};
@@ -45,29 +46,42 @@ impl ManagerElector {
         ManagerElector { inner: LoopElector::new(config, me, rng), drain, stopping: false, drain_generation: 0 }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
+    /// During a drain the elector does not decide when the work stops (the runnables do, or the
+    /// exit), and a new acquisition starts no runnables.
+    fn filter(&self, from: usize, out: &mut Outputs) {
+        if !self.stopping {
+            return;
+        }
+        out.drop_from(from, |o| {
+            matches!(o, Output::StartedLeading | Output::LeaderContextDone | Output::StoppedLeading)
+        });
+    }
+}
+
+impl ElectorLoop for ManagerElector {
+    fn config(&self) -> &ElectorConfig {
         self.inner.config()
     }
 
-    pub fn is_leader(&self) -> bool {
+    fn is_leader(&self) -> bool {
         self.inner.is_leader()
     }
 
-    pub fn awaiting_result(&self) -> bool {
+    fn awaiting_result(&self) -> bool {
         self.inner.awaiting_result()
     }
 
-    pub fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
+    fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
         self.inner.healthy(now_mono, tolerance)
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
+    fn start(&mut self, now: Now, out: &mut Outputs) {
         let from = out.len();
         self.inner.start(now, out);
         self.filter(from, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if kind == TimerKind::Drain {
             if generation == self.drain_generation && self.stopping {
                 // leaderElectionCancel(): client-go's renew loop ends, releases if configured.
@@ -82,13 +96,13 @@ impl ManagerElector {
         self.filter(from, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         let from = out.len();
         self.inner.on_result(now, result, out);
         self.filter(from, out);
     }
 
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.stopping {
             return;
         }
@@ -108,14 +122,7 @@ impl ManagerElector {
         });
     }
 
-    /// During a drain the elector does not decide when the work stops (the runnables do, or the
-    /// exit), and a new acquisition starts no runnables.
-    fn filter(&self, from: usize, out: &mut Outputs) {
-        if !self.stopping {
-            return;
-        }
-        out.drop_from(from, |o| {
-            matches!(o, Output::StartedLeading | Output::LeaderContextDone | Output::StoppedLeading)
-        });
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.inner.lease_expired(now)
     }
 }

@@ -27,6 +27,7 @@ pub mod kube_coordinate;
 pub mod kube_leader_election;
 pub mod kube_lease_manager;
 pub mod kubert;
+pub mod library;
 pub mod loops;
 pub mod manager;
 pub mod nestjs;
@@ -34,9 +35,10 @@ pub mod python;
 pub mod record;
 
 pub use config::{
-    AfterLost, Algorithm, ClientGoVersion, ElectorConfig, ExpiryRule, GRACEFUL_SHUTDOWN_TIMEOUT, JITTER_FACTOR,
-    default_request_timeout_for,
+    AfterLost, ClientGoVersion, ConfigError, ConfigKey, ElectorConfig, ExpiryRule, GRACEFUL_SHUTDOWN_TIMEOUT,
+    JITTER_FACTOR, default_request_timeout_for,
 };
+pub use library::{Algorithm, Library};
 pub use record::{Fields, Record};
 
 use crate::rng::ComponentRng;
@@ -358,6 +360,33 @@ impl std::ops::Deref for Outputs {
     }
 }
 
+/// What every library's loop answers to: the node's inputs (start, a timer, a request's result,
+/// stop) and its questions (which config, leading or not, waiting for an answer or not, and the
+/// library's own expiry decision). Dispatched through [`Elector`], an enum, so that the hot path
+/// is a jump and each node's elector lies inline in its process.
+pub trait ElectorLoop {
+    fn config(&self) -> &ElectorConfig;
+    /// The library's own notion of leading (client-go's `IsLeader()`, a flag the app reads).
+    fn is_leader(&self) -> bool;
+    /// Has this elector a request outstanding?
+    fn awaiting_result(&self) -> bool;
+    fn start(&mut self, now: Now, out: &mut Outputs);
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs);
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs);
+    /// The run context is cancelled (graceful stop, SIGTERM).
+    fn stop(&mut self, now: Now, out: &mut Outputs);
+    /// The library's expiry decision: would it, at `now`, take the Lease it last read as
+    /// expired by its time rule? `None` before it has read one (or `Some(true)`: a library whose
+    /// empty cache counts as expired). The same code its loop runs.
+    fn lease_expired(&self, now: Now) -> Option<bool>;
+    /// A watch event for the node's Lease (`None`: deleted), for libraries that watch it.
+    fn on_watch(&mut self, _now: Now, _lease: Option<Record>, _out: &mut Outputs) {}
+    /// The library's health check (client-go's `Check`); libraries without one are healthy.
+    fn healthy(&self, _now_mono: i64, _tolerance: Nanos) -> bool {
+        true
+    }
+}
+
 /// One node's elector, whichever algorithm it follows. Held inline (not boxed): an event of a
 /// node then touches one region of memory, which is what keeps ten thousand nodes fast.
 #[derive(Debug)]
@@ -395,33 +424,13 @@ macro_rules! each {
 }
 
 impl Elector {
-    /// `me` is the interned `config.identity`.
+    /// `me` is the interned `config.identity`. The algorithm's row builds it.
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
-        match config.algorithm {
-            Algorithm::PythonClient => Elector::Python(python::PythonElector::new(config, me)),
-            Algorithm::ControllerRuntime => Elector::Manager(manager::ManagerElector::new(config, me, rng)),
-            Algorithm::Fabric8 => Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
-            Algorithm::JavaClient => Elector::Java(java::JavaElector::new(config, me, rng)),
-            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => {
-                Elector::CSharp(csharp::CSharpElector::new(config, me, rng))
-            }
-            Algorithm::NestJs => Elector::NestJs(nestjs::NestJsElector::new(config, me)),
-            Algorithm::KubeLeaseManager => {
-                Elector::KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector::new(config, me, rng))
-            }
-            Algorithm::KubeCoordinate => {
-                Elector::KubeCoordinate(kube_coordinate::KubeCoordinateElector::new(config, me, rng))
-            }
-            Algorithm::Kubert => Elector::Kubert(kubert::KubertElector::new(config, me)),
-            Algorithm::KubeLeaderElection | Algorithm::RenewTimeUnfenced => {
-                Elector::KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector::new(config, me))
-            }
-            _ => Elector::Loop(loops::LoopElector::new(config, me, rng)),
-        }
+        (config.algorithm.library().build)(config, me, rng)
     }
 
     pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        each!(self, e => e.start(now, out))
+        each!(self, e => ElectorLoop::start(e, now, out))
     }
 
     /// The elector of client-go's loop writes into `out` itself; every other into its
@@ -437,7 +446,7 @@ impl Elector {
     pub fn on_timer<S: Sink>(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut S) {
         match self {
             Elector::Loop(e) => e.on_timer(now, kind, generation, out),
-            other => other.others(out, |e, out| each!(e, e => e.on_timer(now, kind, generation, out))),
+            other => other.others(out, |e, out| each!(e, e => ElectorLoop::on_timer(e, now, kind, generation, out))),
         }
     }
 
@@ -445,43 +454,42 @@ impl Elector {
     pub fn on_result<S: Sink>(&mut self, now: Now, result: LockResult, out: &mut S) {
         match self {
             Elector::Loop(e) => e.on_result(now, result, out),
-            other => other.others(out, |e, out| each!(e, e => e.on_result(now, result, out))),
+            other => other.others(out, |e, out| each!(e, e => ElectorLoop::on_result(e, now, result, out))),
         }
     }
 
     /// A watch event for the node's Lease (`None`: deleted), for electors that watch it
     /// ([`Algorithm::watches_lease`]).
     pub fn on_watch(&mut self, now: Now, lease: Option<Record>, out: &mut Outputs) {
-        if let Elector::KubeCoordinate(e) = self {
-            e.on_watch(now, lease, out);
-        }
+        each!(self, e => ElectorLoop::on_watch(e, now, lease, out))
     }
 
     /// The run context is cancelled (graceful stop, SIGTERM).
     pub fn stop(&mut self, now: Now, out: &mut Outputs) {
-        each!(self, e => e.stop(now, out))
+        each!(self, e => ElectorLoop::stop(e, now, out))
     }
 
     /// `IsLeader()`: the last observed record names this elector.
     pub fn is_leader(&self) -> bool {
-        each!(self, e => e.is_leader())
+        each!(self, e => ElectorLoop::is_leader(e))
     }
 
     pub fn config(&self) -> &ElectorConfig {
-        each!(self, e => e.config())
+        each!(self, e => ElectorLoop::config(e))
     }
 
     /// client-go's health check (`Check`); electors without one are always healthy.
     pub fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
-        match self {
-            Elector::Loop(e) => e.healthy(now_mono, tolerance),
-            Elector::Manager(e) => e.healthy(now_mono, tolerance),
-            _ => true,
-        }
+        each!(self, e => ElectorLoop::healthy(e, now_mono, tolerance))
+    }
+
+    /// The library's expiry decision on the Lease it last read ([`ElectorLoop::lease_expired`]).
+    pub fn lease_expired(&self, now: Now) -> Option<bool> {
+        each!(self, e => ElectorLoop::lease_expired(e, now))
     }
 
     /// Has this elector a request outstanding?
     pub fn awaiting_result(&self) -> bool {
-        each!(self, e => e.awaiting_result())
+        each!(self, e => ElectorLoop::awaiting_result(e))
     }
 }

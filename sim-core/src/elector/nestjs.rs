@@ -20,6 +20,7 @@
 //!   `isLeader` stays true until that write's own MODIFIED event, 2 s later; then the process
 //!   exits.
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::io::{Io, fresh_record, wall_ms};
 use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, Note, Now, Output, Record, TimerKind};
@@ -61,6 +62,8 @@ pub struct NestJsElector {
     stopping: bool,
     done: bool,
     candidate: Record,
+    /// The Lease its last Get read.
+    last_read: Option<Record>,
 }
 
 impl NestJsElector {
@@ -76,27 +79,8 @@ impl NestJsElector {
             stopping: false,
             done: false,
             candidate: Record::default(),
+            last_read: None,
         }
-    }
-
-    pub fn config(&self) -> &ElectorConfig {
-        &self.config
-    }
-
-    pub fn is_leader(&self) -> bool {
-        self.is_leader
-    }
-
-    pub fn awaiting_result(&self) -> bool {
-        self.io.awaiting
-    }
-
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
-        if self.tries > 0 || self.done {
-            return;
-        }
-        out.note(Note::AttemptingToAcquire);
-        self.try_to_become_leader(now, out);
     }
 
     fn try_to_become_leader(&mut self, now: Now, out: &mut Outputs) {
@@ -114,25 +98,6 @@ impl NestJsElector {
         self.job = Some(job);
         self.candidate = fresh_record(self.me, self.config.lease_duration_seconds(), now, 0);
         self.io.send(LockOp::Get, self.config.request_timeout, out);
-    }
-
-    pub fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
-        if !self.io.live(kind, generation) || self.done {
-            return;
-        }
-        match kind {
-            TimerKind::Retry if !self.is_leader && !self.stopping => self.try_to_become_leader(now, out),
-            // The renewal timer: `if isLeader: renewLease()`.
-            TimerKind::NextRound if self.is_leader && self.job.is_none() => self.begin(Job::Renew(Step::Get), now, out),
-            TimerKind::Delay => {
-                if let Some(holder) = self.pending_event.take() {
-                    self.handle_lease_update(holder, out);
-                }
-            }
-            // becomeLeader, 2 s after a MODIFIED naming self.
-            TimerKind::RoundTick if !self.stopping => self.become_leader(out),
-            _ => {}
-        }
     }
 
     /// `handleLeaseUpdate` (:347-358).
@@ -193,7 +158,58 @@ impl NestJsElector {
         self.io.send(LockOp::Write(record, shape), self.config.request_timeout, out);
     }
 
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+    fn finish(&mut self, out: &mut Outputs) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        self.io.cancel_all();
+        self.lose_leadership(out);
+        out.push(Output::Exited);
+    }
+}
+
+impl ElectorLoop for NestJsElector {
+    fn config(&self) -> &ElectorConfig {
+        &self.config
+    }
+
+    fn is_leader(&self) -> bool {
+        self.is_leader
+    }
+
+    fn awaiting_result(&self) -> bool {
+        self.io.awaiting
+    }
+
+    fn start(&mut self, now: Now, out: &mut Outputs) {
+        if self.tries > 0 || self.done {
+            return;
+        }
+        out.note(Note::AttemptingToAcquire);
+        self.try_to_become_leader(now, out);
+    }
+
+    fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs) {
+        if !self.io.live(kind, generation) || self.done {
+            return;
+        }
+        match kind {
+            TimerKind::Retry if !self.is_leader && !self.stopping => self.try_to_become_leader(now, out),
+            // The renewal timer: `if isLeader: renewLease()`.
+            TimerKind::NextRound if self.is_leader && self.job.is_none() => self.begin(Job::Renew(Step::Get), now, out),
+            TimerKind::Delay => {
+                if let Some(holder) = self.pending_event.take() {
+                    self.handle_lease_update(holder, out);
+                }
+            }
+            // becomeLeader, 2 s after a MODIFIED naming self.
+            TimerKind::RoundTick if !self.stopping => self.become_leader(out),
+            _ => {}
+        }
+    }
+
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
         let Some(job) = self.job.take() else { return };
         // createLease: no leaseTransitions (:187-212). Every PUT keeps the fetched transitions.
@@ -211,6 +227,7 @@ impl NestJsElector {
                 self.io.send(LockOp::Write(self.candidate, create), self.config.request_timeout, out);
             }
             (Job::Try(Step::Get), Ok(lease)) => {
+                self.last_read = Some(lease);
                 if self.expired(&lease, now) || lease.holder_is_empty() {
                     self.job = Some(Job::Try(Step::Put));
                     self.put(self.candidate, keep_transitions, out);
@@ -266,18 +283,8 @@ impl NestJsElector {
         }
     }
 
-    fn finish(&mut self, out: &mut Outputs) {
-        if self.done {
-            return;
-        }
-        self.done = true;
-        self.io.cancel_all();
-        self.lose_leadership(out);
-        out.push(Output::Exited);
-    }
-
     /// SIGTERM (:227-250): the release if leader; the process ends once `isLeader` is false.
-    pub fn stop(&mut self, now: Now, out: &mut Outputs) {
+    fn stop(&mut self, now: Now, out: &mut Outputs) {
         if self.stopping || self.done {
             return;
         }
@@ -290,5 +297,9 @@ impl NestJsElector {
         self.io.abandon(out);
         self.io.cancel(TimerKind::NextRound);
         self.begin(Job::Release(Step::Get), now, out);
+    }
+
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.last_read.map(|r| self.expired(&r, now))
     }
 }

@@ -21,6 +21,7 @@
 //!   `try_acquire_or_renew` and `run()`, and `onstopped_leading` is never called
 //!   (`leaderelection.py` has no try/except or finally; v36.0.3).
 
+use super::ElectorLoop;
 use super::Outputs;
 use super::record::{Record, micros_of};
 use super::{ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
@@ -90,19 +91,109 @@ impl PythonElector {
         }
     }
 
-    pub fn config(&self) -> &ElectorConfig {
+    /// `while timeout > int(time.time() * 1000): try ...`: the deadline is checked before each
+    /// attempt only.
+    fn attempt_in_round(&mut self, deadline_ms: i64, now: Now, out: &mut Outputs) {
+        if deadline_ms > wall_ms(now) {
+            self.phase = Phase::Renewing { deadline_ms };
+            self.begin_try(now, out);
+        } else {
+            out.note(Note::FailedToRenew);
+            self.finish(out);
+        }
+    }
+
+    fn after_try(&mut self, ok: bool, _now: Now, out: &mut Outputs) {
+        let rp = self.config.retry_period;
+        match self.phase {
+            Phase::Acquiring if ok => {
+                out.note(Note::AcquiredLease);
+                out.push(Output::StartedLeading);
+                // The renew loop starts with an immediate round.
+                let deadline_ms = wall_ms(_now) + (self.config.renew_deadline / 1_000_000) as i64;
+                self.phase = Phase::Renewing { deadline_ms };
+                self.begin_try(_now, out);
+            }
+            Phase::Acquiring => {
+                out.note(Note::FailedToAcquire);
+                self.phase = Phase::WaitingRetry;
+                self.arm(TimerKind::Retry, rp, out);
+            }
+            Phase::Renewing { .. } if ok => {
+                out.note(Note::RenewedLease);
+                self.phase = Phase::BetweenRounds;
+                self.arm(TimerKind::NextRound, rp, out);
+            }
+            Phase::Renewing { deadline_ms } => {
+                self.phase = Phase::RetrySleep { deadline_ms };
+                self.arm(TimerKind::RoundTick, rp, out);
+            }
+            _ => {}
+        }
+    }
+
+    fn begin_try(&mut self, now: Now, out: &mut Outputs) {
+        self.started = now;
+        self.candidate = Record {
+            holder_identity: self.me,
+            lease_duration_seconds: (self.config.lease_duration / NANOS_PER_SEC) as i32,
+            acquire_time_micros: Some(micros_of(now.wall)),
+            renew_time_micros: Some(micros_of(now.wall)),
+            leader_transitions: 0,
+            ..Record::default()
+        };
+        self.step = Step::Get;
+        self.send(LockOp::Get, out);
+    }
+
+    fn send(&mut self, op: LockOp, out: &mut Outputs) {
+        self.awaiting = true;
+        self.transport_retries = 0;
+        out.push(Output::Send { op, timeout: self.config.request_timeout });
+    }
+
+    fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Outputs) {
+        self.generation = self.generation.wrapping_add(1);
+        out.push(Output::Timer { kind, after, generation: self.generation });
+    }
+
+    /// An exception escapes `run()`: the loop is gone, OnStoppedLeading is not called.
+    fn raise(&mut self, what: &'static str, out: &mut Outputs) {
+        self.generation = self.generation.wrapping_add(1);
+        self.phase = Phase::Done;
+        out.push(Output::Exception(what));
+        out.push(Output::Exited);
+    }
+
+    fn finish(&mut self, out: &mut Outputs) {
+        self.generation = self.generation.wrapping_add(1);
+        self.phase = Phase::Done;
+        out.push(Output::StoppedLeading);
+        out.push(Output::Exited);
+    }
+}
+
+impl PythonElector {
+    /// The expiry decision: `observed_time_ms + own lease_duration·1000 <= now_ms`.
+    fn expired(&self, now_ms: i64) -> bool {
+        self.observed_time_ms + (self.config.lease_duration / 1_000_000) as i64 <= now_ms
+    }
+}
+
+impl ElectorLoop for PythonElector {
+    fn config(&self) -> &ElectorConfig {
         &self.config
     }
 
-    pub fn is_leader(&self) -> bool {
+    fn is_leader(&self) -> bool {
         self.observed.as_ref().is_some_and(|r| r.holder_identity == self.me)
     }
 
-    pub fn awaiting_result(&self) -> bool {
+    fn awaiting_result(&self) -> bool {
         self.awaiting
     }
 
-    pub fn start(&mut self, now: Now, out: &mut Outputs) {
+    fn start(&mut self, now: Now, out: &mut Outputs) {
         if self.phase != Phase::Idle {
             return;
         }
@@ -111,7 +202,7 @@ impl PythonElector {
         self.begin_try(now, out);
     }
 
-    pub fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: Generation, out: &mut Outputs) {
+    fn on_timer(&mut self, now: Now, _kind: TimerKind, generation: Generation, out: &mut Outputs) {
         if generation != self.generation {
             return;
         }
@@ -129,19 +220,7 @@ impl PythonElector {
         }
     }
 
-    /// `while timeout > int(time.time() * 1000): try ...`: the deadline is checked before each
-    /// attempt only.
-    fn attempt_in_round(&mut self, deadline_ms: i64, now: Now, out: &mut Outputs) {
-        if deadline_ms > wall_ms(now) {
-            self.phase = Phase::Renewing { deadline_ms };
-            self.begin_try(now, out);
-        } else {
-            out.note(Note::FailedToRenew);
-            self.finish(out);
-        }
-    }
-
-    pub fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
+    fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.awaiting = false;
         // What urllib3 retries and what escapes the lock's `except ApiException`.
         match (self.step, result) {
@@ -193,9 +272,7 @@ impl PythonElector {
                     self.observed = Some(record);
                     self.observed_time_ms = wall_ms(now);
                 }
-                let lease_ms = (self.config.lease_duration / 1_000_000) as i64;
-                let held_by_other =
-                    record.holder_identity != self.me && self.observed_time_ms + lease_ms > wall_ms(self.started);
+                let held_by_other = record.holder_identity != self.me && !self.expired(wall_ms(self.started));
                 if held_by_other {
                     out.note(Note::HeldByAnother);
                     false
@@ -220,36 +297,7 @@ impl PythonElector {
         self.after_try(done, now, out);
     }
 
-    fn after_try(&mut self, ok: bool, _now: Now, out: &mut Outputs) {
-        let rp = self.config.retry_period;
-        match self.phase {
-            Phase::Acquiring if ok => {
-                out.note(Note::AcquiredLease);
-                out.push(Output::StartedLeading);
-                // The renew loop starts with an immediate round.
-                let deadline_ms = wall_ms(_now) + (self.config.renew_deadline / 1_000_000) as i64;
-                self.phase = Phase::Renewing { deadline_ms };
-                self.begin_try(_now, out);
-            }
-            Phase::Acquiring => {
-                out.note(Note::FailedToAcquire);
-                self.phase = Phase::WaitingRetry;
-                self.arm(TimerKind::Retry, rp, out);
-            }
-            Phase::Renewing { .. } if ok => {
-                out.note(Note::RenewedLease);
-                self.phase = Phase::BetweenRounds;
-                self.arm(TimerKind::NextRound, rp, out);
-            }
-            Phase::Renewing { deadline_ms } => {
-                self.phase = Phase::RetrySleep { deadline_ms };
-                self.arm(TimerKind::RoundTick, rp, out);
-            }
-            _ => {}
-        }
-    }
-
-    pub fn stop(&mut self, _now: Now, out: &mut Outputs) {
+    fn stop(&mut self, _now: Now, out: &mut Outputs) {
         if matches!(self.phase, Phase::Done) {
             return;
         }
@@ -260,43 +308,7 @@ impl PythonElector {
         self.finish(out);
     }
 
-    fn begin_try(&mut self, now: Now, out: &mut Outputs) {
-        self.started = now;
-        self.candidate = Record {
-            holder_identity: self.me,
-            lease_duration_seconds: (self.config.lease_duration / NANOS_PER_SEC) as i32,
-            acquire_time_micros: Some(micros_of(now.wall)),
-            renew_time_micros: Some(micros_of(now.wall)),
-            leader_transitions: 0,
-            ..Record::default()
-        };
-        self.step = Step::Get;
-        self.send(LockOp::Get, out);
-    }
-
-    fn send(&mut self, op: LockOp, out: &mut Outputs) {
-        self.awaiting = true;
-        self.transport_retries = 0;
-        out.push(Output::Send { op, timeout: self.config.request_timeout });
-    }
-
-    fn arm(&mut self, kind: TimerKind, after: u64, out: &mut Outputs) {
-        self.generation = self.generation.wrapping_add(1);
-        out.push(Output::Timer { kind, after, generation: self.generation });
-    }
-
-    /// An exception escapes `run()`: the loop is gone, OnStoppedLeading is not called.
-    fn raise(&mut self, what: &'static str, out: &mut Outputs) {
-        self.generation = self.generation.wrapping_add(1);
-        self.phase = Phase::Done;
-        out.push(Output::Exception(what));
-        out.push(Output::Exited);
-    }
-
-    fn finish(&mut self, out: &mut Outputs) {
-        self.generation = self.generation.wrapping_add(1);
-        self.phase = Phase::Done;
-        out.push(Output::StoppedLeading);
-        out.push(Output::Exited);
+    fn lease_expired(&self, now: Now) -> Option<bool> {
+        self.observed.as_ref().map(|_| self.expired(wall_ms(now)))
     }
 }

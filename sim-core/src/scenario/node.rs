@@ -6,6 +6,7 @@ use super::keys::unknown_word;
 use super::{MAX_DRIFT_PPM, MIN_DRIFT_PPM, Scenario, ScenarioError, check_name, err};
 use crate::api::{Kind, User};
 use crate::clock::{ClockSpec, ClockStep, Wander};
+use crate::elector::library::ClientGoRelease;
 use crate::elector::{AfterLost, Algorithm, ElectorConfig, default_request_timeout_for};
 use crate::model::{ActionOp, FieldManager, NodeSpec, ReconcileMode, ReconcilerSpec, ScriptedAction};
 use crate::net::{DirectionSpec, LinkSpec};
@@ -34,10 +35,11 @@ impl Scenario {
             let names: Vec<&str> = Algorithm::ALL.iter().map(|a| a.name()).collect();
             perr("algorithm", unknown_word("algorithm", &algorithm_name, &names))
         })?;
+        let library = algorithm.library();
         let mut elector = ElectorConfig::new(identity, algorithm);
         // Version, expiry and fast path: a node's own key must fit its algorithm; a default
         // applies only to the nodes it fits.
-        let is_client_go = matches!(algorithm, Algorithm::ClientGo | Algorithm::ControllerRuntime);
+        let is_client_go = matches!(library.client_go, ClientGoRelease::Chosen(_));
         if let Some(v) = &doc.client_go
             && !is_client_go
         {
@@ -45,10 +47,12 @@ impl Scenario {
                 "client_go",
                 format!(
                     "{v:?} names a client-go release, but this node runs {algorithm_name:?}{}",
-                    if algorithm == Algorithm::ClientGoLegacy {
-                        " (client-go-legacy is client-go v0.26: write algorithm = \"client-go\" with client_go instead)"
-                    } else {
-                        ""
+                    match library.client_go {
+                        ClientGoRelease::Fixed(fixed) => format!(
+                            " ({algorithm_name} is client-go {}: write algorithm = \"client-go\" with client_go instead)",
+                            fixed.name()
+                        ),
+                        _ => String::new(),
                     }
                 ),
             ));
@@ -56,14 +60,10 @@ impl Scenario {
         if let Some(v) = pick!(client_go).filter(|_| is_client_go) {
             elector.client_go = crate::elector::ClientGoVersion::parse(&v).map_err(|m| perr("client_go", m))?;
         }
-        if !algorithm.runs_client_go_loop() {
+        if !library.keys.client_go_loop {
             for (key, set) in [("expiry", doc.expiry.is_some()), ("fast_path", doc.fast_path.is_some())] {
                 if set {
-                    let who = if algorithm == Algorithm::PythonClient {
-                        "the Python client".to_string()
-                    } else {
-                        algorithm_name.clone()
-                    };
+                    let who = library.called;
                     return Err(perr(
                         if key == "expiry" { "expiry" } else { "fast_path" },
                         format!("{who} has its own loop; `{key}` applies to the client-go and renew-time algorithms"),
@@ -119,15 +119,8 @@ impl Scenario {
             Some(t) => Some(t.0),
             None => default_request_timeout_for(algorithm, elector.renew_deadline),
         };
-        let restart_delay = pick!(restart_delay).map(|d| d.0).unwrap_or(10_000_000_000);
-        // `run()` returns and nothing calls it again (the Java client); the C# client's
-        // RunAndTryToHoldLeadershipForeverAsync re-runs in-process.
-        let default_after_lost = match algorithm {
-            Algorithm::JavaClient => "exit",
-            Algorithm::CSharpClient | Algorithm::CSharpClientPre2026 => "rejoin",
-            _ => "restart",
-        };
-        elector.after_lost = match pick!(after_lost).as_deref().unwrap_or(default_after_lost) {
+        let restart_delay = pick!(restart_delay).map(|d| d.0).unwrap_or(library.restart_delay);
+        elector.after_lost = match pick!(after_lost).as_deref().unwrap_or(library.after_lost.name()) {
             "restart" => AfterLost::Restart { delay: restart_delay },
             "exit" => AfterLost::Exit,
             "rejoin" => AfterLost::Rejoin,
@@ -136,7 +129,7 @@ impl Scenario {
             }
         };
         if let Some(drain) = pick!(drain) {
-            if algorithm != Algorithm::ControllerRuntime {
+            if !library.keys.drain {
                 if doc.drain.is_some() {
                     return Err(perr(
                         "drain",
@@ -150,7 +143,7 @@ impl Scenario {
             }
         }
         if let Some(grace) = pick!(grace) {
-            if algorithm.has_grace() {
+            if library.keys.grace {
                 elector.grace = grace.0;
             } else if doc.grace.is_some() {
                 return Err(perr(
@@ -185,35 +178,15 @@ impl Scenario {
             self.leases.get(&elector.lease_name).and_then(|l| l.unsafe_mode).unwrap_or(false)
         };
         if !self.unsafe_mode && !lease_unsafe {
-            elector.validate().map_err(|m| {
-                // Point at the key the message is about; only the ordering rules can be waived.
-                let key = if m.starts_with("retryPeriod") || m.starts_with("retry_period") {
-                    "retry_period"
-                } else if m.starts_with("leaseDuration must be greater than zero")
-                    || m.starts_with("lease_duration must be at least")
-                {
-                    "lease_duration"
-                } else if m.contains("grace period") {
-                    "grace"
-                } else if m.starts_with("api_timeout") {
-                    "request_timeout"
-                } else if m.starts_with("identity") {
-                    "identity"
-                } else {
-                    "renew_deadline"
-                };
-                let advice = if m.contains("greater than renewDeadline")
-                    || m.contains("JitterFactor")
-                    || m.contains("greater than renew_deadline")
-                    || m.contains("retry_period*1.2")
-                {
+            elector.validate().map_err(|e| {
+                let advice = if e.ordering {
                     " (set `unsafe = true` at the top of the file, or for this Lease only in [lease] or \
                      [leases.\"<name>\"], to run it anyway, for teaching)"
                 } else {
                     ""
                 };
-                // NewLeaderElector's own words, quoted, after the key they are about.
-                perr(key, format!("{} refuses this configuration: \"{m}\"{advice}", algorithm.library()))
+                // The library's own words, quoted, after the key they are about.
+                perr(e.key.name(), format!("{} refuses this configuration: \"{}\"{advice}", library.refuser, e.message))
             })?;
         }
         // Clock: defaults overridden key by key.
@@ -470,7 +443,7 @@ impl Scenario {
             reconciler,
             user,
             lease_field_manager: pick!(lease_field_manager)
-                .unwrap_or_else(|| default_field_manager(algorithm, identity)),
+                .unwrap_or_else(|| library.field_manager.for_identity(identity)),
             start_at,
             healthz,
             stop_acting,
@@ -533,21 +506,6 @@ impl Scenario {
             user: if a.verb == "can-i" { User::admin() } else { user },
             op,
         })
-    }
-}
-
-/// The field manager a library writes its Lease with, unless `lease_field_manager` says
-/// otherwise: kube-lease-manager's `kube-lease-manager-<identity>` (manager.rs:328), kubert's
-/// `kubert`, shared by every instance (lease.rs:161), kube-coordinate's group `manager`, which
-/// its docs ask to be shared (lib.rs:121-126; leasesim names it `kube-coordinate`); the others
-/// the identity (client-go's User-Agent stands in for it; kube-leader-election's
-/// `PatchParams::apply(holder_id)`).
-fn default_field_manager(algorithm: Algorithm, identity: &str) -> String {
-    match algorithm {
-        Algorithm::KubeLeaseManager => format!("kube-lease-manager-{identity}"),
-        Algorithm::Kubert => "kubert".into(),
-        Algorithm::KubeCoordinate => "kube-coordinate".into(),
-        _ => identity.to_string(),
     }
 }
 

@@ -285,6 +285,6 @@ impl World {
             trace!(self, now, None, TraceKind::CandidatesCollected { names: deleted });
         }
         let at = self.cle.as_ref().map_or(now, |c| c.clock.timer_fires_at(now, GC_PERIOD));
-        self.queue.schedule(at, Event::ElectionGc);
+        self.queue.schedule(at, Event::ElectionGc {});
     }
 }

@@ -141,16 +141,16 @@ impl SetupCache {
 }
 
 impl World {
-    pub fn new(spec: WorldSpec) -> Result<World, String> {
-        spec.validate()?;
+    pub fn new(spec: WorldSpec) -> Result<World, SetupError> {
+        spec.validate().map_err(SetupError::Spec)?;
         let server = Self::set_up_server(&spec)?;
         Self::with_server(spec, server)
     }
 
     /// [`World::new`], starting from `cache`'s server when it was set up the same way (and
     /// keeping this setup there otherwise). The world is the one `new` builds, byte for byte.
-    pub fn new_cached(spec: WorldSpec, cache: &mut Option<SetupCache>) -> Result<World, String> {
-        spec.validate()?;
+    pub fn new_cached(spec: WorldSpec, cache: &mut Option<SetupCache>) -> Result<World, SetupError> {
+        spec.validate().map_err(SetupError::Spec)?;
         let server = match cache {
             Some(c) if c.matches(&spec) => c.server.clone(),
             _ => {
@@ -168,7 +168,7 @@ impl World {
     }
 
     /// A fresh server with the node identities interned and the setup objects created.
-    fn set_up_server(spec: &WorldSpec) -> Result<ApiServer, String> {
+    fn set_up_server(spec: &WorldSpec) -> Result<ApiServer, SetupError> {
         let mut server = ApiServer::new(spec.epoch);
         server.set_audit(false);
         // Node identities are interned before anything else: node i is Sym(i + 1).
@@ -177,12 +177,12 @@ impl World {
             debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
         }
         for (index, object) in spec.setup_objects.iter().enumerate() {
-            server.seed(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message }.to_string())?;
+            server.seed(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message })?;
         }
         Ok(server)
     }
 
-    fn with_server(spec: WorldSpec, mut server: ApiServer) -> Result<World, String> {
+    fn with_server(spec: WorldSpec, mut server: ApiServer) -> Result<World, SetupError> {
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
         let mut lease_index: HashMap<(&str, &str), usize> = HashMap::new();
@@ -204,8 +204,8 @@ impl World {
         let mut procs = Vec::with_capacity(spec.nodes.len());
         let mut links = Vec::with_capacity(spec.nodes.len());
         for (i, node) in spec.nodes.iter().enumerate() {
-            let clock =
-                NodeClock::new(node.clock.clone(), spec.epoch).map_err(|e| format!("node {}: {e}", node.identity()))?;
+            let clock = NodeClock::new(node.clock.clone(), spec.epoch)
+                .map_err(|e| SetupError::Spec(format!("node {}: {e}", node.identity())))?;
             let user = server.user_id(&node.user);
             let lease = leases[node_lease[i]].lease_ref.expect("an elected Lease has its number");
             let field_manager = server.intern(&node.lease_field_manager);
@@ -284,8 +284,8 @@ impl World {
         let net = Network::new(links, spec.server.clone());
         let injector = injection::Injector::new(spec.seed, &spec.server_errors);
         let cle = if spec.nodes.iter().any(|n| n.candidacy.is_some()) {
-            let clock =
-                NodeClock::new(spec.server_clock.clone(), spec.epoch).map_err(|e| format!("server clock: {e}"))?;
+            let clock = NodeClock::new(spec.server_clock.clone(), spec.epoch)
+                .map_err(|e| SetupError::Spec(format!("server clock: {e}")))?;
             let candidates = spec
                 .nodes
                 .iter()
@@ -296,7 +296,7 @@ impl World {
                 })
                 .collect();
             // The garbage collector runs once at the controller's start, then every 30 minutes.
-            queue.schedule(0, Event::ElectionGc);
+            queue.schedule(0, Event::ElectionGc {});
             Some(Box::new(candidacy::Cle { clock, controller: election::Controller::new(), candidates }))
         } else {
             None
@@ -553,7 +553,7 @@ impl World {
             Event::CandidateEnsure { node, generation, .. } => self.candidate_ensure(now, node as usize, generation),
             Event::CandidateWatch { node, .. } => self.candidate_watch(now, node as usize),
             Event::Election { key, generation } => self.election_run(now, key as usize, generation),
-            Event::ElectionGc => self.election_gc(now),
+            Event::ElectionGc {} => self.election_gc(now),
         }
     }
 

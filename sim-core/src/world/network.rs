@@ -91,9 +91,8 @@ impl Stage {
     #[inline(always)]
     pub(super) fn set(&mut self, new: Stage) {
         if self.holds_nothing() {
-            // SAFETY: `self` is a valid, aligned `Stage` that owns nothing, so writing over it
-            // without dropping it leaks nothing.
-            unsafe { std::ptr::write(self, new) }
+            // The old stage owns nothing, so forgetting it leaks nothing.
+            std::mem::forget(std::mem::replace(self, new));
         } else {
             *self = new;
         }

@@ -110,9 +110,9 @@ impl Process {
     }
 
     fn new_lock(spec: &NodeSpec, user: UserId, lease: LeaseRef, field_manager: Sym) -> LeaseLock {
-        let python = spec.elector.algorithm == crate::elector::Algorithm::PythonClient;
-        let mut lock = LeaseLock::new(lease, user, field_manager, python);
-        if spec.elector.algorithm == crate::elector::Algorithm::Fabric8 {
+        let library = spec.elector.algorithm.library();
+        let mut lock = LeaseLock::new(lease, user, field_manager, library.json_lock);
+        if library.ignores_patch_answers {
             lock.ignore_patch_responses();
         }
         if !spec.elector.labels.is_empty() {

@@ -16,6 +16,7 @@ use super::{Answer, World, reset_event, timeout_event};
 use crate::api::{Kind, LeaseRef, Object, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::LockError;
+use crate::elector::library::RetryAfter;
 use crate::engine::EventQueue;
 use crate::net::{Delivery, Direction};
 use crate::sym::Sym;
@@ -322,11 +323,11 @@ impl World {
             return false;
         }
         let code = m.code;
-        let python = self.spec.nodes[node].elector.algorithm == crate::elector::Algorithm::PythonClient;
-        let retried = if python {
-            matches!(code, 413 | 429 | 503) && matches!(m.verb, Verb::Get | Verb::Update) && m.attempts < 3
-        } else {
-            (code == 429 || code >= 500) && m.attempts < 10
+        let retried = match self.spec.nodes[node].elector.algorithm.library().retry_after {
+            RetryAfter::Urllib3 => {
+                matches!(code, 413 | 429 | 503) && matches!(m.verb, Verb::Get | Verb::Update) && m.attempts < 3
+            }
+            RetryAfter::ClientGo => (code == 429 || code >= 500) && m.attempts < 10,
         };
         if !retried {
             return false;

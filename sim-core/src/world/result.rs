@@ -81,6 +81,8 @@ pub struct ActionOutcome {
 /// Why a world could not be built, in a form a caller can place in its input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SetupError {
+    /// The spec breaks a rule of its own (`WorldSpec::validate`).
+    Spec(String),
     /// The API server refused setup object `index` of the spec.
     Object { index: usize, message: String },
 }
@@ -88,19 +90,13 @@ pub enum SetupError {
 impl std::fmt::Display for SetupError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
+            SetupError::Spec(message) => f.write_str(message),
             SetupError::Object { index, message } => write!(f, "setup object #{index}: {message}"),
         }
     }
 }
 
-impl SetupError {
-    /// Reads back a message `Display` wrote (World::new reports errors as text).
-    pub fn parse(text: &str) -> Option<SetupError> {
-        let rest = text.strip_prefix("setup object #")?;
-        let (index, message) = rest.split_once(": ")?;
-        Some(SetupError::Object { index: index.parse().ok()?, message: message.to_string() })
-    }
-}
+impl std::error::Error for SetupError {}
 
 /// A run stopped because it reached its event budget, or because time stood still.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -174,11 +174,18 @@ impl World {
             Some(_) => "error",
         };
         if self.obs.tracing() {
-            let (code, message) = match error {
-                None => (200, String::new()),
-                Some(e) => (e.code, e.message.clone()),
+            let (code, message, owner) = match error {
+                None => (200, String::new(), None),
+                Some(e) => {
+                    // The owner, when one manager owns what conflicted (several: none).
+                    let owner = match e.details.causes.as_slice() {
+                        [only] => only.manager.clone(),
+                        _ => None,
+                    };
+                    (e.code, e.message.clone(), owner)
+                }
             };
-            trace!(self, now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message });
+            trace!(self, now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message, owner });
         }
     }
 }
