@@ -105,10 +105,6 @@ impl LeaseLock {
         self.user
     }
 
-    pub fn field_manager(&self) -> Sym {
-        self.field_manager
-    }
-
     pub fn cached(&self) -> Option<&LeaseView> {
         self.cached.as_ref()
     }

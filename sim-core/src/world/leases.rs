@@ -90,3 +90,33 @@ impl World {
         self.process_outputs(now, node, out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::elector::Algorithm;
+    use crate::model::WorldSpec;
+    use crate::time::secs;
+    use crate::trace::TraceKind;
+    use crate::world::World;
+
+    /// Every write of the Lease reaches the observer: the holder and transitions it records
+    /// change with the writes that change them, and a renewal (same holder) records nothing.
+    #[test]
+    fn the_observer_sees_each_change_of_holder_and_nothing_for_a_renewal() {
+        let mut spec = WorldSpec::basic(1, 2, Algorithm::ClientGo, secs(60));
+        spec.trace = true;
+        let r = World::new(spec).expect("valid").run();
+        let changes: Vec<(&str, i32)> = r
+            .trace
+            .iter()
+            .filter_map(|e| match &e.kind {
+                TraceKind::LeaseChanged { holder, transitions, .. } => Some((&**holder, *transitions)),
+                _ => None,
+            })
+            .collect();
+        // The first acquisition only: 30 renewals later, still one holder.
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].1, 0);
+        assert_eq!(r.metrics.lease_transitions, 0);
+    }
+}

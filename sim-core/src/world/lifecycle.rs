@@ -152,7 +152,7 @@ impl World {
         let World { procs, queue, net, obs, .. } = self;
         if let Some((clock_now, elector, process)) = procs[node].split_for_input(now) {
             let wire = Wire { queue, net, obs, clock: process.clock };
-            let mut sink = Direct { now, node, wire, process, kept: &mut kept, keeping: false };
+            let mut sink = Direct { carrier: Carrier { now, node, wire, process }, kept: &mut kept, keeping: false };
             input.feed(elector, clock_now, &mut sink);
         }
         if kept.is_empty() {
@@ -184,39 +184,33 @@ impl World {
     }
 
     /// Carries out what the elector asked for. New outputs produced while doing so (an
-    /// immediate failure fed back) are appended to the same list and handled in order.
+    /// immediate failure fed back) are appended to the same list and handled in order. A
+    /// request's outputs (a timer, a typed request, a note, an abandon) are carried out by
+    /// [`Carrier`], the same code an untraced run's [`Direct`] sink runs.
     pub(super) fn process_outputs(&mut self, now: Nanos, node: usize, mut out: Outputs) {
         let mut i = 0;
         while i < out.len() {
             i += 1;
             // Read in place: an `Output` is 80 bytes, and copying each out was a tenth of
             // routing them.
-            match &out[i - 1] {
-                &Output::Send { ref op, timeout } if self.procs[node].lock.typed_only() => {
-                    // Built where it will wait (see `LeaseLock::write_typed`); the id is taken
-                    // only once the lock has not refused, as for the other locks below.
-                    let p = &self.procs[node];
-                    let msg = self.net.insert_lease(node, p.incarnation, p.lock.lease(), p.lock.user());
-                    let Stage::Request(Payload::Lease { op: dest, .. }) = &mut self.net.get_mut(msg).stage else {
-                        unreachable!("inserted as a typed Lease request")
-                    };
-                    match self.procs[node].lock.write_typed(op, dest) {
-                        Err(e) => {
-                            self.net.discard(msg);
-                            if self.lock_refused(now, node, e, &mut out) {
-                                break;
-                            }
-                        }
-                        Ok(verb) => {
-                            let id = self.net.next_id();
-                            let m = self.net.get_mut(msg);
-                            (m.id, m.verb) = (id, verb);
-                            self.procs[node].elector_request = Some((id, verb));
-                            self.dispatch(now, node, msg, (verb, Kind::Lease), timeout);
-                        }
+            let carried = {
+                let World { procs, queue, net, obs, .. } = &mut *self;
+                let process = procs[node].parts();
+                let wire = Wire { queue, net, obs, clock: process.clock };
+                Carrier { now, node, wire, process }.carry_out(&out[i - 1])
+            };
+            match carried {
+                Carried::Done => continue,
+                Carried::Refused(e) => {
+                    if self.lock_refused(now, node, e, &mut out) {
+                        break;
                     }
+                    continue;
                 }
-                &Output::Send { ref op, timeout } => match self.procs[node].lock.request(op, &self.server) {
+                Carried::NotMine => {}
+            }
+            match &out[i - 1] {
+                Output::Send { op, timeout } => match self.procs[node].lock.request(op, &self.server) {
                     Err(e) => {
                         if self.lock_refused(now, node, e, &mut out) {
                             break;
@@ -231,29 +225,14 @@ impl World {
                             LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
                             LockRequest::Generic(request) => Payload::Generic(request),
                         };
-                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), timeout);
+                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), *timeout);
                     }
                 },
-                &Output::Timer { kind, after, generation } => {
-                    let p = &self.procs[node];
-                    let at = p.timer_fires_at(now, after);
-                    let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
-                    self.queue.schedule(at, event);
-                }
-                Output::Abandon => self.procs[node].elector_request = None,
                 &Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
                         trace!(self, now, Some(node), TraceKind::NewLeader { holder });
                     }
-                }
-                &Output::Note(note) => {
-                    if note == Note::RenewedLease {
-                        let unpaused_and_reachable =
-                            self.procs[node].paused_until.is_none() && !self.net.is_cut(node, now);
-                        self.obs.leader_recovered(node, unpaused_and_reachable);
-                    }
-                    trace!(self, now, Some(node), TraceKind::Note { note })
                 }
                 // Leadership changes, exits and the rest: once a term, not once a round.
                 &rare => self.rare_output(now, node, rare),
@@ -447,16 +426,12 @@ impl Input {
 
 /// The sink an untraced run's elector writes into for the inputs of a request (see
 /// [`crate::elector::Sink`]): a timer is armed, a typed request sent, a renewal noted and a
-/// request abandoned as the elector asks; anything else (a change of leadership, an Event to
-/// record, a request the lock refuses) is kept, with every output after it, for
-/// `process_outputs`, in order. The outputs carried out here are the ones `process_outputs`
-/// would have carried out first, the same way: routed through a list and a jump on each
-/// output's kind, they were a tenth of a request's instructions.
+/// request abandoned as the elector asks ([`Carrier`]); anything else (a change of leadership,
+/// an Event to record, a request the lock refuses) is kept, with every output after it, for
+/// `process_outputs`, in order. Routed through a list and a jump on each output's kind, a
+/// request's outputs were a tenth of its instructions.
 pub(super) struct Direct<'a> {
-    now: Nanos,
-    node: usize,
-    wire: Wire<'a>,
-    process: ProcessParts<'a>,
+    carrier: Carrier<'a>,
     kept: &'a mut Outputs,
     /// An output was kept: all the rest are.
     keeping: bool,
@@ -465,7 +440,7 @@ pub(super) struct Direct<'a> {
 impl Sink for Direct<'_> {
     #[inline(always)]
     fn push(&mut self, output: Output) {
-        if !self.keeping && self.carry_out(&output) {
+        if !self.keeping && matches!(self.carrier.carry_out(&output), Carried::Done) {
             return;
         }
         self.keeping = true;
@@ -486,38 +461,59 @@ impl Sink for Direct<'_> {
     }
 }
 
-impl Direct<'_> {
-    /// Carries `output` out as `process_outputs` would, if it is one of a request's; returns
-    /// whether it did.
+/// What became of an output offered to a [`Carrier`].
+pub(super) enum Carried {
+    Done,
+    /// The lock refused to build the request (nothing was sent; the slot is free again).
+    Refused(LockError),
+    /// Not one of a request's outputs: the caller carries it out.
+    NotMine,
+}
+
+/// Carries out the outputs of a request's inputs, for both [`Direct`] and `process_outputs`:
+/// the parts of the world a send touches ([`Wire`]) and of the process ([`ProcessParts`]).
+pub(super) struct Carrier<'a> {
+    now: Nanos,
+    node: usize,
+    wire: Wire<'a>,
+    process: ProcessParts<'a>,
+}
+
+impl Carrier<'_> {
     #[inline(always)]
-    fn carry_out(&mut self, output: &Output) -> bool {
+    fn carry_out(&mut self, output: &Output) -> Carried {
         let (now, node) = (self.now, self.node);
         match *output {
             Output::Timer { kind, after, generation } => {
                 let at = self.process.timer_fires_at(now, after);
                 let incarnation = self.process.incarnation;
                 self.wire.queue.schedule(at, Event::Timer { node: node as u32, incarnation, generation, kind });
-                true
+                Carried::Done
             }
             Output::Send { ref op, timeout } if self.process.lock.typed_only() => self.send(op, timeout),
-            Output::Note(Note::RenewedLease) => {
-                let unpaused_and_reachable = !self.process.paused && !self.wire.net.is_cut(node, now);
-                self.wire.obs.leader_recovered(node, unpaused_and_reachable);
-                true
+            Output::Note(note) => {
+                if note == Note::RenewedLease {
+                    let unpaused_and_reachable = !self.process.paused && !self.wire.net.is_cut(node, now);
+                    self.wire.obs.leader_recovered(node, unpaused_and_reachable);
+                }
+                if self.wire.obs.tracing() {
+                    self.wire.record_trace(now, Some(node), TraceKind::Note { note });
+                }
+                Carried::Done
             }
             Output::Abandon => {
                 *self.process.elector_request = None;
-                true
+                Carried::Done
             }
-            _ => false,
+            _ => Carried::NotMine,
         }
     }
 
-    /// A typed request built in its message slot and sent (`process_outputs`' first arm, then
-    /// `World::dispatch` untraced). A request the lock refuses is not sent, and its slot is
-    /// freed again: `process_outputs` meets the same refusal and carries it out.
+    /// A typed request built in the message slot where it will wait (see
+    /// `LeaseLock::write_typed`), traced if the run traces, and sent. The id is taken only
+    /// once the lock has not refused; a refused request's slot is freed again.
     #[inline(always)]
-    fn send(&mut self, op: &crate::elector::LockOp, timeout: Option<Nanos>) -> bool {
+    fn send(&mut self, op: &crate::elector::LockOp, timeout: Option<Nanos>) -> Carried {
         let (now, node) = (self.now, self.node);
         let net = &mut *self.wire.net;
         let lock = &mut *self.process.lock;
@@ -525,17 +521,56 @@ impl Direct<'_> {
         let Stage::Request(Payload::Lease { op: dest, .. }) = &mut net.get_mut(msg).stage else {
             unreachable!("inserted as a typed Lease request")
         };
-        let Ok(verb) = lock.write_typed(op, dest) else {
-            net.discard(msg);
-            return false;
+        let verb = match lock.write_typed(op, dest) {
+            Ok(verb) => verb,
+            Err(e) => {
+                net.discard(msg);
+                return Carried::Refused(e);
+            }
         };
         let id = net.next_id();
         let m = net.get_mut(msg);
         (m.id, m.verb) = (id, verb);
         *self.process.elector_request = Some((id, verb));
+        if self.wire.obs.tracing() {
+            let name = self.wire.obs.leases[self.wire.obs.node_lease[node]].name.clone();
+            let request = TraceKind::Request {
+                id,
+                origin: Origin::Elector.name(),
+                verb: verb.name(),
+                resource: Kind::Lease.resource(),
+                name,
+            };
+            self.wire.record_trace(now, Some(node), request);
+        }
         let timeout = timeout.map(|t| (self.process.timer_fires_at(now, t), self.wire.queue.reserve_seq()));
         self.wire.net.get_mut(msg).timeout = timeout;
         self.wire.transmit(now, msg);
-        true
+        Carried::Done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::elector::Algorithm;
+    use crate::model::{FaultKind, Target, TimedFault, WorldSpec};
+    use crate::time::secs;
+    use crate::world::World;
+
+    /// An untraced run carries a request's outputs out through `Direct` as the elector asks,
+    /// a traced one through `process_outputs`: both through `Carrier`, so the same events in
+    /// the same order, and the same metrics.
+    #[test]
+    fn traced_and_untraced_runs_carry_outputs_out_alike() {
+        for algorithm in [Algorithm::ClientGo, Algorithm::Fabric8, Algorithm::PythonClient] {
+            let mut spec = WorldSpec::basic(3, 3, algorithm, secs(90));
+            spec.faults.push(TimedFault { at: secs(30), target: Target::Holder, kind: FaultKind::Crash });
+            let untraced = World::new(spec.clone()).expect("valid").run();
+            spec.trace = true;
+            let traced = World::new(spec).expect("valid").run();
+            assert_eq!(untraced.events_processed, traced.events_processed, "{algorithm:?}");
+            assert_eq!(untraced.metrics, traced.metrics, "{algorithm:?}");
+            assert!(!traced.trace.is_empty());
+        }
     }
 }

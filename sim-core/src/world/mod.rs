@@ -668,3 +668,24 @@ fn timeout_event(message: &Message) -> Event {
 fn reset_event(message: &Message) -> Event {
     Event::Reset { node: message.node, incarnation: message.incarnation, id: message.id as u32, origin: message.origin }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::World;
+    use crate::elector::Algorithm;
+    use crate::model::{FaultKind, Target, TimedFault, WorldSpec};
+    use crate::time::secs;
+
+    /// A short whole run through every part of the loop (the typed Lease path, the queue's
+    /// packed events, the message slab, a crash and a failover), traced: small enough for Miri
+    /// (`.ci/miri`), which checks the unsafe code on this path.
+    #[test]
+    fn a_short_whole_run() {
+        let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(if cfg!(miri) { 25 } else { 60 }));
+        spec.trace = true;
+        spec.faults.push(TimedFault { at: secs(5), target: Target::Holder, kind: FaultKind::Crash });
+        let r = World::new(spec).expect("valid").run();
+        assert_eq!(r.metrics.dual_leader_seconds, 0.0);
+        assert!(r.metrics.failover_seconds.len() == 1, "{:?}", r.metrics.failover_seconds);
+    }
+}

@@ -437,3 +437,101 @@ impl Observer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::secs;
+
+    /// Nodes a, b on Lease 0 and c on Lease 1.
+    fn observer(traced: bool) -> Observer {
+        let names: Vec<Arc<str>> = ["a", "b", "c"].into_iter().map(Arc::from).collect();
+        let leases = vec![LeaseTrack::new("ns", "one", None), LeaseTrack::new("ns", "two", None)];
+        Observer::new(names, leases, vec![0, 0, 1], traced.then_some(16))
+    }
+
+    fn finish(o: Observer, end: Nanos) -> RunResult {
+        o.finish(end, |_| 0, Default::default(), 0)
+    }
+
+    #[test]
+    fn two_leaders_of_one_lease_make_one_window_and_other_leases_are_apart() {
+        let mut o = observer(true);
+        assert!(o.set_acting(secs(1), 0, true));
+        assert!(!o.set_acting(secs(1), 0, true), "already acting");
+        o.set_acting(secs(2), 2, true); // another Lease: no window
+        o.set_acting(secs(3), 1, true);
+        o.set_acting(secs(5), 0, false);
+        let r = finish(o, secs(10));
+        assert_eq!(r.dual_windows.len(), 1);
+        let w = &r.dual_windows[0];
+        assert_eq!((w.from, w.until, w.lease.as_str()), (secs(3), secs(5), "ns/one"));
+        assert_eq!(w.leaders, ["a", "b"]);
+        assert_eq!(r.metrics.leases["ns/one"].dual_leader_seconds, 2.0);
+        assert_eq!(r.metrics.leases["ns/two"].dual_leader_seconds, 0.0);
+        assert_eq!(r.metrics.nodes["a"].acting_leader_seconds, 4.0);
+        // The most acting leaders on any Lease: 1 from t=1, 2 from 3, 1 from 5.
+        assert_eq!(r.acting_series, vec![(0, 0), (secs(1), 1), (secs(3), 2), (secs(5), 1)]);
+        let kinds: Vec<&str> = r.trace.iter().map(|e| e.kind.name()).collect();
+        assert_eq!(kinds, ["dual-leader-start", "dual-leader-end"]);
+    }
+
+    #[test]
+    fn leaderless_time_counts_from_the_first_leader_on() {
+        let mut o = observer(false);
+        o.set_acting(secs(4), 0, true);
+        o.set_acting(secs(6), 0, false);
+        o.set_acting(secs(9), 1, true);
+        let r = finish(o, secs(10));
+        // 0-4 s before any leader is not counted; 6-9 s is.
+        assert_eq!(r.metrics.leases["ns/one"].leaderless_seconds, 3.0);
+        assert_eq!(r.metrics.leases["ns/two"].leaderless_seconds, 0.0);
+        assert!(r.trace.is_empty(), "untraced");
+    }
+
+    #[test]
+    fn holder_changes_count_through_an_empty_holder_and_transitions_form_a_series() {
+        let mut o = observer(true);
+        let name = || Arc::from("x");
+        o.lease_written(secs(1), 0, Sym(1), name, 0, 10);
+        o.lease_written(secs(2), 0, Sym(1), name, 0, 11); // a renewal: no change, no trace
+        o.lease_written(secs(3), 0, Sym::EMPTY, name, 0, 12); // released
+        o.lease_written(secs(4), 0, Sym(1), name, 0, 13); // the same holder again: no change
+        o.lease_written(secs(5), 0, Sym(2), name, 1, 14);
+        let changes = o.leases[0].leader_changes;
+        let r = finish(o, secs(10));
+        assert_eq!(changes, 1);
+        assert_eq!(r.transitions_series, vec![(secs(1), 0), (secs(5), 1)]);
+        assert_eq!(r.trace.iter().filter(|e| e.kind.name() == "lease-changed").count(), 4);
+    }
+
+    #[test]
+    fn a_failover_is_measured_from_the_fault_to_another_nodes_acquisition() {
+        let mut o = observer(false);
+        o.set_acting(secs(1), 0, true);
+        o.fault_hit_leader(secs(10), 0);
+        o.fault_hit_leader(secs(11), 0); // the clock is already running
+        o.set_acting(secs(12), 0, false);
+        o.set_acting(secs(25), 1, true);
+        // A leader that renews again, unpaused and reachable, cancels its fault's clock.
+        o.fault_hit_leader(secs(30), 1);
+        o.leader_recovered(1, true);
+        o.set_acting(secs(31), 1, false);
+        o.set_acting(secs(40), 0, true);
+        let r = finish(o, secs(50));
+        assert_eq!(r.metrics.failover_seconds, vec![15.0]);
+    }
+
+    #[test]
+    fn spans_open_once_and_close_only_when_time_passed() {
+        let mut o = observer(false);
+        o.open_span(secs(1), 2, SpanKind::Paused);
+        o.open_span(secs(2), 2, SpanKind::Paused); // already open: keeps t=1
+        o.close_span(secs(3), 2, SpanKind::Paused);
+        o.open_span(secs(4), 2, SpanKind::Partitioned);
+        o.close_span(secs(4), 2, SpanKind::Partitioned); // empty: dropped
+        let r = finish(o, secs(5));
+        let spans: Vec<_> = r.spans.iter().map(|s| (s.node, s.kind, s.from, s.until)).collect();
+        assert_eq!(spans, vec![(2, SpanKind::Paused, secs(1), secs(3))]);
+    }
+}

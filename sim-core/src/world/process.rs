@@ -188,6 +188,20 @@ impl Process {
         fires_at(&self.clock, self.reading, now, after)
     }
 
+    /// What a sink carrying out this process's outputs touches, with the reading its last
+    /// input kept (see [`ProcessParts`]).
+    #[inline(always)]
+    pub(super) fn parts(&mut self) -> ProcessParts<'_> {
+        ProcessParts {
+            lock: &mut self.lock,
+            clock: &self.clock,
+            reading: self.reading,
+            incarnation: self.incarnation,
+            elector_request: &mut self.elector_request,
+            paused: self.paused_until.is_some(),
+        }
+    }
+
     /// [`Self::drive`] taken apart: both clocks read at `t` (and the reading kept, as `drive`
     /// keeps it), and the elector handed out beside the rest of the process it may not touch
     /// but its sink does (`lifecycle::Direct`). `None` when no elector runs.

@@ -436,7 +436,7 @@ pub(super) struct Wire<'a> {
 
 impl Wire<'_> {
     /// Records a trace event of the sending node (see `World::record_trace`).
-    fn record_trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
+    pub(super) fn record_trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
         let local = node.map(|_| self.clock.wall(t));
         self.obs.trace(t, node, local, kind);
     }
@@ -511,4 +511,55 @@ fn arm_timeout(queue: &mut EventQueue<Event>, now: Nanos, message: &mut Message)
 #[inline]
 fn status_code(verb: Verb, error: Option<&crate::api::ApiError>) -> u16 {
     error.map_or(if verb == Verb::Create { 201 } else { 200 }, |e| e.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::Verb;
+    use crate::elector::Algorithm;
+    use crate::model::{ServerErrorRule, WorldSpec};
+    use crate::time::secs;
+    use crate::trace::TraceKind;
+    use crate::world::World;
+
+    /// One node's elector GETs answered 503 with a Retry-After of 1 s for the whole run: how
+    /// many GETs reach the server before the elector sees the error, by its library's
+    /// Retry-After policy (the row's `retry_after`).
+    fn gets_for_one_attempt(algorithm: Algorithm) -> usize {
+        let mut spec = WorldSpec::basic(1, 1, algorithm, secs(20));
+        spec.trace = true;
+        // No request timeout: the retries alone end the attempt.
+        spec.nodes[0].elector.request_timeout = None;
+        spec.server_errors.push(ServerErrorRule {
+            from: 0,
+            until: secs(20),
+            verb: Some(Verb::Get),
+            kind: None,
+            node: Some(0),
+            probability: 1.0,
+            code: 503,
+            retry_after: Some(secs(1)),
+            message: "busy".into(),
+        });
+        let r = World::new(spec).expect("valid").run();
+        // Requests up to the elector's first note after the first GET (it gave up the attempt).
+        let mut gets = 0;
+        for e in &r.trace {
+            match &e.kind {
+                TraceKind::Request { verb: "get", .. } => gets += 1,
+                TraceKind::Note { .. } if gets > 0 => break,
+                _ => {}
+            }
+        }
+        gets
+    }
+
+    #[test]
+    fn retry_after_is_honoured_as_each_librarys_http_layer_does() {
+        // client-go's rest client: the first try and 10 retries (kubectl measured 11 attempts
+        // against a 503 with Retry-After, shared/reference/kubectl-wire.md §2.4); urllib3's
+        // Retry(3): the first and 3 more.
+        assert_eq!(gets_for_one_attempt(Algorithm::ClientGo), 11);
+        assert_eq!(gets_for_one_attempt(Algorithm::PythonClient), 4);
+    }
 }
