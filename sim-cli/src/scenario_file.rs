@@ -3,7 +3,7 @@
 
 use sim_core::scenario::{Scenario, ScenarioError, did_you_mean, display_path, known_keys};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use crate::error::CliError;
 
@@ -227,43 +227,6 @@ fn key_context(key: &str) -> &'static str {
         "actions" => "actions",
         "objects" => "objects",
         _ => "body",
-    }
-}
-
-/// A file path as given, or `scenarios/<name>.toml` for a shipped scenario's name (sweeps need
-/// the file itself: they hash its text).
-pub fn resolve_scenario(name: &str) -> PathBuf {
-    let p = PathBuf::from(name);
-    let shipped = PathBuf::from(crate::shipped::repo_path(name));
-    if !p.exists() && !name.contains('/') && !name.ends_with(".toml") && shipped.exists() { shipped } else { p }
-}
-
-/// Loads a scenario file, or a shipped scenario by name: `scenarios/<name>.toml` when it is
-/// there (the repository), else the copy compiled into the binary.
-pub fn load_named(name: &str, overrides: &[String]) -> Result<LoadedScenario, CliError> {
-    let path = PathBuf::from(name);
-    let looks_like_path = name.contains('/') || name.ends_with(".toml");
-    if path.is_file() || looks_like_path {
-        if path.is_dir() {
-            return Err(CliError::input(format!("{name}: is a directory, not a scenario file")));
-        }
-        let source = read_file(&path)?;
-        return load(&path.display().to_string(), &source, overrides);
-    }
-    let in_repo = PathBuf::from(crate::shipped::repo_path(name));
-    if in_repo.is_file() {
-        let source = read_file(&in_repo)?;
-        return load(&in_repo.display().to_string(), &source, overrides);
-    }
-    match crate::shipped::find(name) {
-        Some(source) => load(name, source, overrides),
-        None => {
-            let names = crate::shipped::SHIPPED.iter().map(|(n, _)| *n);
-            let hint = sim_core::scenario::did_you_mean(name, names);
-            Err(CliError::input(format!(
-                "{name}: no such scenario file, and no shipped scenario has that name{hint}; `leasesim list` shows them"
-            )))
-        }
     }
 }
 

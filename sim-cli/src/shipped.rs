@@ -1,6 +1,9 @@
 //! The shipped scenarios, compiled into the binary so `leasesim run split-brain` and
 //! `leasesim list` work from any directory. A test keeps this list equal to `scenarios/`.
 
+use crate::error::CliError;
+use std::path::PathBuf;
+
 /// `(name, file contents)` of every `scenarios/*.toml` and `scenarios/incidents/*.toml`, sorted
 /// by name (names are unique across both).
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -66,7 +69,7 @@ pub fn find(name: &str) -> Option<&'static str> {
 
 /// The text of a scenario named by a path, or by the name of a shipped scenario when no such
 /// file exists (then the name is also what replay commands say: `leasesim run NAME` finds it).
-pub fn read_scenario(path: &std::path::Path) -> Result<String, crate::scenario_file::CliError> {
+pub fn read_scenario(path: &std::path::Path) -> Result<String, CliError> {
     if !path.exists()
         && let Some(name) = path.to_str().filter(|n| !n.contains('/') && !n.ends_with(".toml"))
         && let Some(text) = find(name)
@@ -74,4 +77,41 @@ pub fn read_scenario(path: &std::path::Path) -> Result<String, crate::scenario_f
         return Ok(text.to_string());
     }
     crate::scenario_file::read_file(path)
+}
+
+/// A file path as given, or `scenarios/<name>.toml` for a shipped scenario's name (sweeps need
+/// the file itself: they hash its text).
+pub fn resolve_scenario(name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    let shipped = PathBuf::from(repo_path(name));
+    if !p.exists() && !name.contains('/') && !name.ends_with(".toml") && shipped.exists() { shipped } else { p }
+}
+
+/// Loads a scenario file, or a shipped scenario by name: `scenarios/<name>.toml` when it is
+/// there (the repository), else the copy compiled into the binary.
+pub fn load_named(name: &str, overrides: &[String]) -> Result<crate::scenario_file::LoadedScenario, CliError> {
+    let path = PathBuf::from(name);
+    let looks_like_path = name.contains('/') || name.ends_with(".toml");
+    if path.is_file() || looks_like_path {
+        if path.is_dir() {
+            return Err(CliError::input(format!("{name}: is a directory, not a scenario file")));
+        }
+        let source = crate::scenario_file::read_file(&path)?;
+        return crate::scenario_file::load(&path.display().to_string(), &source, overrides);
+    }
+    let in_repo = PathBuf::from(repo_path(name));
+    if in_repo.is_file() {
+        let source = crate::scenario_file::read_file(&in_repo)?;
+        return crate::scenario_file::load(&in_repo.display().to_string(), &source, overrides);
+    }
+    match find(name) {
+        Some(source) => crate::scenario_file::load(name, source, overrides),
+        None => {
+            let names = SHIPPED.iter().map(|(n, _)| *n);
+            let hint = sim_core::scenario::did_you_mean(name, names);
+            Err(CliError::input(format!(
+                "{name}: no such scenario file, and no shipped scenario has that name{hint}; `leasesim list` shows them"
+            )))
+        }
+    }
 }

@@ -90,7 +90,7 @@ pub fn command(args: SweepFlags) -> Result<ExitCode, CliError> {
     };
     let spec = SweepSpec::from_args(&SweepArgs {
         file: args.file,
-        scenario: args.scenario.as_deref().map(crate::scenario_file::resolve_scenario),
+        scenario: args.scenario.as_deref().map(crate::shipped::resolve_scenario),
         seeds: args.seeds,
         grid: args.grid,
         set: args.set,
