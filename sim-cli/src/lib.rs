@@ -16,9 +16,11 @@ pub mod report;
 pub mod reports;
 pub mod run;
 pub mod scenario_file;
+pub mod serve;
 pub mod shipped;
 pub mod sweep;
 pub mod terminal;
+pub mod yaml;
 
 /// mimalloc, not glibc's malloc, for `leasesim` and every program built on this crate (the
 /// benches measure what ships): the API server's generic path (JSON bodies, managedFields,

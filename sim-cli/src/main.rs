@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use sim_cli::commands::{self, RunFlags};
 use sim_cli::hunt::{self, HuntFlags};
 use sim_cli::run;
+use sim_cli::serve::{self, ServeFlags};
 use sim_cli::sweep::{self, SweepFlags};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -95,6 +96,9 @@ enum Command {
     /// Search fault schedules within a hunt file's bounds for one that breaks a property;
     /// shrink it to a minimal scenario (exit 1 when found, 0 when not, with the margin).
     Hunt(HuntFlags),
+    /// Serve the simulated API server over HTTP to real clients (kubectl, client libraries),
+    /// with faults per client; Ctrl-C ends the session and writes its report (docs/serve.md).
+    Serve(ServeFlags),
     /// Join the output directories of a sharded sweep into what one machine would have written.
     Merge {
         /// The shard directories (each written with --shard or --shard-from-env).
@@ -132,8 +136,12 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    sim_cli::output::install_interrupt_cleanup();
     let cli = Cli::parse();
+    // `serve` ends its session on Ctrl-C itself (and writes the report); every other command
+    // removes what it was writing.
+    if !matches!(cli.command, Command::Serve(_)) {
+        sim_cli::output::install_interrupt_cleanup();
+    }
     let result = match cli.command {
         Command::Run(mut args) => {
             // The flag is the file's `from_cluster` key, so the replay command carries it too.
@@ -153,6 +161,7 @@ fn main() -> ExitCode {
         Command::Audit { files, flag, tolerance, now } => commands::audit(&files, flag, &tolerance, now.as_deref()),
         Command::Sweep(args) => sweep::command(args),
         Command::Hunt(args) => hunt::command(args),
+        Command::Serve(args) => serve::command(args),
         Command::Merge { dirs, out } => commands::merge(&dirs, &out),
         Command::Envelope { lease_duration, renew_deadline, retry_period, latency_max, rate_ratio, pause } => {
             commands::envelope(sim_cli::envelope::EnvelopeInput {

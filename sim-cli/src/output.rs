@@ -34,6 +34,7 @@ pub enum Command {
     Lab,
     Merge,
     Hunt,
+    Serve,
 }
 
 impl Command {
@@ -44,6 +45,7 @@ impl Command {
             Command::Lab => "lab",
             Command::Merge => "merge",
             Command::Hunt => "hunt",
+            Command::Serve => "serve",
         }
     }
 }

@@ -282,6 +282,21 @@ impl ApiError {
         Self::with_details(403, Reason::Forbidden, message, kind, name)
     }
 
+    /// The impersonation filter's refusal (`NewForbidden(users, target, …)`): `users "<target>"
+    /// is forbidden: User "<caller>" cannot impersonate resource "users" in API group "" at the
+    /// cluster scope`.
+    pub fn forbidden_impersonation(caller: &str, target: &str) -> ApiError {
+        let message = format!(
+            "users \"{target}\" is forbidden: User \"{caller}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+        );
+        ApiError {
+            code: 403,
+            reason: Reason::Forbidden,
+            message,
+            details: StatusDetails { name: target.to_string(), kind: "users".to_string(), ..StatusDetails::default() },
+        }
+    }
+
     /// `NewApplyConflict` (apimachinery `managedfields/internal/conflict.go`): 409 Conflict whose
     /// details hold only causes.
     pub fn apply_conflict(message: String, causes: Vec<StatusCause>) -> ApiError {

@@ -10,6 +10,8 @@
 // details); errors are the cold path, so its size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod access;
+mod discovery;
 mod errors;
 mod go_text;
 mod kubectl;
@@ -19,11 +21,18 @@ mod merge_patch;
 mod microtime;
 mod object;
 mod rbac;
+mod selectors;
 mod server;
+mod table;
 mod typed;
 mod types;
 mod validation;
 
+pub use access::ResourceAttributes;
+pub use discovery::{
+    RESOURCES, Resource, aggregated, api_group_list, api_resource_list, api_versions, resource as served_resource,
+    version as version_info,
+};
 pub use errors::{
     ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails, kubectl_apply_conflict_stderr,
 };
@@ -37,8 +46,10 @@ pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use object::{Body, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
+pub use selectors::{FieldSelector, LabelSelector};
 pub(crate) use server::identical_json_slices;
-pub use server::{ApiServer, AuditRecord};
+pub use server::{ApiServer, AuditRecord, Change, ChangeType};
+pub use table::{human_duration, table};
 pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,

@@ -77,6 +77,42 @@ pub fn is_granted<'a>(
     })
 }
 
+/// The RBAC authorizer's reason for an allowed request (`rbac.go`'s `authorizingVisitor`):
+/// `RBAC: allowed by RoleBinding "<binding>/<ns>" of Role "<role>" to <subject>`, the subject
+/// `ServiceAccount "<name>/<ns>"`, `User "<name>"` or `Group "<name>"`; `None` if denied.
+pub fn allowed_reason<'a>(
+    user: &User,
+    attributes: &Attributes,
+    bindings: impl IntoIterator<Item = &'a RoleBinding>,
+    role_named: impl Fn(&str) -> Option<&'a Role>,
+) -> Option<String> {
+    for binding in bindings.into_iter().filter(|b| b.role_ref.kind == "Role") {
+        let Some(role) = role_named(&binding.role_ref.name) else { continue };
+        if !role.rules.iter().any(|rule| rule_allows(rule, attributes)) {
+            continue;
+        }
+        let Some(subject) = binding.subjects.iter().find(|s| {
+            let one = RoleBinding { subjects: vec![(*s).clone()], ..binding.clone() };
+            subject_matches(&one, user)
+        }) else {
+            continue;
+        };
+        let ns = &binding.metadata.namespace;
+        let who = match subject.kind.as_str() {
+            "ServiceAccount" => {
+                let sa_ns = if subject.namespace.is_empty() { ns } else { &subject.namespace };
+                format!("ServiceAccount \"{}/{sa_ns}\"", subject.name)
+            }
+            kind => format!("{kind} \"{}\"", subject.name),
+        };
+        return Some(format!(
+            "RBAC: allowed by RoleBinding \"{}/{ns}\" of Role \"{}\" to {who}",
+            binding.metadata.name, role.metadata.name
+        ));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

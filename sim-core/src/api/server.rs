@@ -191,6 +191,50 @@ pub struct ApiServer {
     /// start from clones of one set-up server, and each would otherwise learn again what its
     /// first Lease and first Event give their creators (a sixth of a short run).
     pub(super) create_memos: Arc<std::sync::Mutex<Vec<CreateMemo>>>,
+    /// Committed changes, for watches (`leasesim serve`); `None` in a simulation, which has
+    /// no watchers outside it and pays nothing for them.
+    changes: Option<Box<ChangeLog>>,
+}
+
+/// What a committed write did to an object, as a watch reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeType {
+    /// The watch event's `type`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed write: the object as it was written (deleted: as it was, at the deletion's
+/// revision).
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub rv: u64,
+    pub kind: Kind,
+    pub namespace: String,
+    pub name: String,
+    pub change: ChangeType,
+    pub object: Value,
+}
+
+/// The most recent committed writes, oldest first, up to a capacity (etcd's compaction: a watch
+/// from before the oldest kept revision is told its version is too old).
+#[derive(Clone, Debug)]
+struct ChangeLog {
+    capacity: usize,
+    changes: std::collections::VecDeque<Change>,
+    /// The revision before the oldest change kept (a watch from here on misses nothing).
+    horizon: u64,
 }
 
 /// What a create gave its creator, for objects whose tracked fields depend only on `shape`:
@@ -277,6 +321,7 @@ impl ApiServer {
             rbac_generation: 0,
             subject_index: None,
             create_memos: Arc::default(),
+            changes: None,
         };
         let empty = server.symbols.intern("");
         debug_assert_eq!(empty, Sym::EMPTY);
@@ -292,6 +337,50 @@ impl ApiServer {
 
     pub(crate) fn audit_on(&self) -> bool {
         self.audit_on
+    }
+
+    /// Keeps the last `capacity` committed writes for watches (see [`Change`]). Every request
+    /// then takes the generic path, which commits each write whole.
+    pub fn enable_changes(&mut self, capacity: usize) {
+        self.changes = Some(Box::new(ChangeLog {
+            capacity: capacity.max(1),
+            changes: Default::default(),
+            horizon: self.revision,
+        }));
+    }
+
+    pub(crate) fn changes_on(&self) -> bool {
+        self.changes.is_some()
+    }
+
+    /// The changes after revision `rv`, oldest first; `Err(oldest)` when changes after `rv`
+    /// are no longer kept (the watch's "too old resource version"), `oldest` being the first
+    /// revision still kept. Empty when changes are not kept.
+    pub fn changes_since(&self, rv: u64) -> Result<Vec<Change>, u64> {
+        let Some(log) = &self.changes else { return Ok(Vec::new()) };
+        if rv < log.horizon {
+            return Err(log.horizon + 1);
+        }
+        Ok(log.changes.iter().filter(|c| c.rv > rv).cloned().collect())
+    }
+
+    fn log_change(&mut self, kind: Kind, ns: &str, name: &str, change: ChangeType, object: Value) {
+        let rv = self.revision;
+        if let Some(log) = &mut self.changes {
+            if log.changes.len() == log.capacity
+                && let Some(dropped) = log.changes.pop_front()
+            {
+                log.horizon = dropped.rv;
+            }
+            log.changes.push_back(Change {
+                rv,
+                kind,
+                namespace: ns.to_string(),
+                name: name.to_string(),
+                change,
+                object,
+            });
+        }
     }
 
     /// The interned strings of this server (holders, identities).
@@ -382,6 +471,16 @@ impl ApiServer {
     }
 
     /// Any stored object as its wire JSON (managedFields included).
+    /// The `(namespace, name)` of every stored object of `kind`, in list order.
+    pub fn names_of(&self, kind: Kind) -> Vec<(String, String)> {
+        self.store
+            .get(&kind)
+            .into_iter()
+            .flat_map(|by_ns| by_ns.iter())
+            .flat_map(|(ns, by_name)| by_name.keys().map(move |name| (ns.clone(), name.clone())))
+            .collect()
+    }
+
     pub fn peek_json(&mut self, kind: Kind, ns: &str, name: &str) -> Option<Value> {
         if kind == Kind::Lease {
             self.materialize_named(ns, name);
@@ -447,6 +546,15 @@ impl ApiServer {
     /// The one entry point: authorise (RBAC), then dispatch on the verb.
     pub fn handle(&mut self, now: Nanos, req: &Request) -> Result<Object, ApiError> {
         self.handle_outcome(now, req).map(Outcome::into_object)
+    }
+
+    /// [`Self::handle`], and whether the request created its object (the HTTP status is then
+    /// 201 Created, not 200).
+    pub fn handle_created(&mut self, now: Nanos, req: &Request) -> Result<(Object, bool), ApiError> {
+        self.handle_outcome(now, req).map(|outcome| {
+            let created = matches!(outcome, Outcome::Written { created: true, .. });
+            (outcome.into_object(), created)
+        })
     }
 
     /// [`Self::handle`] for a caller that reads only whether the request failed: the same
@@ -923,7 +1031,7 @@ impl ApiServer {
             self.store.get_mut(&kind).and_then(|by_ns| by_ns.get_mut(ns)).and_then(|by_name| by_name.remove(name));
         match removed {
             Some(slot) => {
-                self.records[slot] = None;
+                let record = self.records[slot].take();
                 self.free_slots.push(slot);
                 if kind == Kind::Lease
                     && let Some(&r) = self.lease_ref_index.get(&(ns.to_string(), name.to_string()))
@@ -933,6 +1041,13 @@ impl ApiServer {
                 }
                 self.rbac_changed(kind);
                 self.revision += 1;
+                if self.changes.is_some()
+                    && let Some(record) = record
+                {
+                    let mut object = record.object;
+                    object.meta_mut().resource_version = self.revision.to_string();
+                    self.log_change(kind, ns, name, ChangeType::Deleted, object.to_json());
+                }
                 Ok(Outcome::Deleted { revision: self.revision })
             }
             None => Err(ApiError::not_found(kind, name)),
@@ -952,6 +1067,7 @@ impl ApiServer {
         self.revision += 1;
         let previous =
             self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
+        let existed = previous.is_some();
         let (uid, created_at) = match previous {
             Some((uid, created_at)) => (uid, created_at),
             None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
@@ -964,6 +1080,10 @@ impl ApiServer {
         meta.creation_timestamp = created_at;
         sync_managed_fields(&mut meta.managed_fields, &managers);
         let response = object.clone();
+        if self.changes.is_some() {
+            let change = if existed { ChangeType::Modified } else { ChangeType::Added };
+            self.log_change(kind, ns, name, change, object.to_json());
+        }
         let lease_ref = match kind {
             Kind::Lease => self.lease_ref_index.get(&(ns.to_string(), name.to_string())).copied(),
             _ => None,

@@ -105,7 +105,7 @@ impl ApiServer {
         field_manager: Sym,
         op: &LeaseOp,
     ) -> Option<Result<(), ApiError>> {
-        if self.audit_on() {
+        if self.audit_on() || self.changes_on() {
             return None;
         }
         match op {

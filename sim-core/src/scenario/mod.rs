@@ -19,8 +19,7 @@ mod node;
 mod values;
 
 pub use doc::*;
-use keys::unknown_word;
-pub use keys::{did_you_mean, edit_distance, known_keys};
+pub use keys::{did_you_mean, edit_distance, known_keys, unknown_word};
 pub use values::metric_values;
 
 /// A whole scenario file.

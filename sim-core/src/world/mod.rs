@@ -77,6 +77,7 @@ mod faults;
 mod interventions;
 mod leases;
 mod lifecycle;
+mod live;
 mod requests;
 mod result;
 mod work;
@@ -333,7 +334,7 @@ impl World {
     /// Runs to the end of the spec's duration and hands back the Lease `namespace/name` as the
     /// server holds it then (for tests that check what was written).
     pub fn run_and_peek(mut self, namespace: &str, name: &str) -> (RunResult, Option<crate::api::Lease>) {
-        if self.advance(u64::MAX, &mut |_, _| {}).is_err() {
+        if self.advance(self.spec.duration, u64::MAX, &mut |_, _| {}).is_err() {
             unreachable!("no budget");
         }
         let end = self.spec.duration;
@@ -357,16 +358,21 @@ impl World {
         max_events: u64,
         progress: &mut dyn FnMut(Nanos, u64),
     ) -> Result<RunResult, BudgetExceeded> {
-        self.advance(max_events, progress)?;
+        self.advance(self.spec.duration, max_events, progress)?;
         let end = self.spec.duration;
         Ok(self.finish(end))
     }
 
-    /// Handles events up to the end of the run (or the budget). One out-of-line copy, so the
-    /// event handlers inline into it as they did into `run_with`.
+    /// Handles events up to true time `end` (the run's end, or a live world's now) or the
+    /// budget. One out-of-line copy, so the event handlers inline into it as they did into
+    /// `run_with`.
     #[inline(never)]
-    fn advance(&mut self, max_events: u64, progress: &mut dyn FnMut(Nanos, u64)) -> Result<(), BudgetExceeded> {
-        let end = self.spec.duration;
+    fn advance(
+        &mut self,
+        end: Nanos,
+        max_events: u64,
+        progress: &mut dyn FnMut(Nanos, u64),
+    ) -> Result<(), BudgetExceeded> {
         // Events in a row at the same true time (a run whose time stands still never ends).
         let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
         while let Some(t) = self.queue.peek_time() {

@@ -1,0 +1,431 @@
+//! The served world and everything the server decides: who a request is from, which fault it
+//! gets (by identity and that identity's request number), its answer (from the world's API
+//! server), and the record of it. No sockets here: `http.rs` carries requests in and answers
+//! out, so tests drive this directly.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sim_core::api::{ApiError, ChangeType, Kind, User};
+use sim_core::time::{Nanos, UnixNanos, format_duration};
+use sim_core::world::{RunResult, World};
+
+use super::clients::{Client, Clients};
+use super::clock::ServeClock;
+use super::faults::{Action, FaultBook, RuleDoc, Seen};
+use super::http_types::{HttpRequest, Reply};
+use super::kube::{self, Route};
+
+/// A Lease as written, for the record and the judge of who held it (`judge.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeaseWrite {
+    pub t: Nanos,
+    pub rv: u64,
+    /// `namespace/name`.
+    pub lease: String,
+    pub holder: String,
+    pub renew_time: Option<UnixNanos>,
+    pub duration_seconds: Option<i64>,
+    pub transitions: Option<i64>,
+    pub deleted: bool,
+}
+
+/// A client's own word that it started or stopped leading (`POST /leasesim/v1/leading`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Belief {
+    pub t: Nanos,
+    pub identity: String,
+    pub lease: String,
+    pub leading: bool,
+}
+
+/// Recent record lines kept in memory for the live view.
+const RECENT: usize = 2000;
+
+pub struct Core {
+    world: Option<World>,
+    pub clock: ServeClock,
+    pub clients: Clients,
+    pub faults: FaultBook,
+    /// The server's wall clock at true time 0.
+    pub epoch: UnixNanos,
+    /// The Kubernetes minor version `/version` reports (it picks kubectl's binary).
+    pub minor: u32,
+    /// What `/api` reports as the server's address.
+    pub address: String,
+    numbers: BTreeMap<String, u64>,
+    pub lease_writes: Vec<LeaseWrite>,
+    pub beliefs: Vec<Belief>,
+    seen_rv: u64,
+    record_file: Option<std::io::BufWriter<std::fs::File>>,
+    recent: VecDeque<Value>,
+    pub requests: u64,
+    /// Real clients' requests by (verb, status), for the summary's request counts.
+    pub by_verb_status: BTreeMap<(String, u16), u64>,
+    /// Live-view lines (SSE), for whoever listens.
+    pub live: Option<tokio::sync::broadcast::Sender<String>>,
+    /// The revision watchers have been told of.
+    pub revision: Option<tokio::sync::watch::Sender<u64>>,
+}
+
+/// What a request is, for faults and the record.
+#[derive(Clone, Debug, Default)]
+pub struct Classified {
+    pub verb: String,
+    pub resource: String,
+}
+
+pub fn classify(req: &HttpRequest) -> Classified {
+    match kube::route(&req.path) {
+        Route::Resource { resource, name, watch_path, .. } => {
+            let watch = watch_path || req.query("watch").is_some_and(|w| w == "true" || w == "1");
+            let verb = match (req.method.as_str(), name.is_empty()) {
+                ("GET", _) if watch => "watch",
+                ("GET", true) => "list",
+                ("GET", false) => "get",
+                ("POST", _) => "create",
+                ("PUT", _) => "update",
+                ("PATCH", _) => "patch",
+                ("DELETE", _) => "delete",
+                _ => "other",
+            };
+            Classified { verb: verb.into(), resource: resource.name.into() }
+        }
+        _ => Classified {
+            verb: if req.method == "GET" { "get".into() } else { req.method.to_lowercase() },
+            resource: String::new(),
+        },
+    }
+}
+
+impl Core {
+    pub fn new(mut world: World, clock: ServeClock, clients: Clients, seed: u64, epoch: UnixNanos) -> Core {
+        world.server_mut().enable_changes(100_000);
+        let seen_rv = world.server().resource_version();
+        Core {
+            world: Some(world),
+            clock,
+            clients,
+            faults: FaultBook::new(seed),
+            epoch,
+            minor: 32,
+            address: String::new(),
+            numbers: BTreeMap::new(),
+            lease_writes: Vec::new(),
+            beliefs: Vec::new(),
+            seen_rv,
+            record_file: None,
+            recent: VecDeque::new(),
+            requests: 0,
+            by_verb_status: BTreeMap::new(),
+            live: None,
+            revision: None,
+        }
+    }
+
+    /// Writes every record line to `path` as well (JSONL).
+    pub fn record_to(&mut self, path: &std::path::Path) -> Result<(), String> {
+        let file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        self.record_file = Some(std::io::BufWriter::new(file));
+        Ok(())
+    }
+
+    pub fn world(&self) -> &World {
+        self.world.as_ref().expect("the world lives until finish")
+    }
+
+    fn world_mut(&mut self) -> &mut World {
+        self.world.as_mut().expect("the world lives until finish")
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.clock.now()
+    }
+
+    pub fn wall(&self, t: Nanos) -> UnixNanos {
+        self.epoch + t as i64
+    }
+
+    /// Brings the world to now (its simulated electors' events due by then) and notes what was
+    /// written; returns when the next simulated event is due.
+    pub fn tick(&mut self) -> Option<Nanos> {
+        let now = self.now();
+        if let Err(stuck) = self.world_mut().advance_to(now) {
+            eprintln!(
+                "warning: the served world's simulated clients stand still at {} s ({stuck:?})",
+                stuck.at / 1_000_000_000
+            );
+        }
+        self.drain_changes(now);
+        self.world().next_event_at()
+    }
+
+    /// Lease writes since the last look, into the judge's list and the live view.
+    fn drain_changes(&mut self, now: Nanos) {
+        let changes = self.world().server().changes_since(self.seen_rv).unwrap_or_default();
+        for c in changes {
+            self.seen_rv = c.rv;
+            if c.kind != Kind::Lease {
+                continue;
+            }
+            let spec = &c.object["spec"];
+            let renew = spec["renewTime"].as_str().and_then(|t| sim_core::api::MicroTime::parse(t).ok());
+            let write = LeaseWrite {
+                t: now,
+                rv: c.rv,
+                lease: format!("{}/{}", c.namespace, c.name),
+                holder: spec["holderIdentity"].as_str().unwrap_or_default().to_string(),
+                renew_time: renew.map(|m| m.unix_nanos()),
+                duration_seconds: spec["leaseDurationSeconds"].as_i64(),
+                transitions: spec["leaseTransitions"].as_i64(),
+                deleted: c.change == ChangeType::Deleted,
+            };
+            self.publish(json!({"event": "lease", "t": secs(now), "lease": write.lease, "holder": write.holder,
+                "rv": c.rv.to_string(), "renewTime": spec["renewTime"], "leaseDurationSeconds": spec["leaseDurationSeconds"],
+                "leaseTransitions": spec["leaseTransitions"], "deleted": write.deleted}));
+            self.lease_writes.push(write);
+        }
+        let rv = self.world().server().resource_version();
+        if let Some(tx) = &self.revision {
+            tx.send_if_modified(|v| {
+                let changed = *v != rv;
+                *v = rv;
+                changed
+            });
+        }
+    }
+
+    fn publish(&mut self, value: Value) {
+        if let Some(tx) = &self.live {
+            let _ = tx.send(value.to_string());
+        }
+    }
+
+    /// The client a request authenticates as, or the 401 it gets.
+    pub fn authenticate(&self, req: &HttpRequest) -> Result<Client, Reply> {
+        let token = req.header("authorization").and_then(|h| h.strip_prefix("Bearer ")).map(str::trim);
+        match token.and_then(|t| self.clients.by_token(t)) {
+            Some(client) => Ok(client.clone()),
+            None => Err(Reply::json(
+                401,
+                &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "Unauthorized", "reason": "Unauthorized", "code": 401}),
+            )),
+        }
+    }
+
+    /// Numbers the client's request and decides its fault.
+    pub fn decide(&mut self, identity: &str, class: &Classified) -> (u64, Option<(usize, Action)>) {
+        let n = self.numbers.entry(identity.to_string()).or_insert(0);
+        *n += 1;
+        let number = *n;
+        let now = self.now();
+        let seen = Seen { identity, verb: &class.verb, resource: &class.resource, now };
+        (number, self.faults.decide(seen, number))
+    }
+
+    /// The reply an injected status gets: the API server's own body for that code, naming the
+    /// request's object as the server would.
+    pub fn fault_status(
+        &self,
+        req: &HttpRequest,
+        client: &Client,
+        code: u16,
+        retry_after: Option<Nanos>,
+        message: Option<&str>,
+    ) -> Reply {
+        let (kind, ns, name) = match kube::route(&req.path) {
+            Route::Resource { resource, namespace, name, .. } => (resource.stored, namespace, name),
+            _ => (None, String::new(), String::new()),
+        };
+        let kind = kind.unwrap_or(Kind::Lease);
+        let class = classify(req);
+        let error = match code {
+            409 => ApiError::optimistic_lock_conflict(kind, &name),
+            429 => ApiError::too_many_requests(),
+            500 => ApiError::internal(message.unwrap_or("injected by leasesim serve")),
+            503 => {
+                ApiError::service_unavailable(message.unwrap_or("the server is currently unable to handle the request"))
+            }
+            504 => ApiError::request_timeout(),
+            400 => ApiError::bad_request(message.unwrap_or("injected by leasesim serve")),
+            403 => ApiError::forbidden(kind, &name, &client.user.name, &class.verb, &ns),
+            _ => ApiError::not_found(kind, &name),
+        };
+        let mut reply = kube::error_reply(&error);
+        if let (Some(after), Reply::Body { headers, .. }) = (retry_after, &mut reply) {
+            headers.push(("retry-after".into(), after.div_ceil(1_000_000_000).to_string()));
+        }
+        reply
+    }
+
+    /// The answer to a Kubernetes API request from `client` (after its fault, if any).
+    pub fn answer(&mut self, client: &Client, req: &HttpRequest) -> Reply {
+        let now = self.now();
+        let _ = self.tick();
+        let user: Arc<User> = match req.header("impersonate-user") {
+            Some(target) => {
+                let groups: Vec<String> = req.headers_named("impersonate-group").map(str::to_string).collect();
+                match self.world().server().impersonate(&client.user, target, &groups) {
+                    Ok(user) => user,
+                    Err(e) => return kube::error_reply(&e),
+                }
+            }
+            None => client.user.clone(),
+        };
+        let (wall, minor, address) = (self.wall(now), self.minor, self.address.clone());
+        let reply = kube::answer(self.world_mut(), req, &user, now, wall, minor, &address);
+        self.drain_changes(now);
+        reply
+    }
+
+    /// A client says it started or stopped leading.
+    pub fn belief(&mut self, identity: &str, body: &[u8]) -> Reply {
+        let parsed: Result<Value, _> = serde_json::from_slice(body);
+        let Some((leading, lease)) = parsed.ok().and_then(|v| {
+            Some((v.get("leading")?.as_bool()?, v.get("lease").and_then(Value::as_str).unwrap_or("").to_string()))
+        }) else {
+            return kube::error_reply(&ApiError::bad_request(
+                "expected {\"leading\": true|false, \"lease\": \"namespace/name\"}",
+            ));
+        };
+        let t = self.now();
+        self.beliefs.push(Belief { t, identity: identity.into(), lease: lease.clone(), leading });
+        self.publish(
+            json!({"event": "belief", "t": secs(t), "identity": identity, "lease": lease, "leading": leading}),
+        );
+        Reply::json(200, &json!({"identity": identity, "leading": leading, "t": secs(t)}))
+    }
+
+    /// Adds a fault rule (from now on) and says so in the record.
+    pub fn add_fault(&mut self, doc: &RuleDoc, by: &str) -> Reply {
+        let now = self.now();
+        match self.faults.add(doc, now) {
+            Ok(rule) => {
+                let described = describe_rule(rule);
+                self.publish(
+                    json!({"event": "control", "t": secs(now), "by": by, "action": "fault", "rule": described}),
+                );
+                self.write_line(&json!({"control": "fault", "t": secs(now), "by": by, "rule": described}));
+                Reply::json(201, &described)
+            }
+            Err(m) => kube::error_reply(&ApiError::bad_request(m)),
+        }
+    }
+
+    pub fn clear_faults(&mut self, by: &str) -> Reply {
+        let now = self.now();
+        self.faults.clear(now);
+        self.publish(json!({"event": "control", "t": secs(now), "by": by, "action": "clear"}));
+        self.write_line(&json!({"control": "clear", "t": secs(now), "by": by}));
+        Reply::json(200, &json!({"cleared": true}))
+    }
+
+    /// Records one exchange: identity, what it asked, the answer's status, how long it took,
+    /// the fault it got.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        identity: &str,
+        number: u64,
+        req: &HttpRequest,
+        class: &Classified,
+        status: Option<u16>,
+        started: Nanos,
+        fault: Option<&Action>,
+    ) {
+        self.requests += 1;
+        if let Some(status) = status {
+            *self.by_verb_status.entry((class.verb.clone(), status)).or_insert(0) += 1;
+        }
+        let now = self.now();
+        let line = json!({
+            "n": self.requests,
+            "t": secs(started),
+            "identity": identity,
+            "request": number,
+            "user_agent": req.header("user-agent").unwrap_or(""),
+            "kubectl_command": req.header("kubectl-command"),
+            "method": req.method,
+            "path": req.path,
+            "query": req.query.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"),
+            "verb": class.verb,
+            "resource": class.resource,
+            "status": status,
+            "latency_ms": ((now.saturating_sub(started)) as f64 / 1e6 * 1000.0).round() / 1000.0,
+            "fault": fault.map(Action::to_json),
+        });
+        self.write_line(&line);
+        let mut live = line.clone();
+        live["event"] = json!("request");
+        self.publish(live);
+        if self.recent.len() == RECENT {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(line);
+    }
+
+    fn write_line(&mut self, line: &Value) {
+        if let Some(f) = &mut self.record_file {
+            let _ = writeln!(f, "{line}");
+            let _ = f.flush();
+        }
+    }
+
+    pub fn recent(&self) -> impl Iterator<Item = &Value> {
+        self.recent.iter()
+    }
+
+    /// The Leases on the server now, for the live view: holder, resourceVersion, renewTime and
+    /// its age by the server's clock, transitions.
+    pub fn leases(&mut self) -> Vec<Value> {
+        let now_wall = self.wall(self.now());
+        let mut out = Vec::new();
+        for (ns, name) in self.world().server().names_of(Kind::Lease) {
+            let Some(lease) = self.world_mut().server_mut().peek_json(Kind::Lease, &ns, &name) else { continue };
+            let spec = &lease["spec"];
+            let renew = spec["renewTime"].as_str().and_then(|t| sim_core::api::MicroTime::parse(t).ok());
+            out.push(json!({
+                "lease": format!("{ns}/{name}"),
+                "holder": spec["holderIdentity"],
+                "resourceVersion": lease["metadata"]["resourceVersion"],
+                "renewTime": spec["renewTime"],
+                "renewAge": renew.map(|r| format_duration(now_wall.saturating_sub(r.unix_nanos()).max(0) as u64)),
+                "leaseDurationSeconds": spec["leaseDurationSeconds"],
+                "leaseTransitions": spec["leaseTransitions"],
+            }));
+        }
+        out
+    }
+
+    /// Ends the session: the world's result at now, and what was recorded.
+    pub fn finish(&mut self) -> Option<(RunResult, Nanos)> {
+        let end = self.now();
+        let world = self.world.take()?;
+        if let Some(f) = &mut self.record_file {
+            let _ = f.flush();
+        }
+        Some((world.finish_at(end), end))
+    }
+}
+
+fn secs(t: Nanos) -> f64 {
+    (t as f64 / 1e6).round() / 1e3
+}
+
+fn describe_rule(rule: &super::faults::Rule) -> Value {
+    json!({
+        "index": rule.index,
+        "client": rule.client.as_deref().unwrap_or("*"),
+        "from": secs(rule.from),
+        "until": rule.until.map(secs),
+        "verb": rule.verb,
+        "resource": rule.resource,
+        "nth": rule.nth,
+        "count": rule.count,
+        "probability": rule.probability,
+        "action": rule.action.to_json(),
+    })
+}
