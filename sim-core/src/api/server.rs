@@ -679,7 +679,14 @@ impl ApiServer {
         manager: &str,
     ) -> Result<Outcome, ApiError> {
         self.check_creatable(kind, ns, name, &object)?;
+        let mut object = object;
+        if let Stored::Namespace(n) = &mut object {
+            Arc::make_mut(n).metadata.labels.insert(Namespace::NAME_LABEL.to_string(), name.to_string());
+        }
         let managers = self.creator_managers(kind, &object, manager, self.wall_secs(now));
+        if let Stored::Namespace(n) = &mut object {
+            Arc::make_mut(n).set_server_defaults();
+        }
         let object = self.commit(now, kind, ns, name, object, managers);
         Ok(Outcome::Written { object, created: true })
     }
@@ -1119,11 +1126,13 @@ impl ApiServer {
 
     fn ensure_namespace(&mut self, now: Nanos, ns: &str) {
         if self.record(Kind::Namespace, "", ns).is_none() {
-            let namespace = Stored::Namespace(Arc::new(Namespace::default()));
-            let diff = field_diff(None, &namespace);
+            let mut namespace = Namespace::default();
+            namespace.metadata.labels.insert(Namespace::NAME_LABEL.to_string(), ns.to_string());
+            let diff = field_diff(None, &Stored::Namespace(Arc::new(namespace.clone())));
             let mut managers = Vec::new();
             record_update(&mut managers, "kube-apiserver", "v1", &diff, self.wall_secs(now));
-            self.commit(now, Kind::Namespace, "", ns, namespace, managers);
+            namespace.set_server_defaults();
+            self.commit(now, Kind::Namespace, "", ns, Stored::Namespace(Arc::new(namespace)), managers);
         }
     }
 

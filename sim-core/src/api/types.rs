@@ -98,6 +98,48 @@ pub struct ConfigMap {
 #[serde(default)]
 pub struct Namespace {
     pub metadata: ObjectMeta,
+    #[serde(skip_serializing_if = "NamespaceSpec::is_empty")]
+    pub spec: NamespaceSpec,
+    #[serde(skip_serializing_if = "NamespaceStatus::is_empty")]
+    pub status: NamespaceStatus,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NamespaceSpec {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
+}
+
+impl NamespaceSpec {
+    fn is_empty(&self) -> bool {
+        self.finalizers.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NamespaceStatus {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub phase: String,
+}
+
+impl NamespaceStatus {
+    fn is_empty(&self) -> bool {
+        self.phase.is_empty()
+    }
+}
+
+impl Namespace {
+    /// What the namespace registry adds on create: the `kubernetes.io/metadata.name` label
+    /// (owned by the creator, it is in the object the field manager sees), and, after the
+    /// managed fields are taken, the `kubernetes` finalizer and phase `Active` (owned by no one).
+    pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+    pub fn set_server_defaults(&mut self) {
+        self.spec.finalizers = vec!["kubernetes".to_string()];
+        self.status.phase = "Active".to_string();
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
