@@ -25,7 +25,7 @@ fn have_kubectl() -> bool {
 struct Server {
     child: Child,
     kubeconfig: PathBuf,
-    pub out: PathBuf,
+    out: PathBuf,
 }
 
 impl Server {
@@ -88,7 +88,8 @@ impl Session {
     /// Runs one command and adds it, its stdout, stderr and exit code to the transcript.
     fn run(&mut self, args: &[&str]) -> (String, String, i32) {
         let out = self.kubectl(args).output().expect("kubectl runs");
-        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
         let code = out.status.code().unwrap_or(-1);
         self.note(args, &stdout, &stderr, code);
         (stdout, stderr, code)
@@ -185,11 +186,14 @@ fn lab_transcript(version: &str) -> (String, Session) {
         std::fs::copy(&f, dir.join(f.file_name().expect("a name"))).expect("copied");
     }
     let server = Server::start(&dir, version);
-    let mut s = Session { dir: dir.clone(), kubeconfig: server.kubeconfig.clone(), cache: dir.join("cache"), transcript: String::new() };
-    let ns = ["-n", "op-leader"];
-    let lease = |rest: &[&str]| -> Vec<String> {
-        ns.iter().chain(rest.iter()).map(|x| x.to_string()).collect()
+    let mut s = Session {
+        dir: dir.clone(),
+        kubeconfig: server.kubeconfig.clone(),
+        cache: dir.join("cache"),
+        transcript: String::new(),
     };
+    let ns = ["-n", "op-leader"];
+    let lease = |rest: &[&str]| -> Vec<String> { ns.iter().chain(rest.iter()).map(|x| x.to_string()).collect() };
     let run = |s: &mut Session, args: Vec<String>| {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         s.run(&refs)
@@ -206,19 +210,36 @@ fn lab_transcript(version: &str) -> (String, Session) {
         run(s, lease(&["patch", "lease", "widget-operator", "--type=merge", "-p", &p]));
     };
     renew(&mut s);
-    s.run(&["-n", "op-leader", "patch", "lease", "widget-operator", "--type=merge", "-p", r#"{"spec":{"holderIdentity":"widget-operator-0"}}"#]);
+    s.run(&[
+        "-n",
+        "op-leader",
+        "patch",
+        "lease",
+        "widget-operator",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"holderIdentity":"widget-operator-0"}}"#,
+    ]);
     s.run(&["apply", "-f", "lease-widget-v2.yaml"]);
     s.watch(&["-n", "op-leader", "get", "lease", "-w"], 3, renew);
     s.watch(&["-n", "op-leader", "get", "lease", "widget-operator", "-w", "-o", "yaml"], 40, renew);
     // Step 3: a replace with a stale resourceVersion.
-    let stale = std::fs::read_to_string(dir.join("lease-widget.yaml")).expect("the lab file").replace(
-        "  namespace: op-leader\n",
-        "  namespace: op-leader\n  resourceVersion: \"1\"\n",
-    );
+    let stale = std::fs::read_to_string(dir.join("lease-widget.yaml"))
+        .expect("the lab file")
+        .replace("  namespace: op-leader\n", "  namespace: op-leader\n  resourceVersion: \"1\"\n");
     std::fs::write(dir.join("lease-stale-rv.yaml"), stale).expect("written");
     s.run(&["replace", "-f", "lease-stale-rv.yaml"]);
     // Step 5 (the lab's MicroTime step): a patch, an apply and a create of whole-second times.
-    s.run(&["-n", "op-leader", "patch", "lease", "widget-operator", "--type=merge", "-p", r#"{"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#]);
+    s.run(&[
+        "-n",
+        "op-leader",
+        "patch",
+        "lease",
+        "widget-operator",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#,
+    ]);
     s.run(&["apply", "-f", "lease-bad.yaml"]);
     s.run(&["create", "-f", "lease-bad.yaml"]);
     // Step 6: RBAC, then can-i as the service account.
@@ -251,10 +272,22 @@ fn lab_transcript(version: &str) -> (String, Session) {
         r#"jsonpath={range .items[*]}{.metadata.name} holder={.spec.holderIdentity} transitions={.spec.leaseTransitions} duration={.spec.leaseDurationSeconds}{"\n"}{end}"#,
     ]);
     s.run(&["-n", "op-leader", "describe", "lease", "widget-operator"]);
-    s.run(&["-n", "op-leader", "get", "lease", "-o", "custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity,RENEW:.spec.renewTime"]);
+    s.run(&[
+        "-n",
+        "op-leader",
+        "get",
+        "lease",
+        "-o",
+        "custom-columns=NAME:.metadata.name,HOLDER:.spec.holderIdentity,RENEW:.spec.renewTime",
+    ]);
     s.run(&["events", "-n", "op-leader"]);
     s.run(&["-n", "op-leader", "get", "cm", "order-1", "-o", "yaml", "--show-managed-fields"]);
-    drop(server);
+    let mut server = server;
+    server.stop();
+    // Ctrl-C writes the session as a run's outputs, the record of every request included.
+    let record = std::fs::read_to_string(server.out.join("record.jsonl")).expect("record.jsonl written on stop");
+    assert!(record.contains("\"leases\""), "the record names the lab's Lease requests");
+    assert!(server.out.join("summary.json").is_file() && server.out.join("report.html").is_file());
     (normalise(&s.transcript), s)
 }
 
@@ -265,7 +298,8 @@ fn check_golden(version: &str, transcript: &str) {
         std::fs::write(&path, transcript).expect("golden written");
         return;
     }
-    let golden = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} is missing: UPDATE_GOLDEN=1", path.display()));
+    let golden =
+        std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} is missing: UPDATE_GOLDEN=1", path.display()));
     if golden != transcript {
         let got = path.with_extension("got");
         std::fs::write(&got, transcript).expect("written");
@@ -286,11 +320,8 @@ fn agrees_with_lab(transcript: &str) {
     assert!(transcript.contains(tail), "lab: {tail}");
     // can-i: yes, yes, yes, no.
     assert_eq!(lab_text("rbac-check.txt"), "get=yes\ncreate=yes\nupdate=yes\ndelete=no\n");
-    let answers: Vec<&str> = transcript
-        .split("$ kubectl auth can-i ")
-        .skip(1)
-        .map(|block| block.lines().nth(2).unwrap_or(""))
-        .collect();
+    let answers: Vec<&str> =
+        transcript.split("$ kubectl auth can-i ").skip(1).map(|block| block.lines().nth(2).unwrap_or("")).collect();
     assert_eq!(answers, ["yes", "yes", "yes", "no"], "{transcript}");
     // The conflict: kubectl's whole stderr, as the lab wrote it; without --force-conflicts the
     // field keeps A.

@@ -73,8 +73,7 @@ pub fn answer(shared: &Shared, req: &HttpRequest) -> Reply {
         }
         ("GET", "record") => {
             let since: u64 = req.query("since").and_then(|s| s.parse().ok()).unwrap_or(0);
-            let lines: Vec<Value> =
-                core.recent().filter(|l| l["n"].as_u64().is_some_and(|n| n > since)).cloned().collect();
+            let lines = core.recent_after(since);
             Reply::json(200, &json!({"lines": lines}))
         }
         ("POST", "faults") => match serde_json::from_slice::<RuleDoc>(&req.body) {

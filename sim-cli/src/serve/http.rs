@@ -1,7 +1,7 @@
 //! The HTTP/1.1 server around [`Core`]: hyper on tokio, keep-alive, chunked watch bodies.
 //! Bounds on everything a client controls: a request head must arrive within 30 s, a body is
 //! read up to 3 MiB (then 413), at most 4,096 connections are open (more are closed at once),
-//! a watch nobody reads is dropped once 256 events wait for it, every hang ends.
+//! a watch nobody reads is dropped once 256 events wait for it, every hang ends ([`Limits`]).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -29,9 +29,22 @@ use super::faults::Action;
 use super::http_types::{HttpRequest, Reply};
 use super::kube::{self, MAX_BODY_BYTES};
 
-pub const MAX_CONNECTIONS: usize = 4096;
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
-const WATCH_BACKLOG: usize = 256;
+/// The bounds on what clients can make the server hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// A request head (or a TLS handshake) must arrive within this.
+    pub head_timeout: Duration,
+    /// Connections open at once; more are closed as they come.
+    pub max_connections: usize,
+    /// Events waiting for a watch's reader; a watch whose reader falls this far behind is ended.
+    pub watch_backlog: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { head_timeout: Duration::from_secs(30), max_connections: 4096, watch_backlog: 256 }
+    }
+}
 
 /// What every connection shares.
 pub struct Shared {
@@ -41,6 +54,7 @@ pub struct Shared {
     pub shutdown: watch::Receiver<bool>,
     /// Seconds of real time per second of the server's clock (1 / K for `scaled:K`).
     pub real_per_true: f64,
+    pub limits: Limits,
 }
 
 impl Shared {
@@ -124,11 +138,11 @@ impl AsyncWrite for Conn {
 /// TLS if the client opens with a TLS handshake (its first byte 0x16), plain HTTP otherwise:
 /// one port serves the API over HTTPS and the page over HTTP. A client that sends nothing, or
 /// whose handshake does not finish, is dropped after the head timeout.
-async fn open(tcp: TcpStream, tls: &tokio_rustls::TlsAcceptor) -> Option<Stream> {
+async fn open(tcp: TcpStream, tls: &tokio_rustls::TlsAcceptor, head_timeout: Duration) -> Option<Stream> {
     let mut first = [0u8; 1];
-    let peeked = tokio::time::timeout(HEAD_TIMEOUT, tcp.peek(&mut first)).await;
+    let peeked = tokio::time::timeout(head_timeout, tcp.peek(&mut first)).await;
     match peeked {
-        Ok(Ok(1)) if first[0] == 0x16 => match tokio::time::timeout(HEAD_TIMEOUT, tls.accept(tcp)).await {
+        Ok(Ok(1)) if first[0] == 0x16 => match tokio::time::timeout(head_timeout, tls.accept(tcp)).await {
             Ok(Ok(stream)) => Some(Stream::Tls(Box::new(stream))),
             _ => None,
         },
@@ -140,7 +154,8 @@ async fn open(tcp: TcpStream, tls: &tokio_rustls::TlsAcceptor) -> Option<Stream>
 /// Accepts connections until shutdown.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>, tls: Arc<rustls::ServerConfig>) {
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-    let permits = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let limits = shared.limits;
+    let permits = Arc::new(Semaphore::new(limits.max_connections));
     let mut shutdown = shared.shutdown.clone();
     loop {
         let (stream, _) = tokio::select! {
@@ -162,13 +177,13 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, tls: Arc<rustls::
         let shared = shared.clone();
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let Some(stream) = open(stream, &acceptor).await else { return };
+            let Some(stream) = open(stream, &acceptor, limits.head_timeout).await else { return };
             let reset = Arc::new(AtomicBool::new(false));
             let io = TokioIo::new(Conn { stream, reset: reset.clone() });
             let service = service_fn(move |req| handle(shared.clone(), reset.clone(), req));
             let conn = http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(HEAD_TIMEOUT)
+                .header_read_timeout(limits.head_timeout)
                 .keep_alive(true)
                 .serve_connection(io, service);
             let _ = conn.await;
@@ -289,7 +304,7 @@ fn watch_stream(
     initial: Vec<Vec<u8>>,
     mut rv: u64,
 ) -> Response<Body> {
-    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(WATCH_BACKLOG);
+    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(shared.limits.watch_backlog);
     for line in initial {
         if tx.try_send(Ok(Frame::data(Bytes::from(line)))).is_err() {
             break;
@@ -347,7 +362,7 @@ fn watch_stream(
 
 /// The live view's server-sent events: every record line, Lease write, belief and control.
 fn live_stream(shared: &Arc<Shared>) -> Response<Body> {
-    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(WATCH_BACKLOG);
+    let (tx, rx) = mpsc::channel::<Result<Frame<Bytes>, Infallible>>(shared.limits.watch_backlog);
     let mut events = shared.live.subscribe();
     let mut shutdown = shared.shutdown.clone();
     tokio::spawn(async move {

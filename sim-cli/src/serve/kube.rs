@@ -302,16 +302,25 @@ fn resource_request(
     };
     match world.external_request(now, &request) {
         Ok((object, created)) => {
-            let json = match object {
-                Object::Deleted => json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                    "details": {"name": name, "group": kind.group(), "kind": kind.resource()}}),
-                object => api::to_json(&object),
-            };
+            if matches!(object, Object::Deleted) {
+                let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                    "details": {"name": name, "group": kind.group(), "kind": kind.resource()}});
+                return Reply::json(200, &status);
+            }
             if wants_table(req) && verb == Verb::Get {
                 let rv = world.server_mut().resource_version();
-                return Reply::typed(200, TABLE_TYPE, &api::table(kind, &[json], rv, wall, include_object(req)));
+                return Reply::typed(
+                    200,
+                    TABLE_TYPE,
+                    &api::table(kind, &[api::to_json(&object)], rv, wall, include_object(req)),
+                );
             }
-            Reply::json(if created { 201 } else { 200 }, &json)
+            Reply::Body {
+                status: if created { 201 } else { 200 },
+                content_type: "application/json".into(),
+                body: api::to_json_bytes(&object),
+                headers: Vec::new(),
+            }
         }
         Err(e) => error_reply(&e),
     }
@@ -561,7 +570,7 @@ pub fn watch_line(event: &str, object: &Value, spec: &mut WatchSpec, rv: u64, wa
 /// The lines of a watch since revision `from`: each committed change that matches it, or the
 /// `410 Gone` ERROR event when the changes after `from` are no longer kept.
 pub fn watch_changes(world: &World, spec: &mut WatchSpec, from: u64, wall: UnixNanos) -> (Vec<Vec<u8>>, u64, bool) {
-    match world.server().changes_since(from) {
+    match world.server().changes_after(from) {
         Ok(changes) => {
             let mut last = from;
             let mut lines = Vec::new();
@@ -570,10 +579,11 @@ pub fn watch_changes(world: &World, spec: &mut WatchSpec, from: u64, wall: UnixN
                 if c.kind != spec.kind || (!spec.namespace.is_empty() && c.namespace != spec.namespace) {
                     continue;
                 }
-                if !spec.labels.matches(&c.object) || !spec.fields.matches(&c.object) {
+                let object = c.object();
+                if !spec.labels.matches(&object) || !spec.fields.matches(&object) {
                     continue;
                 }
-                lines.push(watch_line(c.change.name(), &c.object, spec, c.rv, wall));
+                lines.push(watch_line(c.change.name(), &object, spec, c.rv, wall));
             }
             (lines, last.max(from), false)
         }

@@ -13,11 +13,11 @@
 
 mod admin;
 mod base64;
-mod clients;
-mod clock;
+pub mod clients;
+pub mod clock;
 pub mod core;
 pub mod faults;
-mod http;
+pub mod http;
 pub mod http_types;
 pub mod judge;
 pub mod kube;
@@ -173,97 +173,138 @@ pub fn command(flags: ServeFlags) -> Result<ExitCode, CliError> {
     let session = flags.out.with_extension("session");
     std::fs::create_dir_all(&session).map_err(|e| CliError::input(format!("{}: {e}", session.display())))?;
     core.record_to(&session.join("record.jsonl")).map_err(CliError::input)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::input(format!("cannot start the server: {e}")))?;
-    let result = runtime.block_on(run(flags, core, session.clone(), spec, name));
-    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
-    result
-}
-
-async fn run(
-    flags: ServeFlags,
-    mut core: Core,
-    session: PathBuf,
-    spec: WorldSpec,
-    name: String,
-) -> Result<ExitCode, CliError> {
-    let listener = tokio::net::TcpListener::bind(&flags.listen)
-        .await
-        .map_err(|e| CliError::input(format!("--listen {}: {e}", flags.listen)))?;
-    let address = listener.local_addr().map_err(|e| CliError::input(e.to_string()))?;
-    if !address.ip().is_loopback() {
-        eprintln!("warning: listening on {address}, beyond this machine: anyone who can reach it can use the API");
-    }
-    let tls = tls::make(address.ip()).map_err(CliError::input)?;
-    let host = if address.ip().is_unspecified() { "127.0.0.1".to_string() } else { address.ip().to_string() };
-    let host = if host.contains(':') { format!("[{host}]") } else { host };
-    let server_url = format!("https://{host}:{}", address.port());
-    let page_url = format!("http://{host}:{}/", address.port());
-    core.address = address.to_string();
-    let kubeconfig_path = flags.kubeconfig.clone().unwrap_or_else(|| session.join("kubeconfig"));
-    let ca = base64::encode(tls.ca_pem.as_bytes());
-    write_kubeconfig(&kubeconfig_path, &core.clients.kubeconfig(&server_url, &ca))?;
-    let kubeconfig_path = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
-    let (revision_tx, revision_rx) = tokio::sync::watch::channel(0u64);
-    let (live_tx, _) = tokio::sync::broadcast::channel(1024);
-    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
-    core.revision = Some(revision_tx);
-    core.live = Some(live_tx.clone());
-    let real_per_true = 1.0 / flags.clock.rate();
-    let shared = Arc::new(http::Shared {
-        core: Mutex::new(core),
-        revision: revision_rx,
-        live: live_tx,
-        shutdown: shutdown_rx,
-        real_per_true,
-    });
+    let running = spawn(core, &flags.listen, flags.clock.rate(), http::Limits::default()).map_err(CliError::input)?;
     // Ctrl-C (or SIGTERM) ends the session and writes the report; a second one exits at once.
-    let stop = shutdown_tx.clone();
+    let stopping = std::sync::atomic::AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
     let _ = ctrlc::set_handler(move || {
-        if *stop.borrow() {
+        if stopping.swap(true, std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
-        let _ = stop.send(true);
+        let _ = tx.send(());
     });
-    let server = tokio::spawn(http::serve(listener, shared.clone(), tls.config.clone()));
-    let ticker = tokio::spawn(tick(shared.clone()));
+    let kubeconfig_path = flags.kubeconfig.clone().unwrap_or_else(|| session.join("kubeconfig"));
+    write_kubeconfig(&kubeconfig_path, &running.kubeconfig())?;
+    let kubeconfig_path = std::fs::canonicalize(&kubeconfig_path).unwrap_or(kubeconfig_path);
     if let Some(path) = &flags.port_file {
-        std::fs::write(path, format!("{}\n", address.port()))
+        std::fs::write(path, format!("{}\n", running.port))
             .map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
     }
-    println!("leasesim serve: the API server of {name:?} at {server_url}");
+    println!("leasesim serve: the API server of {name:?} at {}", running.api_url());
     println!("export KUBECONFIG={}", kubeconfig_path.display());
     if let ClockMode::Scaled(k) = flags.clock {
-        let start = chrono_free_rfc3339(shared.lock().epoch);
+        let start = chrono_free_rfc3339(running.shared.lock().epoch);
         println!(
             "clock: {k}x the wall clock. Run Python clients under it: faketime -f \"@{start} x{k}\" python3 …\n\
              (Go clients such as kubectl read the kernel's clock and will be off by that factor)"
         );
     }
     println!(
-        "page: {page_url}   record: {}   stop: Ctrl-C (writes {})",
+        "page: {}   record: {}   stop: Ctrl-C (writes {})",
+        running.page_url(),
         session.join("record.jsonl").display(),
         flags.out.display()
     );
-    let mut shutdown = shared.shutdown.clone();
-    let _ = shutdown.changed().await;
-    let _ = server.await;
-    ticker.abort();
+    let _ = rx.recv();
+    let shared = running.shared.clone();
+    running.stop();
     finish(&shared, &flags.out, &session, &spec, &name)
 }
 
-/// Keeps the simulated part of the world running in real time.
+/// A server running on threads of its own: what `spawn` started.
+pub struct Running {
+    pub port: u16,
+    host: String,
+    pub ca_pem: String,
+    pub shared: Arc<http::Shared>,
+    shutdown: tokio::sync::watch::Sender<bool>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Running {
+    pub fn api_url(&self) -> String {
+        format!("https://{}:{}", self.host, self.port)
+    }
+
+    pub fn page_url(&self) -> String {
+        format!("http://{}:{}/", self.host, self.port)
+    }
+
+    /// A kubeconfig for every user the server knows.
+    pub fn kubeconfig(&self) -> String {
+        self.shared.lock().clients.kubeconfig(&self.api_url(), &base64::encode(self.ca_pem.as_bytes()))
+    }
+
+    /// The administrator's bearer token.
+    pub fn admin_token(&self) -> String {
+        self.shared.lock().clients.admin().token.clone()
+    }
+
+    /// Stops accepting and ends every stream; the core (and its world) stays for the report.
+    pub fn stop(mut self) {
+        let _ = self.shutdown.send(true);
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+        }
+    }
+}
+
+/// Serves `core` on `listen` (port 0 picks one) from a runtime of two worker threads; the
+/// world's clock runs `rate` times the wall clock.
+pub fn spawn(mut core: Core, listen: &str, rate: f64, limits: http::Limits) -> Result<Running, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the server: {e}"))?;
+    let listener =
+        runtime.block_on(tokio::net::TcpListener::bind(listen)).map_err(|e| format!("--listen {listen}: {e}"))?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    if !address.ip().is_loopback() {
+        eprintln!("warning: listening on {address}, beyond this machine: anyone who can reach it can use the API");
+    }
+    let tls = tls::make(address.ip())?;
+    let host = if address.ip().is_unspecified() { "127.0.0.1".to_string() } else { address.ip().to_string() };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
+    core.address = address.to_string();
+    let (revision_tx, revision_rx) = tokio::sync::watch::channel(0u64);
+    let (live_tx, _) = tokio::sync::broadcast::channel(1024);
+    let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
+    core.revision = Some(revision_tx);
+    core.live = Some(live_tx.clone());
+    let shared = Arc::new(http::Shared {
+        core: Mutex::new(core),
+        revision: revision_rx,
+        live: live_tx,
+        shutdown: shutdown_rx,
+        real_per_true: 1.0 / rate,
+        limits,
+    });
+    runtime.spawn(http::serve(listener, shared.clone(), tls.config.clone()));
+    runtime.spawn(tick(shared.clone()));
+    Ok(Running {
+        port: address.port(),
+        host,
+        ca_pem: tls.ca_pem,
+        shared,
+        shutdown: shutdown_tx,
+        runtime: Some(runtime),
+    })
+}
+
+/// Keeps the simulated part of the world running in real time, until shutdown.
 async fn tick(shared: Arc<http::Shared>) {
+    let mut shutdown = shared.shutdown.clone();
     loop {
         let wait = {
             let mut core = shared.lock();
             let next = core.tick();
             next.map(|t| core.clock.real_secs_until(t)).unwrap_or(0.1).clamp(0.001, 0.1)
         };
-        tokio::time::sleep(std::time::Duration::from_secs_f64(wait)).await;
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs_f64(wait)) => {}
+            _ = shutdown.changed() => return,
+        }
     }
 }
 

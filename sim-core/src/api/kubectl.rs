@@ -16,6 +16,17 @@ pub fn to_json(obj: &Object) -> Value {
     }
 }
 
+/// [`to_json`] serialised, the same bytes as `serde_json::to_vec(&to_json(obj))`, without the
+/// tree of values between (an HTTP answer's body).
+pub fn to_json_bytes(obj: &Object) -> Vec<u8> {
+    match obj {
+        Object::Lease(lease) => super::object::object_bytes(Kind::Lease, lease.as_ref()),
+        Object::ConfigMap(cm) => super::object::object_bytes(Kind::ConfigMap, cm.as_ref()),
+        Object::Json(value) => serde_json::to_vec(value).expect("JSON serialises"),
+        Object::Deleted => b"null".to_vec(),
+    }
+}
+
 /// `kubectl patch` success line: `lease.coordination.k8s.io/NAME patched` or `… patched (no change)`.
 pub fn kubectl_patched_stdout(kind: Kind, name: &str, changed: bool) -> String {
     format!("{}/{name} patched{}", kind.kubectl_singular(), if changed { "" } else { " (no change)" })
@@ -233,6 +244,24 @@ fn plain_allowed(s: &str) -> bool {
         }
     }
     true
+}
+
+#[cfg(test)]
+mod bytes_tests {
+    use super::*;
+    use crate::api::types::{Lease, LeaseSpec};
+    use std::sync::Arc;
+
+    #[test]
+    fn bytes_are_the_json_values_bytes() {
+        let mut lease = Lease::default();
+        lease.metadata.name = "w".into();
+        lease.spec =
+            LeaseSpec { holder_identity: Some("a\"b".into()), lease_duration_seconds: Some(15), ..Default::default() };
+        for obj in [Object::Lease(Arc::new(lease)), Object::Lease(Arc::new(Lease::default()))] {
+            assert_eq!(to_json_bytes(&obj), serde_json::to_vec(&to_json(&obj)).unwrap());
+        }
+    }
 }
 
 #[cfg(test)]

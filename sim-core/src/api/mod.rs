@@ -38,7 +38,7 @@ pub use errors::{
 };
 pub use go_text::{go_json_marshal, go_quote};
 pub use kubectl::{
-    kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json,
+    kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json, to_json_bytes,
 };
 pub use lease_types::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use managed_fields::{ManagerState, Operation};

@@ -68,6 +68,27 @@ pub(crate) enum Stored {
 }
 
 /// The wire JSON of a typed object: `kind`, `apiVersion`, then the struct's fields in Go order.
+/// [`object_json`] written straight to bytes, the same bytes `serde_json::to_vec` of it gives
+/// (a test holds them equal): the kind and apiVersion, then the struct's fields, without the
+/// tree of values in between (an HTTP answer's rendering).
+pub fn object_bytes<T: Serialize>(kind: Kind, object: &T) -> Vec<u8> {
+    let inner = serde_json::to_vec(object).unwrap_or_else(|_| b"{}".to_vec());
+    let mut out = Vec::with_capacity(inner.len() + 64);
+    out.extend_from_slice(b"{\"kind\":");
+    serde_json::to_writer(&mut out, kind.kind_name()).expect("a string serialises");
+    out.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut out, kind.api_version()).expect("a string serialises");
+    match inner.as_slice() {
+        b"{}" => out.push(b'}'),
+        [b'{', rest @ ..] => {
+            out.push(b',');
+            out.extend_from_slice(rest);
+        }
+        _ => out.push(b'}'),
+    }
+    out
+}
+
 pub fn object_json<T: Serialize>(kind: Kind, object: &T) -> Value {
     let mut map = Map::new();
     map.insert("kind".into(), json!(kind.kind_name()));

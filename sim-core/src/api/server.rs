@@ -216,7 +216,7 @@ impl ChangeType {
 }
 
 /// One committed write: the object as it was written (deleted: as it was, at the deletion's
-/// revision).
+/// revision), kept typed and rendered when a watcher asks.
 #[derive(Clone, Debug)]
 pub struct Change {
     pub rv: u64,
@@ -224,7 +224,22 @@ pub struct Change {
     pub namespace: String,
     pub name: String,
     pub change: ChangeType,
-    pub object: Value,
+    object: Stored,
+}
+
+impl Change {
+    /// The object, as the server's JSON.
+    pub fn object(&self) -> Value {
+        self.object.to_json()
+    }
+
+    /// A Lease's spec, without rendering it.
+    pub fn lease_spec(&self) -> Option<&crate::api::types::LeaseSpec> {
+        match &self.object {
+            Stored::Lease(l) => Some(&l.spec),
+            _ => None,
+        }
+    }
 }
 
 /// The most recent committed writes, oldest first, up to a capacity (etcd's compaction: a watch
@@ -357,14 +372,24 @@ impl ApiServer {
     /// are no longer kept (the watch's "too old resource version"), `oldest` being the first
     /// revision still kept. Empty when changes are not kept.
     pub fn changes_since(&self, rv: u64) -> Result<Vec<Change>, u64> {
-        let Some(log) = &self.changes else { return Ok(Vec::new()) };
-        if rv < log.horizon {
-            return Err(log.horizon + 1);
-        }
-        Ok(log.changes.iter().filter(|c| c.rv > rv).cloned().collect())
+        self.changes_after(rv).map(|changes| changes.cloned().collect())
     }
 
-    fn log_change(&mut self, kind: Kind, ns: &str, name: &str, change: ChangeType, object: Value) {
+    /// [`Self::changes_since`] without copying: the kept changes after `rv`, found by a binary
+    /// search (they are in revision order).
+    pub fn changes_after(&self, rv: u64) -> Result<impl Iterator<Item = &Change>, u64> {
+        let (changes, horizon) = match &self.changes {
+            Some(log) => (&log.changes, log.horizon),
+            None => return Ok(std::collections::vec_deque::Iter::default()),
+        };
+        if rv < horizon {
+            return Err(horizon + 1);
+        }
+        let start = changes.partition_point(|c| c.rv <= rv);
+        Ok(changes.range(start..))
+    }
+
+    fn log_change(&mut self, kind: Kind, ns: &str, name: &str, change: ChangeType, object: Stored) {
         let rv = self.revision;
         if let Some(log) = &mut self.changes {
             if log.changes.len() == log.capacity
@@ -1053,7 +1078,7 @@ impl ApiServer {
                 {
                     let mut object = record.object;
                     object.meta_mut().resource_version = self.revision.to_string();
-                    self.log_change(kind, ns, name, ChangeType::Deleted, object.to_json());
+                    self.log_change(kind, ns, name, ChangeType::Deleted, object);
                 }
                 Ok(Outcome::Deleted { revision: self.revision })
             }
@@ -1089,7 +1114,7 @@ impl ApiServer {
         let response = object.clone();
         if self.changes.is_some() {
             let change = if existed { ChangeType::Modified } else { ChangeType::Added };
-            self.log_change(kind, ns, name, change, object.to_json());
+            self.log_change(kind, ns, name, change, object.clone());
         }
         let lease_ref = match kind {
             Kind::Lease => self.lease_ref_index.get(&(ns.to_string(), name.to_string())).copied(),
