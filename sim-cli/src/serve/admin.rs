@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `GET /leasesim/v1/state` | admin | Leases (holder, RV, renewTime and its age), faults, clients |
 //! | `GET /leasesim/v1/record?since=N` | admin | the record's lines after line N (last 2,000 kept) |
-//! | `POST /leasesim/v1/faults` | admin | add a fault rule (JSON, the `[[serve.faults]]` keys), from now |
+//! | `POST /leasesim/v1/faults` | admin | add a fault rule (JSON, the `[[faults]]` keys), from now |
 //! | `DELETE /leasesim/v1/faults` | admin | end every fault |
 //! | `POST /leasesim/v1/leading` | any client | `{"leading": true|false, "lease": "ns/name"}` |
 //! | `GET /leasesim/v1/live` | admin | server-sent events: requests, Lease writes, beliefs, controls |

@@ -109,6 +109,8 @@ pub struct Core {
     record_file: Option<std::io::BufWriter<std::fs::File>>,
     recent: VecDeque<RecordLine>,
     pub requests: u64,
+    /// Identities already warned that a Go client cannot follow a scaled clock.
+    warned_go: std::collections::BTreeSet<String>,
     /// Real clients' requests by (verb, status), for the summary's request counts.
     pub by_verb_status: BTreeMap<(String, u16), u64>,
     /// Live-view lines (SSE), for whoever listens.
@@ -167,6 +169,7 @@ impl Core {
             record_file: None,
             recent: VecDeque::new(),
             requests: 0,
+            warned_go: std::collections::BTreeSet::new(),
             by_verb_status: BTreeMap::new(),
             live: None,
             revision: None,
@@ -297,13 +300,39 @@ impl Core {
         }
     }
 
+    /// Under `--clock scaled:K`, a Go client (client-go's User-Agent `name/version (os/arch)
+    /// kubernetes/commit`, or Go's default `Go-http-client/`) reads the kernel's clock, which
+    /// libfaketime cannot change for it: said once per identity, on stderr.
+    fn warn_go_client(&mut self, identity: &str, req: &HttpRequest) {
+        let ServeClock::Running { rate, .. } = self.clock else { return };
+        if rate == 1.0 || self.warned_go.contains(identity) {
+            return;
+        }
+        let agent = req.header("user-agent").unwrap_or("");
+        if agent.contains(" kubernetes/") || agent.starts_with("Go-http-client/") {
+            self.warned_go.insert(identity.to_string());
+            eprintln!(
+                "warning: {identity} ({agent}) looks like a Go client: it reads the kernel's clock, not the \
+                 server's {rate}x clock, so its times and the server's will disagree (docs/serve.md, Time)"
+            );
+        }
+    }
+
     /// Numbers the client's request and decides its fault.
-    pub fn decide(&mut self, identity: &str, class: &Classified) -> (u64, Option<(usize, Action)>) {
+    pub fn decide(&mut self, identity: &str, req: &HttpRequest, class: &Classified) -> (u64, Option<(usize, Action)>) {
         let n = self.numbers.entry(identity.to_string()).or_insert(0);
         *n += 1;
         let number = *n;
         let now = self.now();
-        let seen = Seen { identity, verb: &class.verb, resource: &class.resource, now };
+        self.warn_go_client(identity, req);
+        let seen = Seen {
+            identity,
+            impersonate: req.header("impersonate-user"),
+            user_agent: req.header("user-agent").unwrap_or(""),
+            verb: &class.verb,
+            resource: &class.resource,
+            now,
+        };
         (number, self.faults.decide(seen, number))
     }
 

@@ -65,6 +65,13 @@ pub struct RuleDoc {
     /// How long the rule lasts; default for ever (or, with `count`, until it has hit).
     #[serde(default)]
     pub duration: Option<String>,
+    /// Only requests that impersonate this user (`kubectl --as NAME`: the `Impersonate-User`
+    /// header), a second key beside the token's identity.
+    #[serde(default)]
+    pub impersonate: Option<String>,
+    /// Only requests whose User-Agent contains this text (`kubectl/v1.32`, `OpenAPI-Generator`).
+    #[serde(default)]
+    pub user_agent: Option<String>,
     /// Only this verb: get, list, watch, create, update, patch, delete.
     #[serde(default)]
     pub verb: Option<String>,
@@ -101,6 +108,8 @@ pub struct RuleDoc {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
     pub client: Option<String>,
+    pub impersonate: Option<String>,
+    pub user_agent: Option<String>,
     pub from: Nanos,
     pub until: Option<Nanos>,
     pub verb: Option<String>,
@@ -187,6 +196,8 @@ impl RuleDoc {
         }
         Ok(Rule {
             client: self.client.clone().filter(|c| c != "*"),
+            impersonate: self.impersonate.clone(),
+            user_agent: self.user_agent.clone(),
             from,
             until,
             verb: self.verb.clone(),
@@ -204,6 +215,9 @@ impl RuleDoc {
 #[derive(Clone, Copy, Debug)]
 pub struct Seen<'a> {
     pub identity: &'a str,
+    /// The `Impersonate-User` header, if any.
+    pub impersonate: Option<&'a str>,
+    pub user_agent: &'a str,
     pub verb: &'a str,
     pub resource: &'a str,
     pub now: Nanos,
@@ -247,6 +261,8 @@ impl FaultBook {
             let active = seen.now >= rule.from && rule.until.is_none_or(|u| seen.now < u);
             let matches = active
                 && rule.client.as_deref().is_none_or(|c| c == seen.identity)
+                && rule.impersonate.as_deref().is_none_or(|u| Some(u) == seen.impersonate)
+                && rule.user_agent.as_deref().is_none_or(|a| seen.user_agent.contains(a))
                 && rule.verb.as_deref().is_none_or(|v| v == seen.verb)
                 && rule.resource.as_deref().is_none_or(|r| r == seen.resource);
             if !matches {
@@ -281,7 +297,7 @@ mod tests {
     }
 
     fn seen<'a>(identity: &'a str, verb: &'a str) -> Seen<'a> {
-        Seen { identity, verb, resource: "leases", now: 0 }
+        Seen { identity, impersonate: None, user_agent: "", verb, resource: "leases", now: 0 }
     }
 
     #[test]
@@ -295,6 +311,18 @@ mod tests {
             hits.push(book.decide(seen("A", "update"), n).is_some());
         }
         assert_eq!(hits, [false, false, true, false, false]);
+    }
+
+    /// `Impersonate-User` and the User-Agent narrow a rule; the count stays the identity's.
+    #[test]
+    fn impersonation_and_user_agent_are_second_keys() {
+        let mut book = FaultBook::new(1);
+        book.add(&rule(r#"{"client": "admin", "kind": "close", "impersonate": "B", "user_agent": "kubectl/"}"#), 0)
+            .unwrap();
+        let with = |impersonate, user_agent| Seen { impersonate, user_agent, ..seen("admin", "get") };
+        assert_eq!(book.decide(with(None, "kubectl/v1.32.0 (linux/amd64) kubernetes/abc"), 1), None);
+        assert_eq!(book.decide(with(Some("B"), "OpenAPI-Generator/37.0.2/python"), 2), None);
+        assert!(book.decide(with(Some("B"), "kubectl/v1.32.0 (linux/amd64) kubernetes/abc"), 3).is_some());
     }
 
     #[test]

@@ -252,7 +252,7 @@ async fn handle(
                 return Ok(full(reply));
             }
         };
-        let (number, fault) = core.decide(&client.identity, &class);
+        let (number, fault) = core.decide(&client.identity, &req, &class);
         (client, number, fault.map(|(_, action)| action), started)
     };
     let wait = |nanos: u64| Duration::from_secs_f64(nanos as f64 / 1e9 * shared.real_per_true);

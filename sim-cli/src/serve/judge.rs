@@ -116,6 +116,22 @@ pub fn leaders(writes: &[LeaseWrite], beliefs: &[Belief], epoch: UnixNanos, end:
             s.lease = c.lease.clone();
         }
     }
+    // A word never taken back (the span runs to the end) ends where the client's own claim in
+    // that Lease ends: a client that stopped renewing without saying so — killed, or still
+    // hung when the session stopped — is taken at its Lease's word. A live leader renews, so
+    // its claim reaches past the end and nothing is cut.
+    for s in &mut told {
+        if s.until == end
+            && let Some(claim_end) = claimed
+                .iter()
+                .filter(|c| c.identity == s.identity && c.lease == s.lease && c.from <= end)
+                .map(|c| c.until)
+                .max()
+        {
+            s.until = claim_end.max(s.from);
+        }
+    }
+    told.retain(|s| s.until > s.from);
     let mut out: Vec<LeaderSpan> =
         claimed.into_iter().filter(|c| !told.iter().any(|t| t.identity == c.identity)).collect();
     out.extend(told);
@@ -212,5 +228,22 @@ mod tests {
         assert!(a.reported && a.lease == "ns/l" && a.until == (25 * S) as Nanos);
         let w = dual_windows(&spans);
         assert_eq!((w[0].from, w[0].until), ((8 * S) as Nanos, (14 * S) as Nanos));
+    }
+
+    /// benches/python-client's `kill` run: A said it leads and was SIGKILLed before it could
+    /// take it back; its word ends where its claim in the Lease ends, not at the session's end
+    /// (which read 26.8 s of dual leadership for a dead process).
+    #[test]
+    fn a_word_never_taken_back_ends_with_the_clients_claim() {
+        let writes = [write(0, "A", 0, 6), write(2, "A", 2, 6), write(4, "A", 4, 6), write(11, "C", 11, 6)];
+        let beliefs = [Belief { t: 0, identity: "A".into(), lease: "ns/l".into(), leading: true }];
+        let spans = leaders(&writes, &beliefs, 0, (40 * S) as Nanos);
+        let a = spans.iter().find(|s| s.identity == "A").unwrap();
+        assert_eq!(a.until, (10 * S) as Nanos);
+        assert!(dual_windows(&spans).is_empty());
+        // Still renewing at the end: its claim reaches past the end and its word stands.
+        let live = [write(0, "A", 0, 6), write(38, "A", 38, 6)];
+        let spans = leaders(&live, &beliefs, 0, (40 * S) as Nanos);
+        assert_eq!(spans[0].until, (40 * S) as Nanos);
     }
 }
