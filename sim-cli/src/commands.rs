@@ -144,7 +144,56 @@ pub fn run(args: RunFlags) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a TOML file holds, by its top-level keys: a sweep or a hunt file names a `scenario`
+/// (a scenario file never does).
+enum FileKind {
+    Scenario,
+    Sweep,
+    Hunt,
+}
+
+fn file_kind(name: &str) -> FileKind {
+    let Ok(text) = std::fs::read_to_string(name) else { return FileKind::Scenario };
+    let Ok(table) = toml::from_str::<toml::Table>(&text) else { return FileKind::Scenario };
+    if !table.contains_key("scenario") {
+        return FileKind::Scenario;
+    }
+    if table.contains_key("property") || table.contains_key("bounds") { FileKind::Hunt } else { FileKind::Sweep }
+}
+
 pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events: u64) -> Result<ExitCode, CliError> {
+    match file_kind(name) {
+        FileKind::Scenario => {}
+        FileKind::Hunt => {
+            let h = crate::hunt::Hunt::load(Path::new(name), None)?;
+            println!(
+                "{name}: ok (a hunt file: property {:?} over {}; run it with leasesim hunt {name} --out DIR)",
+                h.property_text, h.base.path
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+        FileKind::Sweep => {
+            let spec = crate::sweep::SweepSpec::from_args(&crate::sweep::SweepArgs {
+                file: Some(PathBuf::from(name)),
+                scenario: None,
+                seeds: None,
+                grid: Vec::new(),
+                set: overrides.to_vec(),
+                metrics: Vec::new(),
+            })?;
+            spec.validate()?;
+            let events = spec.check_points(max_events)?;
+            println!(
+                "{name}: ok (a sweep file: {} runs, {} grid points × {} seeds, about {} events; run it with \
+                 leasesim sweep {name} --out DIR)",
+                group_digits(spec.run_count() as u64),
+                spec.point_count(),
+                spec.seed_count(),
+                group_digits(events)
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     let loaded = load_named(name, overrides)?;
     let (prepared, _world) = run::prepare(&loaded, seed, false, max_events)?;
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
@@ -237,6 +286,18 @@ fn now_from(flag: &str, text: Option<&str>) -> Result<i64, CliError> {
 
 pub fn lab(out: &std::path::Path, epoch: Option<&str>) -> Result<ExitCode, CliError> {
     let epoch = epoch.map(|_| now_from("--epoch", epoch)).transpose()?;
+    // The lab's clock runs minutes past its epoch and its expiry check adds lease durations:
+    // a day of room below the last representable time keeps every reading exact.
+    const LAB_ROOM: i64 = 86_400 * 1_000_000_000;
+    if let Some(e) = epoch
+        && e > i64::MAX - LAB_ROOM
+    {
+        return Err(CliError::input(format!(
+            "--epoch: the lab runs from its epoch onwards; choose one at least a day before the end of the times \
+             leasesim can represent ({})",
+            sim_core::time::WALL_RANGE
+        )));
+    }
     let artifacts = crate::lab::run_lab(epoch).map_err(CliError::no)?;
     let mut staged = crate::output::StagedDir::new(out, crate::output::Command::Lab).map_err(CliError::input)?;
     for (name, contents) in &artifacts.files {

@@ -297,8 +297,9 @@ impl Hunt {
     pub fn load(path: &Path, property: Option<&str>) -> Result<Hunt, CliError> {
         let text = crate::scenario_file::read_file(path)?;
         let display = path.display().to_string();
-        let file: HuntFile =
-            toml::from_str(&text).map_err(|e| CliError::input(format!("{display}: {}", e.message())))?;
+        let file: HuntFile = toml::from_str(&text).map_err(|e| {
+            CliError::input(crate::scenario_file::located(&display, &text, e.span(), e.message().trim_end()))
+        })?;
         let scenario_path = path.parent().unwrap_or(Path::new(".")).join(&file.scenario);
         let source = crate::scenario_file::read_file(&scenario_path)?;
         let base = crate::scenario_file::load(&scenario_path.display().to_string(), &source, &[])?;
@@ -918,10 +919,7 @@ pub struct HuntFlags {
 /// `leasesim hunt`: search, shrink, write what was found, replay it, report.
 pub fn command(args: HuntFlags) -> Result<ExitCode, CliError> {
     let h = Hunt::load(&args.file, args.property.as_deref())?;
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    if jobs == 0 {
-        return Err(CliError::input("--jobs must be at least 1"));
-    }
+    let jobs = crate::jobs::resolve(args.jobs)?;
     let (runs_budget, time_budget) = match args.budget.parse::<u64>() {
         Ok(n) if n > 0 => (n, None),
         _ => {
@@ -965,16 +963,8 @@ pub fn command(args: HuntFlags) -> Result<ExitCode, CliError> {
             println!("  found:  {}", describe(c));
             println!("  shrunk: {}  ({} steps)", describe(small), steps.len());
             println!("  {}", so.detail);
+            // What was found is written first: nothing after this may lose it.
             let toml = scenario_toml(&h, small, so).map_err(CliError::input)?;
-            // The file must replay the violation by itself: load it as `leasesim run` would.
-            let replay = crate::scenario_file::load("found.toml", &toml, &[])?;
-            let out = run::run(&replay, None, true)?;
-            if out.all_passed() {
-                return Err(CliError::input(format!(
-                    "internal error: the shrunk scenario does not replay the violation ({}); please report it",
-                    describe(small)
-                )));
-            }
             staged.write("found.toml", &toml).map_err(CliError::input)?;
             let mut text = format!("found:  {}\n{}\n", describe(c), o.detail);
             for s in steps {
@@ -982,6 +972,24 @@ pub fn command(args: HuntFlags) -> Result<ExitCode, CliError> {
             }
             text.push_str(&format!("final:  {}\n{}\n", describe(small), so.detail));
             staged.write("shrink.txt", text).map_err(CliError::input)?;
+            // The file must replay the violation by itself: load it as `leasesim run` would.
+            let replayed = crate::scenario_file::load("found.toml", &toml, &[]).and_then(|r| run::run(&r, None, true));
+            let out = match replayed {
+                Ok(out) if !out.all_passed() => out,
+                failed => {
+                    let why = match failed {
+                        Ok(_) => "it does not break the property when replayed".to_string(),
+                        Err(e) => e.message,
+                    };
+                    let path = staged.commit().map_err(CliError::input)?;
+                    return Err(CliError::input(format!(
+                        "internal error: the shrunk scenario ({}) was written to {}/found.toml, but {why}; please \
+                         report it with that folder",
+                        describe(small),
+                        path.display()
+                    )));
+                }
+            };
             for (file, bytes) in
                 crate::outputs::report_files(&out, crate::report::ImageFormat::Svg).map_err(CliError::input)?
             {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod expect;
 pub mod format;
 pub mod hunt;
+pub mod jobs;
 pub mod lab;
 pub mod lease_tools;
 pub mod output;

@@ -144,7 +144,15 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
         scenario.seed = s;
     }
     if let Some(dump) = scenario.from_cluster.clone() {
-        start_from_cluster(&mut scenario, &loaded.path, &dump)?;
+        start_from_cluster(&mut scenario, &dump).map_err(|m| {
+            let span = crate::scenario_file::span_of_path(&loaded.source, &["from_cluster".to_string()]);
+            match span {
+                Some(_) if !loaded.overrides.iter().any(|o| o.trim_start().starts_with("from_cluster")) => {
+                    CliError::input(crate::scenario_file::located(&loaded.path, &loaded.source, span, &m))
+                }
+                _ => CliError::input(format!("{}: --from-cluster: {m}", loaded.path)),
+            }
+        })?;
     }
     // The nodes first: expectations name metrics of nodes that must exist.
     let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
@@ -395,25 +403,13 @@ pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
 /// Starts the scenario from a real cluster's Leases: each Lease of the dump is created before the
 /// run (holder, duration, times and transitions as dumped), and true time 0 is placed at the
 /// dump's latest renewTime, so the run shows what happens next to those Leases. A relative path
-/// is looked up from the working directory, then beside the scenario file.
-pub fn start_from_cluster(
-    scenario: &mut sim_core::scenario::Scenario,
-    scenario_path: &str,
-    dump: &str,
-) -> Result<(), CliError> {
-    let mut path = std::path::PathBuf::from(dump);
-    if !path.exists()
-        && let Some(dir) = std::path::Path::new(scenario_path).parent()
-    {
-        let beside = dir.join(dump);
-        if beside.exists() {
-            path = beside;
-        }
-    }
-    let leases =
-        crate::lease_tools::read_lease_files(&[&path]).map_err(|e| CliError::input(format!("--from-cluster: {e}")))?;
+/// is taken from the scenario file's folder when the file names it, from the working directory
+/// when `--from-cluster` or `--set` does (resolved when the file is loaded: `scenario_file::load`).
+pub fn start_from_cluster(scenario: &mut sim_core::scenario::Scenario, dump: &str) -> Result<(), String> {
+    let path = std::path::PathBuf::from(dump);
+    let leases = crate::lease_tools::read_lease_files(&[&path]).map_err(|e| format!("from_cluster: {e}"))?;
     if leases.is_empty() {
-        return Err(CliError::input(format!("--from-cluster: {} holds no Lease", path.display())));
+        return Err(format!("from_cluster: {} holds no Lease", path.display()));
     }
     let latest = leases.iter().map(|l| l.renew_time).max().expect("non-empty");
     scenario.epoch = Some(latest.to_rfc3339());

@@ -81,7 +81,30 @@ pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScen
             .try_into::<Scenario>()
             .map_err(|e| CliError::input(format!("{path} with --set {}: {}", overrides.join(" --set "), e.message())))?
     };
+    let mut scenario = scenario;
+    // A path the file names is relative to the file (wherever the command runs, and wherever a
+    // hunt's found.toml lands); one given with --from-cluster or --set, to the working directory.
+    let from_flag = overrides.iter().any(|o| o.trim_start().starts_with("from_cluster"));
+    if let Some(dump) = &scenario.from_cluster
+        && !from_flag
+    {
+        scenario.from_cluster = Some(beside_file(path, dump));
+    }
     Ok(LoadedScenario { path: path.to_string(), source: source.to_string(), scenario, overrides: overrides.to_vec() })
+}
+
+/// `named` as the file at `file` names it: relative paths are taken from the file's folder and
+/// made absolute when they exist, so the scenario can be written elsewhere and still find it.
+pub fn beside_file(file: &str, named: &str) -> String {
+    let named_path = std::path::Path::new(named);
+    if named_path.is_absolute() {
+        return named.to_string();
+    }
+    let joined = match std::path::Path::new(file).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(named_path),
+        _ => named_path.to_path_buf(),
+    };
+    std::fs::canonicalize(&joined).unwrap_or(joined).to_string_lossy().into_owned()
 }
 
 fn toml_error(path: &str, source: &str, e: &toml::de::Error) -> String {

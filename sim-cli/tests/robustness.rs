@@ -65,3 +65,36 @@ fn a_loop_that_never_waits_is_stopped_as_stuck_not_run_until_memory_fills() {
         assert!(message.contains("the run is stuck at"), "{message}");
     }
 }
+
+/// Wall times outside what i64 nanoseconds since 1970 hold (1677-09-21 … 2262-04-11) used to
+/// wrap silently; they are refused where they enter, with the range in the message (issue 33).
+#[test]
+fn wall_times_beyond_the_representable_range_are_refused_where_they_enter() {
+    let refused = |body: &str| {
+        let loaded = load(body);
+        let e = loaded.scenario.to_world_spec(false).expect_err(body);
+        assert!(e.message.contains("1677-09-21 to 2262-04-11"), "{body}: {}", e.message);
+        e.path.join(".")
+    };
+    assert_eq!(refused("epoch = \"2263-01-01T00:00:00Z\"\nduration = \"1m\"\n[[nodes]]\n"), "epoch");
+    assert_eq!(refused("epoch = \"2262-04-11T23:40:00Z\"\nduration = \"1h\"\n[[nodes]]\n"), "epoch");
+    assert_eq!(
+        refused("epoch = \"1677-09-21T01:00:00Z\"\nduration = \"1m\"\n[[nodes]]\nclock.offset = \"-2h\"\n"),
+        "nodes.0.clock"
+    );
+    assert_eq!(
+        refused("epoch = \"2262-04-11T20:00:00Z\"\nduration = \"1m\"\n[[nodes]]\nclock.offset = \"5h\"\n"),
+        "nodes.0.clock"
+    );
+    // Just inside: accepted and run.
+    let ok = load("epoch = \"2262-04-11T23:00:00Z\"\nduration = \"1m\"\n[[nodes]]\n");
+    run::run(&ok, None, false).unwrap_or_else(|e| panic!("{}", e.message));
+    // The lab's own clock runs past its epoch: refused near the end, with the range.
+    let tmp = tempfile::tempdir().unwrap();
+    let lab = std::process::Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .args(["lab", "--out", tmp.path().join("lab").to_str().unwrap(), "--epoch", "2262-04-11T23:40:00Z"])
+        .output()
+        .unwrap();
+    assert_eq!(lab.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&lab.stderr).contains("2262-04-11"));
+}

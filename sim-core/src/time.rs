@@ -16,6 +16,9 @@ pub const NANOS_PER_MILLI: u64 = 1_000_000;
 pub const NANOS_PER_SEC: u64 = 1_000_000_000;
 
 /// 2026-01-01T00:00:00Z, the default epoch of a run: true time 0 reads as this on a perfect clock.
+/// The wall times i64 nanoseconds since 1970 hold, for messages.
+pub const WALL_RANGE: &str = "1677-09-21 to 2262-04-11, UTC";
+
 pub const DEFAULT_EPOCH_UNIX_NANOS: UnixNanos = 1_767_225_600 * NANOS_PER_SEC as i64;
 
 pub const fn secs(s: u64) -> Nanos {

@@ -96,10 +96,7 @@ pub fn command(args: SweepFlags) -> Result<ExitCode, CliError> {
         set: args.set,
         metrics: args.metrics,
     })?;
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    if jobs == 0 {
-        return Err(CliError::input("--jobs must be at least 1"));
-    }
+    let jobs = crate::jobs::resolve(args.jobs)?;
     let opts = RunOptions {
         out: args.out.clone(),
         jobs,

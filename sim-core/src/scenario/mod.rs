@@ -99,7 +99,8 @@ fn err(path: &[&str], message: impl Into<String>) -> ScenarioError {
     ScenarioError { path: path.iter().map(|s| s.to_string()).collect(), message: message.into() }
 }
 
-fn parse_rfc3339_seconds(s: &str) -> Option<UnixNanos> {
+/// `Some(None)`: well formed but outside what i64 nanoseconds since 1970 hold.
+fn parse_rfc3339_seconds(s: &str) -> Option<Option<UnixNanos>> {
     // YYYY-MM-DDTHH:MM:SS[.frac]Z
     let b = s.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
@@ -123,12 +124,45 @@ fn parse_rfc3339_seconds(s: &str) -> Option<UnixNanos> {
         nanos += (c - b'0') as i64 * 10i64.pow(8 - i as u32);
     }
     let days = crate::time::days_from_civil(y, mo as u32, d as u32);
-    Some(((days * 86_400 + h * 3600 + mi * 60 + se) * 1_000_000_000) + nanos)
+    let seconds = days * 86_400 + h * 3600 + mi * 60 + se;
+    Some(seconds.checked_mul(1_000_000_000).and_then(|n| n.checked_add(nanos)))
 }
 
 pub fn parse_epoch(s: &str) -> Result<UnixNanos, String> {
-    parse_rfc3339_seconds(s)
-        .ok_or_else(|| format!("{s:?} is not an RFC 3339 UTC time such as \"2026-01-01T00:00:00Z\""))
+    let parsed = parse_rfc3339_seconds(s)
+        .ok_or_else(|| format!("{s:?} is not an RFC 3339 UTC time such as \"2026-01-01T00:00:00Z\""))?;
+    parsed.ok_or_else(|| format!("{s:?} is outside the times leasesim can represent ({})", crate::time::WALL_RANGE))
+}
+
+/// Where a clock's readings can go over a run: its lowest and highest wall time, with every
+/// offset, step, wander and rate error at its extreme (in i128: no reading may wrap).
+fn wall_reach(epoch: UnixNanos, duration: crate::time::Nanos, clock: &ClockSpec) -> (i128, i128) {
+    let steps: i128 = clock.steps.iter().map(|s| (s.delta_ns as i128).abs()).sum();
+    let wander = clock.wander.as_ref().map_or(0, |w| w.amplitude_ns.unsigned_abs() as i128);
+    let start = epoch as i128 + clock.offset_ns as i128;
+    let run = duration as i128 * (1_000_000_000 + clock.drift_ppb.max(0) as i128) / 1_000_000_000;
+    (start - steps - wander, start + run + steps + wander)
+}
+
+/// Refuses a clock whose readings would leave the i64 nanosecond range over the run.
+fn check_wall_reach(
+    epoch: UnixNanos,
+    duration: crate::time::Nanos,
+    clock: &ClockSpec,
+    path: &[&str],
+) -> Result<(), ScenarioError> {
+    let (low, high) = wall_reach(epoch, duration, clock);
+    if low < i64::MIN as i128 || high > i64::MAX as i128 {
+        return Err(err(
+            path,
+            format!(
+                "its readings over the run would leave the times leasesim can represent ({}): move the epoch or \
+                 shrink the offset",
+                crate::time::WALL_RANGE
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl Scenario {
@@ -409,6 +443,17 @@ impl Scenario {
                 }
             }
         };
+        for (i, n) in nodes.iter().enumerate() {
+            let path = if self.nodes[i].clock.is_some() || self.defaults.clock.is_none() {
+                vec!["nodes".to_string(), i.to_string(), "clock".to_string()]
+            } else {
+                vec!["defaults".to_string(), "clock".to_string()]
+            };
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let path = if n.clock.offset_ns == 0 && n.clock.steps.is_empty() { vec!["epoch"] } else { path };
+            check_wall_reach(epoch, self.duration.0, &n.clock, &path)?;
+        }
+        check_wall_reach(epoch, self.duration.0, &server_clock, &["server", "clock"])?;
         let spec = WorldSpec {
             seed: self.seed,
             duration: self.duration.0,
