@@ -93,10 +93,11 @@ pub struct World {
     procs: Vec<Process>,
     net: Network,
     recs: Vec<Option<Reconciler>>,
-    /// The child object whose value tells an overwrite: the first reconciler's
-    /// (namespace, object, field).
-    child_probe: Option<(String, String, String)>,
-    child_last_writer: Option<usize>,
+    /// Each node's child object as a slot (`u32::MAX`: no reconciler): nodes whose reconcilers
+    /// write the same object share one.
+    child_slot: Vec<u32>,
+    /// Per slot, the node whose write landed last (an overwrite is a write over another's).
+    child_last_writer: Vec<Option<usize>>,
     faults: Faults,
     /// Events known before the run, latest first; the last one is in the queue.
     agenda: Vec<(Nanos, u64, Event)>,
@@ -214,11 +215,25 @@ impl World {
             links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
         }
         let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(Reconciler::new)).collect();
-        let child_probe = spec
+        let mut objects: Vec<(&str, &str)> = Vec::new();
+        let child_slot: Vec<u32> = spec
             .nodes
             .iter()
-            .find_map(|n| n.reconciler.as_ref())
-            .map(|r| (r.namespace.clone(), r.object.clone(), r.field.clone()));
+            .map(|n| match &n.reconciler {
+                None => u32::MAX,
+                Some(r) => {
+                    let key = (r.namespace.as_str(), r.object.as_str());
+                    match objects.iter().position(|o| *o == key) {
+                        Some(i) => i as u32,
+                        None => {
+                            objects.push(key);
+                            objects.len() as u32 - 1
+                        }
+                    }
+                }
+            })
+            .collect();
+        let child_last_writer = vec![None; objects.len()];
         let mut queue = EventQueue::with_capacity(64 + 8 * spec.nodes.len());
         // Everything known before the run (starts, the timeline's faults, actions, and the
         // occurrences of random fault processes, all drawn up front from each process's own
@@ -311,8 +326,8 @@ impl World {
             procs,
             net,
             recs,
-            child_probe,
-            child_last_writer: None,
+            child_slot,
+            child_last_writer,
             faults,
             agenda,
             obs,

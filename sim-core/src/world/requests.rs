@@ -196,7 +196,7 @@ impl World {
         // The child object's value before a reconciler write, to tell an overwrite.
         let child_before = match m.payload() {
             Payload::Generic(r) if origin == Origin::Reconciler && r.kind == Kind::ConfigMap && r.verb != Verb::Get => {
-                self.child_value()
+                self.child_value(node)
             }
             _ => None,
         };
@@ -204,7 +204,7 @@ impl World {
         let history_before = (self.obs.tracing()
             && origin == Origin::Reconciler
             && matches!(m.payload(), Payload::Generic(r) if r.kind == Kind::ConfigMap))
-        .then(|| self.child_rv());
+        .then(|| self.child_rv(node));
         let injected = m.injected.is_some();
         let (verb, kind, lease, mut result) = match m.payload() {
             // An injected error other than 504 stands in for the handling.

@@ -13,10 +13,11 @@ use crate::time::Nanos;
 use crate::trace::TraceKind;
 
 impl World {
-    /// The child object's resourceVersion (`None`: it does not exist).
-    pub(super) fn child_rv(&self) -> Option<u64> {
-        let (ns, object, _) = self.child_probe.as_ref()?;
-        self.server.peek_config_map(ns, object).and_then(|cm| cm.metadata.resource_version.parse().ok())
+    /// The resourceVersion of `node`'s child object (`None`: it does not exist, or the node has
+    /// no reconciler). Each reconciler has its own object: two Leases' reconcilers may write two.
+    pub(super) fn child_rv(&self, node: usize) -> Option<u64> {
+        let r = &self.recs[node].as_ref()?.spec;
+        self.server.peek_config_map(&r.namespace, &r.object).and_then(|cm| cm.metadata.resource_version.parse().ok())
     }
 
     /// One reconciler request on the child, as the server just applied it (`crate::history`).
@@ -53,7 +54,8 @@ impl World {
             sent: r.sent_at,
             applied: now,
             rv_before,
-            rv_after: self.child_rv(),
+            rv_after: self.child_rv(node),
+            object: format!("{}/{}", r.spec.namespace, r.spec.object),
             based_on: (kind == crate::history::OpKind::Write && r.reads_before_writing())
                 .then_some(r.read_rv)
                 .flatten(),
@@ -66,9 +68,10 @@ impl World {
         self.obs.history.push(op);
     }
 
-    pub(super) fn child_value(&self) -> Option<String> {
-        let (ns, object, field) = self.child_probe.as_ref()?;
-        self.server.peek_config_map(ns, object).and_then(|cm| cm.data.get(field).cloned())
+    /// The field `node`'s reconciler writes, as its child object holds it now.
+    pub(super) fn child_value(&self, node: usize) -> Option<String> {
+        let r = &self.recs[node].as_ref()?.spec;
+        self.server.peek_config_map(&r.namespace, &r.object).and_then(|cm| cm.data.get(&r.field).cloned())
     }
 
     pub(super) fn reconcile(&mut self, now: Nanos, node: usize) {
@@ -144,14 +147,15 @@ impl World {
                 let m = &mut self.obs.node_metrics[node];
                 m.writes_accepted += 1;
                 let value = self.spec.nodes[node].reconciler.as_ref().map(|r| &r.value);
-                if let Some(prev) = self.child_last_writer
+                let slot = self.child_slot[node] as usize;
+                if let Some(prev) = self.child_last_writer[slot]
                     && prev != node
                     && child_before.is_some()
                     && child_before.as_ref() != value
                 {
                     m.overwrites += 1;
                 }
-                self.child_last_writer = Some(node);
+                self.child_last_writer[slot] = Some(node);
                 let lease = self.procs[node].lease;
                 let holder = self.server.lease_spec(lease).and_then(|s| s.holder_identity).unwrap_or(Sym::EMPTY);
                 if holder != Sym::EMPTY && holder != self.procs[node].sym {
