@@ -821,6 +821,14 @@ pub fn envelope_verdict(hunt: &Hunt) -> Option<(bool, String)> {
     let (prepared, _) = run::prepare(&hunt.base, None, false, u64::MAX).ok()?;
     let spec = &prepared.spec;
     let e0 = &spec.nodes.first()?.elector;
+    // The envelope is client-go's: it reads nothing of another library's loop.
+    if spec
+        .nodes
+        .iter()
+        .any(|n| n.elector.algorithm.library().envelope != sim_core::elector::library::Envelope::ClientGo)
+    {
+        return None;
+    }
     if spec.nodes.iter().any(|n| {
         let e = &n.elector;
         e.lease_duration != e0.lease_duration
@@ -921,11 +929,18 @@ pub fn command(args: HuntFlags) -> Result<ExitCode, CliError> {
     let h = Hunt::load(&args.file, args.property.as_deref())?;
     let jobs = crate::jobs::resolve(args.jobs)?;
     let (runs_budget, time_budget) = match args.budget.parse::<u64>() {
-        Ok(n) if n > 0 => (n, None),
+        Ok(0) => return Err(CliError::input("--budget 0: a hunt needs at least one run (or a duration such as 30s)")),
+        Ok(n) => (n, None),
         _ => {
             let t = sim_core::time::parse_duration(&args.budget).map_err(|e| {
                 CliError::input(format!("--budget {:?}: a number of runs or a duration ({e})", args.budget))
             })?;
+            if t < 1_000_000_000 {
+                return Err(CliError::input(format!(
+                    "--budget {}: a time budget below 1s ends before the first batch of runs; give at least 1s",
+                    args.budget
+                )));
+            }
             (u64::MAX, Some(std::time::Duration::from_nanos(t)))
         }
     };

@@ -100,6 +100,7 @@ pub fn write_history_jsonl(out: &RunOutput, w: &mut dyn Write) -> std::io::Resul
             "based_on": op.based_on,
             "token": op.token,
             "holder": op.holder,
+            "object": op.object,
             "outcome": op.outcome,
             "value": op.value,
             // Indices in ascending order (`history::check` pushes them so).
@@ -310,7 +311,15 @@ pub fn summary_table(out: &RunOutput) -> String {
                 m.dual_leader_seconds, m.dual_leader_windows, m.max_dual_leader_seconds
             ),
         ),
-        ("leaderless time", format!("{:.3} s", m.leaderless_seconds)),
+        (
+            "leaderless time",
+            if m.leases.len() > 1 {
+                // A sum over Leases can exceed the run's length: say it is one.
+                format!("{:.3} s (sum over {} Leases, each below)", m.leaderless_seconds, m.leases.len())
+            } else {
+                format!("{:.3} s", m.leaderless_seconds)
+            },
+        ),
         (
             "leaseTransitions",
             if m.leases.len() > 1 {

@@ -369,3 +369,21 @@ fn a_fleets_plots_draw_six_leases_those_with_two_leaders_first() {
         assert!(timeline.contains(&row(n)), "node {n} has its row");
     }
 }
+
+/// Issue 32: the per-Lease label used client-go's envelope for every library, so a fabric8
+/// Lease with 6.7 s of overlap read "safe". Only loops with client-go's envelope get its
+/// verdict; the others say there is no closed form.
+#[test]
+fn the_safe_label_is_client_gos_only_for_loops_it_describes() {
+    let label = |algorithm| {
+        let spec = WorldSpec::basic(1, 2, algorithm, secs(60));
+        sim_cli::report::lease_groups_from_spec(&spec)[0].label.clone()
+    };
+    assert!(label(Algorithm::ClientGo).ends_with("— safe"), "{}", label(Algorithm::ClientGo));
+    assert!(label(Algorithm::ControllerRuntime).ends_with("— safe"));
+    for algorithm in [Algorithm::Fabric8, Algorithm::PythonClient, Algorithm::CSharpClient, Algorithm::KubeLeaseManager]
+    {
+        let l = label(algorithm);
+        assert!(!l.contains("safe") && l.contains("no closed form"), "{l}");
+    }
+}

@@ -52,7 +52,10 @@ pub fn summary_metric_rows(m: &Metrics) -> Vec<(String, String)> {
         ("dual-leader time".to_string(), format!("{:.3} s", m.dual_leader_seconds)),
         ("dual-leader windows".to_string(), m.dual_leader_windows.to_string()),
         ("longest dual-leader window".to_string(), format!("{:.3} s", m.max_dual_leader_seconds)),
-        ("leaderless time".to_string(), format!("{:.3} s", m.leaderless_seconds)),
+        (
+            if m.leases.len() > 1 { "leaderless time (summed over Leases)" } else { "leaderless time" }.to_string(),
+            format!("{:.3} s", m.leaderless_seconds),
+        ),
         (
             if m.leases.len() > 1 {
                 "leaseTransitions (final, summed over Leases)"

@@ -81,6 +81,9 @@ pub struct LeaseGroup {
     pub label: String,
     /// A cut-off leader can act after others may take over: RD ≥ LD, or RD + RP ≥ LD.
     pub unsafe_settings: bool,
+    /// The library's loop has a closed form to judge its settings by (client-go's envelope);
+    /// without one the label gives no verdict.
+    pub closed_form: bool,
 }
 
 /// The Leases of a run with the renew deadline of their first node compared with its lease
@@ -101,6 +104,14 @@ pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
         }
         let (rd, ld, rp) =
             (format_duration(e.renew_deadline), format_duration(e.lease_duration), format_duration(e.retry_period));
+        let library = e.algorithm.library();
+        if library.envelope == sim_core::elector::library::Envelope::None {
+            // client-go's rule says nothing about this loop (a fabric8 Lease read "safe" with
+            // 6.7 s of overlap): say so rather than borrow it.
+            let label = format!("{}: LD {ld}, RD {rd}, RP {rp} — no closed form; see its windows", library.called);
+            groups.push(LeaseGroup { key, label, unsafe_settings: false, closed_form: false });
+            continue;
+        }
         let unsafe_settings = e.renew_deadline.saturating_add(e.retry_period) >= e.lease_duration;
         let label = if e.renew_deadline >= e.lease_duration {
             let op = if e.renew_deadline == e.lease_duration { "=" } else { ">" };
@@ -110,7 +121,7 @@ pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
         } else {
             format!("RD {rd} + RP {rp} < LD {ld} — safe")
         };
-        groups.push(LeaseGroup { key, label, unsafe_settings });
+        groups.push(LeaseGroup { key, label, unsafe_settings, closed_form: true });
     }
     groups
 }

@@ -199,7 +199,8 @@ struct Annotation {
 struct LeaseBlock {
     key: String,
     /// `(y, text, unsafe)`: the group's heading, for runs with more than one Lease.
-    heading: Option<(i32, String, bool)>,
+    /// (y, text, colour: red for settings that can overlap, green for safe, grey for no verdict).
+    heading: Option<(i32, String, Rgb)>,
     /// `(x centre, text)`: the lengths of this Lease's dual-leader windows, written in the
     /// heading where they do not cover its text or each other.
     window_labels: Vec<(i32, String)>,
@@ -399,7 +400,12 @@ impl TimelineLayout {
                 let text = super::header::fit(text, LABEL_SIZE, true, right - 40);
                 let heading_y = y + GROUP_HEADING / 2;
                 y += GROUP_HEADING;
-                (heading_y, text, group.is_some_and(|g| g.unsafe_settings))
+                let color = match group {
+                    Some(g) if !g.closed_form => MUTED,
+                    Some(g) if g.unsafe_settings => DUAL,
+                    _ => LEADER,
+                };
+                (heading_y, text, color)
             });
             let lane_top = y;
             y += LEASE_LANE + 6;
@@ -628,8 +634,8 @@ impl TimelineLayout {
         block: &LeaseBlock,
         points: &[(Nanos, i32)],
     ) -> Result<(), String> {
-        if let Some((y, text, unsafe_settings)) = &block.heading {
-            let color = if *unsafe_settings { DUAL } else { LEADER };
+        if let Some((y, text, color)) = &block.heading {
+            let color = *color;
             c.fill(24, *y - GROUP_HEADING / 2 + 4, self.right, *y + GROUP_HEADING / 2 - 2, color.mix(0.08))?;
             c.fill(24, *y - GROUP_HEADING / 2 + 4, 30, *y + GROUP_HEADING / 2 - 2, color.to_rgba())?;
             c.text(text, 40, *y + 1, LABEL_SIZE, color, HPos::Left, true)?;

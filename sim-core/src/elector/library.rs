@@ -131,8 +131,23 @@ pub struct Library {
     /// Its lock discards the answer of a patch (fabric8): the cached Lease stays the last Get's.
     pub ignores_patch_answers: bool,
     pub retry_after: RetryAfter,
+    /// Which closed form says whether its settings let a cut-off leader overlap the next.
+    pub envelope: Envelope,
     /// The loop, built for one node.
     pub build: fn(ElectorConfig, Sym, ComponentRng) -> Elector,
+}
+
+/// Which closed form says whether a library's settings let a cut-off leader overlap the next
+/// one (the per-Lease "safe / can overlap" label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Envelope {
+    /// client-go's loop: a cut-off leader acts for RP + RD after its last renewal and a
+    /// follower takes over LD after it, so RD + RP < LD is safe under a partition with perfect
+    /// clocks (docs/safety-envelope.md).
+    ClientGo,
+    /// None derived for this library's loop (its leader's stop is not bounded by RD + RP, or
+    /// nobody has worked it out): a run's dual-leader windows are the answer.
+    None,
 }
 
 /// [`AfterLost`] without the restart delay, which [`Library::restart_delay`] gives.
@@ -241,6 +256,7 @@ const CLIENT_GO: Library = Library {
     json_lock: false,
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
+    envelope: Envelope::ClientGo,
     build: |config, me, rng| Elector::Loop(loops::LoopElector::new(config, me, rng)),
 };
 
@@ -265,6 +281,7 @@ const KUBE_LEADER_ELECTION: Library = Library {
     json_lock: false,
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
+    envelope: Envelope::None,
     build: |config, me, _| {
         Elector::KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector::new(config, me))
     },
@@ -290,6 +307,7 @@ const CSHARP: Library = Library {
     json_lock: false,
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
+    envelope: Envelope::None,
     build: |config, me, rng| Elector::CSharp(csharp::CSharpElector::new(config, me, rng)),
 };
 
@@ -338,6 +356,7 @@ libraries! {
         json_lock: true,
         ignores_patch_answers: false,
         retry_after: RetryAfter::Urllib3,
+        envelope: Envelope::None,
         build: |config, me, _| Elector::Python(python::PythonElector::new(config, me)),
     },
     /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
@@ -371,6 +390,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: true,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, rng| Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
     },
     /// kubernetes-client/java's `LeaderElector`.
@@ -394,6 +414,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, rng| Elector::Java(java::JavaElector::new(config, me, rng)),
     },
     /// kubernetes-client/csharp's `LeaderElector` from commit 06c216b9 (v19.0.2): expiry from
@@ -427,6 +448,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, _| Elector::NestJs(nestjs::NestJsElector::new(config, me)),
     },
     /// alex-karpenko/kube-lease-manager (Rust, v0.12.0).
@@ -450,6 +472,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, rng| {
             Elector::KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector::new(config, me, rng))
         },
@@ -475,6 +498,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, rng| {
             Elector::KubeCoordinate(kube_coordinate::KubeCoordinateElector::new(config, me, rng))
         },
@@ -500,6 +524,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
+        envelope: Envelope::None,
         build: |config, me, _| Elector::Kubert(kubert::KubertElector::new(config, me)),
     },
     /// hendrikmaus/kube-leader-election (Rust, v0.43.0), polled as its README does.
