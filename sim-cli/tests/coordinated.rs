@@ -1,5 +1,5 @@
 //! Coordinated leader election (KEP-4355) end to end: LeaseCandidates, the apiserver's election
-//! controller (kubernetes `leaderelection_controller.go`@ac7a95ef, /work/notes/cle.md §5), the
+//! controller (kubernetes `leaderelection_controller.go`@ac7a95ef, docs/sources/kubernetes.md), the
 //! holder's `tryCoordinatedRenew` (client-go leaderelection.go@32ce75a7) and the candidates'
 //! `LeaseCandidate` loop (leasecandidate.go@32ce75a7).
 

@@ -1,6 +1,6 @@
 //! Parity tests for the library electors (controller-runtime, fabric8, the Java and C# clients,
 //! nestjs) and the world's `stop_acting`, each named after the behaviour it pins, with the
-//! source line it comes from (as /work/notes/electors.md records them).
+//! source line it comes from (as docs/sources/<library>.md records them).
 
 use sim_core::elector::{AfterLost, Algorithm, Note};
 use sim_core::model::{FaultKind, StopActing, Target, TimedFault, WorldSpec};

@@ -1,6 +1,6 @@
 //! Parity tests for the Rust crates' electors (kube-lease-manager, kube-coordinate, kubert,
 //! kube-leader-election), each named after the behaviour it pins, with the source line it comes
-//! from (as /work/notes/electors.md §5 records them; the sources were read again at the commits
+//! from (as docs/sources/kube-leader-election.md, kube-lease-manager.md, kube-coordinate.md and kubert.md records them; the sources were read again at the commits
 //! in each module's header).
 
 use sim_core::elector::{Algorithm, ElectorConfig, Note};

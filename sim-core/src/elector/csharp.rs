@@ -1,5 +1,5 @@
 //! kubernetes-client/csharp's `LeaderElector` (`src/KubernetesClient/LeaderElection/`, read at
-//! `60fe2b96`), as /work/notes/electors.md §4 records it:
+//! `60fe2b96`), as docs/sources/csharp-client.md records it:
 //! - wall clock throughout (`DateTime.UtcNow` written, `DateTimeOffset.Now` compared);
 //! - `TryAcquireOrRenew` (LeaderElector.cs:143-224): Get; a 404 **or any null holder or time**
 //!   → Create (POST), which is a 409 for ever when the Lease exists; observedTime moves when

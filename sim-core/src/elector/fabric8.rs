@@ -1,5 +1,5 @@
 //! fabric8io/kubernetes-client's `LeaderElector` (Java, v7.5+; read at `ceb92181`), as
-//! /work/notes/electors.md §2 records it from `kubernetes-client-api/.../extended/leaderelection/`
+//! docs/sources/fabric8.md records it from `kubernetes-client-api/.../extended/leaderelection/`
 //! (`LeaderElector.java`, "LE" below; `resourcelock/LeaseLock.java`, `ResourceLock.java`):
 //! - expiry on the **wall clock**: `now > renewTime + record.leaseDurationSeconds`
 //!   (LE:278-281, 300-302; the record's duration since `e65b32915c`, v7.5.0); an empty or

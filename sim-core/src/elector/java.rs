@@ -1,5 +1,5 @@
 //! kubernetes-client/java's `LeaderElector` (`extended/.../leaderelection/LeaderElector.java`,
-//! read at `4c6b3119`), as /work/notes/electors.md §3 records it:
+//! read at `4c6b3119`), as docs/sources/java-client.md records it:
 //! - expiry: `observedTime + OWN configured LD > now` on the **wall clock** (:338-344), where
 //!   observedTime is when the record last differed (equals: holder, LD, transitions, both
 //!   times); a record with a null holder or null times is taken at once (:310-325); holder ""

@@ -1,5 +1,5 @@
 //! thedodd/kube-coordinate (Rust, `src/lib.rs`, v0.2.1, read at `a1713ae1`), as
-//! /work/notes/electors.md §5.3 records it. Defaults LD 15 s, RD 10 s, RP 2 s, `api_timeout`
+//! docs/sources/kube-coordinate.md records it. Defaults LD 15 s, RD 10 s, RP 2 s, `api_timeout`
 //! 5 s (:152-165); `Config::validate` (:240-286).
 //! - state (:594-619): `Leading{lease, last_updated}`, `Following{lease, last_updated}` or
 //!   `Standby`, `last_updated` an `Instant` (the **monotonic** clock); published on a watch

@@ -1,5 +1,5 @@
 //! hendrikmaus/kube-leader-election (Rust, `src/lease.rs`, v0.43.0, read at `24a6596e`; kube 3),
-//! as /work/notes/electors.md §5.1 records it. The crate is a library call with no loop of its
+//! as docs/sources/kube-leader-election.md records it. The crate is a library call with no loop of its
 //! own; leasesim runs it the way its README and `examples/shared-lease.rs:44-50` do: one
 //! `try_acquire_or_renew()` every poll period (`retry_period`, default 5 s, no jitter, the sleep
 //! *after* each call), the result stored in an `is_leader` flag.

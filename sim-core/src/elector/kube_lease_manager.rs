@@ -1,6 +1,6 @@
 //! alex-karpenko/kube-lease-manager (Rust, v0.12.0, read at `da8e8aa7`; kube 4), run the way
 //! its `LeaseManager::watch()` runs it (`src/manager.rs`, `src/state.rs`, `src/backoff.rs`), as
-//! /work/notes/electors.md §5.2 records it. Defaults: LD 30 s, grace 5 s (manager.rs:24-26),
+//! docs/sources/kube-lease-manager.md records it. Defaults: LD 30 s, grace 5 s (manager.rs:24-26),
 //! both whole seconds; `LeaseParams::new` panics unless 0 < grace < LD (:317-335).
 //! - the cached state (state.rs:18-29): holder (`Option`), `expiry` on the **wall clock**,
 //!   transitions. `is_expired = wall_now > expiry`; `is_locked = holder.is_some()`, so holder

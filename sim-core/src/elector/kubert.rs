@@ -1,5 +1,5 @@
 //! olix0r/kubert's `lease` module (`kubert/src/lease.rs`, v0.25.0, read at `f46649ed`; kube
-//! 1.1, backon 1), as /work/notes/electors.md §5.4 records it. Defaults: `ClaimParams` LD 30 s,
+//! 1.1, backon 1), as docs/sources/kubert.md records it. Defaults: `ClaimParams` LD 30 s,
 //! `renew_grace_period` 1 s (lease.rs:118-125), a 10 s `tokio::time::timeout` on every request
 //! (`API_TIMEOUT`, :164, :530-536, :540-542), the field manager `"kubert"` shared by every
 //! instance (:161).

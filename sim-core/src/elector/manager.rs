@@ -1,6 +1,6 @@
 //! controller-runtime's manager (`pkg/manager/internal.go`, `manager.go`,
 //! `pkg/leaderelection/leader_election.go`; v0.24.1 = `3be3f1bf`, on client-go v0.36.0), as
-//! /work/notes/electors.md §1 records it. The election is client-go's `LeaderElector`
+//! docs/sources/controller-runtime.md records it. The election is client-go's `LeaderElector`
 //! unmodified (`initLeaderElector`, internal.go:613-648), so this wraps [`LoopElector`] with the
 //! node's client-go release (default v0.36; the `client_go` key picks another, e.g. v0.37 for
 //! controller-runtime main `86a0d40e`). What the manager adds:

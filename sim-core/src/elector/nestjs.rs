@@ -1,5 +1,5 @@
 //! Precise-Finance/nestjs-k8s-leader-election (`src/leader-election.service.ts`, v2.0.0, read at
-//! `752383eb`), as /work/notes/electors.md §6 records it. The retry period is its
+//! `752383eb`), as docs/sources/nestjs.md records it. The retry period is its
 //! `renewalInterval` (default 10 s), the lease duration its `durationInSeconds` (default 20 s);
 //! RenewDeadline is unused.
 //! - expiry (:214-221): `Date.now() > (renewTime ?? 0) + (record.LD || own LD)·1000`, wall clock;

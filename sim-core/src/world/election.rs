@@ -1,7 +1,7 @@
 //! Coordinated leader election (KEP-4355): the leader-election controller inside the simulated
 //! kube-apiserver, as kubernetes/kubernetes `pkg/controlplane/controller/leaderelection/
 //! leaderelection_controller.go` (ac7a95ef, v1beta1, plus #130533's parallel pings) runs it,
-//! on the **apiserver's own clock**. Facts and line-level notes: /work/notes/cle.md §5;
+//! on the **apiserver's own clock**. Facts and line-level notes: docs/sources/kubernetes.md (the coordinated election controller);
 //! docs/algorithms.md "Coordinated leader election".
 //!
 //! One worker, one queue of Lease keys: an item is pending at most once (`AddAfter` keeps the
