@@ -209,7 +209,15 @@ pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn list(dir: &Path) -> Result<ExitCode, CliError> {
+/// `leasesim list [--dir D]`: a folder named with `--dir` must exist; without it, ./scenarios
+/// if there is one, else the scenarios built into the binary.
+pub fn list(named: Option<&Path>) -> Result<ExitCode, CliError> {
+    if let Some(d) = named
+        && !d.is_dir()
+    {
+        return Err(CliError::input(format!("--dir {}: no such folder", d.display())));
+    }
+    let dir = named.unwrap_or(Path::new("scenarios"));
     // (group, name, source): the folder's files and its incidents/ folder, or, where there is
     // no such folder, the scenarios built into the binary.
     let mut entries: Vec<(&str, String, String)> = Vec::new();

@@ -39,8 +39,8 @@ enum Command {
     /// The shipped scenarios with their one-line descriptions.
     List {
         /// Where to look (default: ./scenarios, else the scenarios built into leasesim).
-        #[arg(long, default_value = "scenarios")]
-        dir: PathBuf,
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// Run a built-in three-node demo and print its metrics.
     Demo,
@@ -153,7 +153,7 @@ fn main() -> ExitCode {
         Command::Validate { scenario, overrides, seed, max_events } => {
             commands::validate(&scenario, &overrides, seed, max_events)
         }
-        Command::List { dir } => commands::list(&dir),
+        Command::List { dir } => commands::list(dir.as_deref()),
         Command::Demo => commands::demo(),
         Command::Reports { dir, out } => commands::reports(&dir, &out),
         Command::Lab { out, epoch } => commands::lab(&out, epoch.as_deref()),
