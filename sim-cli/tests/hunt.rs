@@ -265,3 +265,21 @@ fn validate_checks_hunt_and_sweep_files_as_their_commands_would() {
     assert_eq!(b.status.code(), Some(2), "{err}");
     assert!(err.contains("bad-hunt.toml:4:1") && err.contains("^^^^^^") && err.contains("fautls"), "{err}");
 }
+
+/// `--budget 0` and a time budget too short for one batch are refused, not run (issue 33);
+/// `list --dir` with a folder that is not there exits 2 instead of listing the built-in ones.
+#[test]
+fn empty_budgets_and_missing_list_folders_are_input_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    for budget in ["0", "1ns", "500ms"] {
+        let (o, _) = hunt("scenarios/hunts/valid-but-unsafe.toml", &tmp.path().join(budget), &["--budget", budget]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--budget {budget}: {err}");
+        assert!(err.contains("--budget"), "{err}");
+        assert!(!tmp.path().join(budget).exists());
+    }
+    let l = leasesim(&["list", "--dir", "no-such-folder"]);
+    assert_eq!(l.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&l.stderr).contains("--dir no-such-folder: no such folder"));
+    assert_eq!(leasesim(&["list"]).status.code(), Some(0));
+}
