@@ -698,7 +698,7 @@ impl LoopElector {
             self.set_observed(record, now);
             self.observed_raw = Some(raw);
         }
-        if !self.is_lease_valid(t.started) || !self.is_leader() {
+        if !self.coordinated_lease_valid(t.started) || !self.is_leader() {
             return Err(Progress::Done(false));
         }
         if record.preferred_holder != Sym::EMPTY {
@@ -713,6 +713,24 @@ impl LoopElector {
 
     fn write_op(&self, record: Record) -> LockOp {
         LockOp::Update(record)
+    }
+
+    /// `tryCoordinatedRenew`'s test: expired only when `observedTime + duration` is *before*
+    /// now (client-go `leaderelection.go:396` at HEAD, `:384` v0.36.0; docs/sources/client-go.md,
+    /// Disagreements 1), so at the instant itself the holder still renews, where `isLeaseValid`
+    /// (`After`) says it has expired.
+    fn coordinated_lease_valid(&self, now: Now) -> bool {
+        match (self.rules.expiry, self.observed_time) {
+            (ExpiryRule::ObservedTime, Some(observed_at)) => {
+                let duration = if self.rules.duration_from_record {
+                    self.observed.lease_duration_seconds as i64 * NANOS_PER_SEC as i64
+                } else {
+                    self.config.lease_duration as i64
+                };
+                observed_at + duration >= now.mono
+            }
+            _ => self.is_lease_valid(now),
+        }
     }
 
     /// `isLeaseValid(now)` under this elector's expiry rule.
@@ -794,5 +812,30 @@ fn released_record(now: Now, leader_transitions: i32) -> Record {
         renew_time_micros: Some(micros_of(now.wall)),
         leader_transitions,
         ..Record::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elector::{Algorithm, ElectorConfig};
+
+    /// client-go's `tryCoordinatedRenew` (`leaderelection.go:396` at HEAD, `:384` v0.36.0)
+    /// calls the Lease expired only when `observedTime + LD` is *before* now; `isLeaseValid`
+    /// (`:553`) uses `After`. At the instant itself the coordinated holder still renews, the
+    /// plain one does not (docs/sources/client-go.md, Disagreements 1).
+    #[test]
+    fn a_coordinated_renew_at_the_exact_expiry_instant_is_still_valid() {
+        let mut config = ElectorConfig::new("me", Algorithm::ClientGo);
+        config.coordinated = true;
+        let mut e = LoopElector::new(config, Sym(1), ComponentRng::new(1, "test"));
+        let ld = e.config.lease_duration as i64;
+        e.observed_time = Some(1_000);
+        e.observed.lease_duration_seconds = (ld / NANOS_PER_SEC as i64) as i32;
+        let at = |mono: i64| Now { mono, wall: mono };
+        assert!(e.coordinated_lease_valid(at(1_000 + ld)), "valid at observedTime + LD exactly");
+        assert!(!e.is_lease_valid(at(1_000 + ld)), "isLeaseValid: expired at that instant");
+        assert!(!e.coordinated_lease_valid(at(1_000 + ld + 1)));
+        assert!(e.is_lease_valid(at(1_000 + ld - 1)));
     }
 }

@@ -187,9 +187,9 @@ impl World {
     /// `queue.Add` (at = now) or `queue.AddAfter` of a Lease key.
     #[cold]
     #[inline(never)]
-    fn election_enqueue(&mut self, key: usize, at: Nanos) {
+    fn election_enqueue(&mut self, key: usize, at: Nanos, now: Nanos) {
         let Some(cle) = self.cle.as_mut() else { return };
-        if let Some((at, generation)) = cle.controller.enqueue(key, at) {
+        if let Some((at, generation)) = cle.controller.enqueue(key, at, now) {
             self.queue.schedule(at, Event::Election { key: key as u32, generation });
         }
     }
@@ -201,7 +201,7 @@ impl World {
     pub(super) fn election_lease_written(&mut self, now: Nanos, lease: crate::api::LeaseRef) {
         let Some(cle) = self.cle.as_mut() else { return };
         if let Some(key) = cle.controller.lease_refs.iter().position(|r| *r == Some(lease)) {
-            self.election_enqueue(key, now);
+            self.election_enqueue(key, now, now);
         }
     }
 
@@ -218,7 +218,7 @@ impl World {
             cle.controller.lease_refs[key] = self.server.find_lease_ref(namespace, &lease);
         }
         if !ping_pending(&object) {
-            self.election_enqueue(key, now);
+            self.election_enqueue(key, now, now);
         }
         let owners: Vec<usize> = (0..self.procs.len())
             .filter(|&n| self.procs[n].identity.as_ref() == name)
@@ -270,7 +270,7 @@ impl World {
             self.election_candidate_written(now, &namespace, name);
         }
         if let Some(after) = step.requeue {
-            self.election_enqueue(key, now + after);
+            self.election_enqueue(key, now + after, now);
         }
     }
 

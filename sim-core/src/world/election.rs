@@ -4,12 +4,14 @@
 //! on the **apiserver's own clock**. Facts and line-level notes: docs/sources/kubernetes.md (the coordinated election controller);
 //! docs/algorithms.md "Coordinated leader election".
 //!
-//! One worker, one queue of Lease keys: an item is pending at most once (`AddAfter` keeps the
-//! earliest time; an immediate `Add` does not cancel a later one). The controller reads and writes
+//! One worker, one queue of Lease keys: a key is queued at most once and waits in the delaying
+//! queue at most once (`AddAfter` keeps the earliest time; an immediate `Add` does not cancel
+//! a waiting one, which still runs when it comes due). The controller reads and writes
 //! through the server directly (its loopback client; no network), as `system:masters`.
 //!
 //! `reconcileElectionStep`, as the source has it:
-//! 1. candidates = LeaseCandidates of the Lease not expired (renewTime + 30 min > now); none →
+//! 1. candidates = LeaseCandidates of the Lease not expired (renewTime + 30 min ≥ now: the
+//!    source's `Before` keeps one at the instant itself); none →
 //!    no requeue;
 //! 2. `electionNeeded`: no Lease, an expired or holder-less Lease, a candidate older than 15 min
 //!    (forced re-election), or a best candidate that is not the holder; not needed → 5 s;
@@ -120,8 +122,11 @@ pub(super) struct Controller {
     /// Per key: the server's number for the Lease, once it has one (Lease writes are matched
     /// by it).
     pub(super) lease_refs: Vec<Option<crate::api::LeaseRef>>,
-    /// Per key: the pending run (true time, generation).
-    pub(super) due: Vec<Option<(Nanos, u32)>>,
+    /// Per key, client-go's workqueue as two entries (true time, generation): `[0]` the key
+    /// queued now (`Add`: dirty, at most once), `[1]` the delaying queue's waiting entry
+    /// (`AddAfter`: the earliest time kept). An `Add` does not cancel a waiting entry
+    /// (`delaying_queue.go`; docs/sources/kubernetes.md, Disagreements 1).
+    pub(super) due: Vec<[Option<(Nanos, u32)>; 2]>,
     generation: u32,
 }
 
@@ -142,30 +147,38 @@ impl Controller {
             None => {
                 self.keys.push((namespace.to_string(), name.to_string()));
                 self.lease_refs.push(None);
-                self.due.push(None);
+                self.due.push([None, None]);
                 self.keys.len() - 1
             }
         }
     }
 
-    /// `queue.Add` / `queue.AddAfter`: returns the (time, generation) to schedule, if the item
-    /// is not already pending at or before `at`.
-    pub(super) fn enqueue(&mut self, key: usize, at: Nanos) -> Option<(Nanos, u32)> {
-        if let Some((due, _)) = self.due[key]
+    /// `queue.Add` (`at == now`) or `queue.AddAfter` (`at > now`): returns the (time,
+    /// generation) to schedule, if anything new is pending. An `Add` of a key already queued
+    /// is a no-op; an `AddAfter` keeps the earlier of its entry's times; neither touches the
+    /// other's entry.
+    pub(super) fn enqueue(&mut self, key: usize, at: Nanos, now: Nanos) -> Option<(Nanos, u32)> {
+        let slot = usize::from(at > now);
+        if let Some((due, _)) = self.due[key][slot]
             && due <= at
         {
             return None;
         }
         self.generation = self.generation.wrapping_add(1);
-        self.due[key] = Some((at, self.generation));
-        self.due[key]
+        self.due[key][slot] = Some((at, self.generation));
+        self.due[key][slot]
     }
 
-    /// The queued run at `generation` fired: is it the live one?
+    /// The queued run at `generation` fired: is it a run? A waiting entry coming due is an
+    /// `Add`: no run of its own when the key is already queued.
     pub(super) fn take(&mut self, key: usize, generation: u32) -> bool {
-        if self.due[key].is_some_and(|(_, g)| g == generation) {
-            self.due[key] = None;
+        let [queued, waiting] = &mut self.due[key];
+        if queued.is_some_and(|(_, g)| g == generation) {
+            *queued = None;
             true
+        } else if waiting.is_some_and(|(_, g)| g == generation) {
+            *waiting = None;
+            queued.is_none()
         } else {
             false
         }
@@ -208,7 +221,7 @@ impl Controller {
         let candidates: Vec<Candidate> = self
             .candidates(server, t, &namespace, &lease_name)
             .into_iter()
-            .filter(|c| c.renew.is_some_and(|r| r + CANDIDATE_VALID_NS > now))
+            .filter(|c| c.renew.is_some_and(|r| r + CANDIDATE_VALID_NS >= now))
             .collect();
         if candidates.is_empty() {
             return step;
@@ -343,6 +356,29 @@ mod tests {
     use super::*;
 
     use crate::api::parse_version_strict;
+
+    /// client-go's delaying queue: an `AddAfter` waits with the earliest time it was given; an
+    /// immediate `Add` neither cancels nor moves it; a waiting entry coming due while the key is
+    /// queued adds no second run (`delaying_queue.go`; docs/sources/kubernetes.md,
+    /// Disagreements 1: leasesim replaced the waiting entry, so an install could come 5 s late).
+    #[test]
+    fn an_add_keeps_the_waiting_requeue_and_addafter_keeps_the_earliest() {
+        let mut c = Controller::new();
+        let k = c.key("ns", "l");
+        let (w, gw) = c.enqueue(k, 5_000, 0).expect("AddAfter 5 s waits");
+        assert_eq!(w, 5_000);
+        assert_eq!(c.enqueue(k, 7_000, 0), None, "a later AddAfter keeps the earlier time");
+        let (q, gq) = c.enqueue(k, 1_000, 1_000).expect("an Add at 1 s queues now");
+        assert_eq!(q, 1_000);
+        assert_eq!(c.enqueue(k, 1_000, 1_000), None, "queued once");
+        assert!(c.take(k, gq), "the Add runs at 1 s");
+        assert!(c.take(k, gw), "and the waiting requeue still runs at 5 s");
+        // A waiting entry that comes due while the key is queued runs once, not twice.
+        let (_, gw) = c.enqueue(k, 9_000, 6_000).unwrap();
+        let (_, gq) = c.enqueue(k, 9_000, 9_000).unwrap();
+        assert!(!c.take(k, gw), "due while queued: no run of its own");
+        assert!(c.take(k, gq));
+    }
 
     #[test]
     fn versions_parse_as_semver_tolerant_and_strict() {
