@@ -320,6 +320,14 @@ pub fn summary_table(out: &RunOutput) -> String {
                 format!("{:.3} s", m.leaderless_seconds)
             },
         ),
+    ];
+    if m.leases_never_elected > 0 {
+        // Leaderless time counts from the first leader on: a Lease nobody led reads 0 there.
+        let names: Vec<&str> = m.leases.iter().filter(|(_, l)| !l.elected).map(|(k, _)| k.as_str()).take(5).collect();
+        let more = if m.leases_never_elected > 5 { ", …" } else { "" };
+        rows.push(("never elected", format!("{} Lease(s): {}{more}", m.leases_never_elected, names.join(", "))));
+    }
+    rows.extend([
         (
             "leaseTransitions",
             if m.leases.len() > 1 {
@@ -338,7 +346,7 @@ pub fn summary_table(out: &RunOutput) -> String {
                 m.failover_seconds.iter().map(|f| format!("{f:.3} s")).collect::<Vec<_>>().join(", ")
             },
         ),
-    ];
+    ]);
     if let Some(h) = &history {
         rows.push((
             "protected object",

@@ -415,3 +415,42 @@ fn traced_and_untraced_runs_of_every_shipped_scenario_are_the_same_run() {
         }
     }
 }
+
+/// Issue 32: `leaderless_seconds` counts from the first leader on, so a Lease nobody ever led
+/// read "0 s leaderless" like a healthy one. The run says which Leases were never elected,
+/// when each Lease first had a leader, and an expectation can ask.
+#[test]
+fn a_lease_nobody_ever_led_is_reported_as_never_elected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("never.toml");
+    std::fs::write(
+        &file,
+        r#"name = "never"
+description = "one Lease led, one whose only candidate is cut off from the start"
+duration = "30s"
+expect = ["leases_never_elected == 1", "leases.op/cut.elected == 0", "leases.op/ok.first_leader_seconds < 1"]
+[lease]
+namespace = "op"
+name = "ok"
+[[nodes]]
+identity = "a"
+[[nodes]]
+identity = "b"
+lease_name = "cut"
+[[faults]]
+at = "0s"
+node = "b"
+kind = "partition"
+duration = "30s"
+"#,
+    )
+    .unwrap();
+    let o = leasesim(&["run", file.to_str().unwrap(), "--out", tmp.path().join("o").to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("never elected      1 Lease(s): op/cut"), "{text}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("o/summary.json")).unwrap()).unwrap();
+    let cut = &summary["metrics"]["leases"]["op/cut"];
+    assert_eq!((cut["elected"].as_bool(), cut["first_leader_seconds"].as_f64()), (Some(false), Some(30.0)), "{cut}");
+}

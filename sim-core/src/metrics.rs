@@ -77,6 +77,8 @@ pub struct Metrics {
     pub max_dual_leader_seconds: f64,
     /// True time with no acting leader, counted from the first acquisition to the end of the run.
     pub leaderless_seconds: f64,
+    /// Leases no node ever led in the run (their `leaderless_seconds` read 0).
+    pub leases_never_elected: u64,
     /// `spec.leaseTransitions` of the Lease on the server at the end of the run (0 if absent).
     pub lease_transitions: i64,
     /// Times the Lease on the server changed from one non-empty holder to a different one
@@ -104,6 +106,11 @@ pub struct LeaseMetrics {
     pub dual_leader_windows: u64,
     pub max_dual_leader_seconds: f64,
     pub leaderless_seconds: f64,
+    /// True time from the start to its first acting leader (the run's length if none ever).
+    pub first_leader_seconds: f64,
+    /// Some node acted as its leader at some point (`leaderless_seconds` counts from the first
+    /// leader on, so a Lease nobody ever led reads 0 there and `false` here).
+    pub elected: bool,
     pub lease_transitions: i64,
     pub leader_changes: u64,
 }

@@ -396,6 +396,20 @@ pub fn merge_real_clients(result: &mut RunResult, core: &Core, end: Nanos) {
     m.dual_leader_seconds = result.dual_windows.iter().map(|w| w.seconds()).fold(0.0, |a, b| a + b);
     m.dual_leader_windows = result.dual_windows.len() as u64;
     m.max_dual_leader_seconds = result.dual_windows.iter().map(|w| w.seconds()).fold(0.0, f64::max);
+    // A Lease only real clients led is a Lease of the session too, and when it first had a
+    // leader counts from anyone's span.
+    for s in &everyone {
+        let lm = m.leases.entry(s.lease.clone()).or_insert_with(|| sim_core::metrics::LeaseMetrics {
+            first_leader_seconds: end as f64 / 1e9,
+            ..Default::default()
+        });
+        let from = s.from as f64 / 1e9;
+        if !lm.elected || from < lm.first_leader_seconds {
+            lm.first_leader_seconds = from;
+        }
+        lm.elected = true;
+    }
+    m.leases_never_elected = m.leases.values().filter(|l| !l.elected).count() as u64;
     for (lease, lm) in m.leases.iter_mut() {
         let windows: Vec<_> = result.dual_windows.iter().filter(|w| &w.lease == lease).collect();
         lm.dual_leader_seconds = windows.iter().map(|w| w.seconds()).fold(0.0, |a, b| a + b);

@@ -43,6 +43,8 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
             w.object(key, |w| {
                 w.number("dual_leader_seconds", l.dual_leader_seconds);
                 w.number("dual_leader_windows", l.dual_leader_windows as f64);
+                w.number("elected", f64::from(u8::from(l.elected)));
+                w.number("first_leader_seconds", l.first_leader_seconds);
                 w.number("leader_changes", l.leader_changes as f64);
                 w.number("leaderless_seconds", l.leaderless_seconds);
                 w.number("lease_transitions", l.lease_transitions as f64);
@@ -50,6 +52,7 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
             });
         }
     });
+    w.number("leases_never_elected", m.leases_never_elected as f64);
     w.number("max_dual_leader_seconds", m.max_dual_leader_seconds);
     let counts = |w: &mut Walk, name: &str, c: &RequestCounts| {
         w.object(name, |w| {
@@ -154,6 +157,10 @@ mod metric_values_tests {
             match v {
                 serde_json::Value::Number(n) => {
                     out.insert(prefix.to_string(), n.as_f64().unwrap_or(0.0));
+                }
+                // A flag (a Lease's `elected`) is 1 or 0.
+                serde_json::Value::Bool(b) => {
+                    out.insert(prefix.to_string(), f64::from(u8::from(*b)));
                 }
                 serde_json::Value::Object(m) => {
                     for (k, v) in m {

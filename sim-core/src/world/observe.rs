@@ -24,7 +24,8 @@ pub(super) struct LeaseTrack {
     nodes: Vec<usize>,
     /// Nodes acting as its leader now.
     acting: usize,
-    first_leader_seen: bool,
+    /// When it first had an acting leader (`None`: never yet).
+    first_leader_at: Option<Nanos>,
     dual_start: Option<Nanos>,
     /// When `acting` last changed: the dual and leaderless clocks are brought up to date then.
     last_change: Nanos,
@@ -52,7 +53,7 @@ impl LeaseTrack {
             lease_ref,
             nodes: Vec::new(),
             acting: 0,
-            first_leader_seen: false,
+            first_leader_at: None,
             dual_start: None,
             last_change: 0,
             dual_ns: 0,
@@ -220,7 +221,7 @@ impl Observer {
         if l.acting >= 2 {
             l.dual_ns += dt;
         }
-        if l.acting == 0 && l.first_leader_seen {
+        if l.acting == 0 && l.first_leader_at.is_some() {
             l.leaderless_ns += dt;
         }
         l.last_change = now;
@@ -239,7 +240,7 @@ impl Observer {
         if acting {
             self.acting_since[node] = now;
             self.leases[lease].acting += 1;
-            self.leases[lease].first_leader_seen = true;
+            self.leases[lease].first_leader_at.get_or_insert(now);
             self.node_metrics[node].acquisitions += 1;
             self.open_span(now, node, SpanKind::Leader);
             if let Some((fault_at, old)) = self.leases[lease].pending_failover.take()
@@ -397,6 +398,8 @@ impl Observer {
                 dual_leader_windows: l.windows,
                 max_dual_leader_seconds: as_secs_f64(l.max_window),
                 leaderless_seconds: as_secs_f64(l.leaderless_ns),
+                first_leader_seconds: as_secs_f64(l.first_leader_at.unwrap_or(end)),
+                elected: l.first_leader_at.is_some(),
                 lease_transitions: transitions(l),
                 leader_changes: l.leader_changes,
             };
@@ -404,6 +407,7 @@ impl Observer {
             self.metrics.dual_leader_windows += m.dual_leader_windows;
             self.metrics.max_dual_leader_seconds = self.metrics.max_dual_leader_seconds.max(m.max_dual_leader_seconds);
             self.metrics.leaderless_seconds += m.leaderless_seconds;
+            self.metrics.leases_never_elected += u64::from(!m.elected);
             self.metrics.lease_transitions += m.lease_transitions;
             self.metrics.leader_changes += m.leader_changes;
             per_lease.insert(l.key(), m);
@@ -487,6 +491,12 @@ mod tests {
         assert_eq!(r.metrics.leases["ns/one"].leaderless_seconds, 3.0);
         assert_eq!(r.metrics.leases["ns/two"].leaderless_seconds, 0.0);
         assert!(r.trace.is_empty(), "untraced");
+        // Issue 32: "0 s leaderless" for a Lease nobody led is told apart: when each Lease
+        // first had a leader, and which never did.
+        let (one, two) = (&r.metrics.leases["ns/one"], &r.metrics.leases["ns/two"]);
+        assert_eq!((one.elected, one.first_leader_seconds), (true, 4.0));
+        assert_eq!((two.elected, two.first_leader_seconds), (false, 10.0));
+        assert_eq!(r.metrics.leases_never_elected, 1);
     }
 
     #[test]
