@@ -457,3 +457,104 @@ fn unsafe_under_leases_also_waives_the_main_lease() {
     let refused = refused(&source.replace("[leases.ctl]\nunsafe = true\n", ""));
     assert!(refused.contains("client-go refuses this configuration"), "{refused}");
 }
+
+const ONE_NODE: &str = r#"
+name = "t"
+description = "t"
+duration = "90s"
+[lease]
+namespace = "op"
+name = "ctl"
+[[nodes]]
+identity = "a"
+[[faults]]
+at = "20s"
+node = "a"
+kind = "restart"
+delay = "1s"
+"#;
+
+/// kube-controller-manager, kube-scheduler and controller-runtime's default build their
+/// identity as `hostname + "_" + uuid.NewUUID()` at every start (docs/sources/kubernetes.md
+/// §1–2, Disagreements 5). With the same identity a restarted client-go node finds its own name
+/// in the Lease and renews at its first try; with a fresh one it is a stranger and waits a full
+/// LeaseDuration (15 s) from its first observation.
+#[test]
+fn a_restart_under_a_fresh_identity_waits_out_its_own_lease() {
+    let same = run_with(ONE_NODE, &[], 1);
+    let fresh = run_with(ONE_NODE, &["nodes.a.identity_per_start=true"], 1);
+    let leaderless = |o: &RunOutput| o.result.metrics.leaderless_seconds;
+    assert!(leaderless(&same) < 3.0, "same identity: {}", leaderless(&same));
+    assert!((15.0..19.0).contains(&leaderless(&fresh)), "fresh identity: {}", leaderless(&fresh));
+    // The Lease names each start's identity, `a_<uuid v4>`: two starts, two holders, and the
+    // second acquisition is a transition as on a real cluster.
+    let uuid = regex::Regex::new(r"^a_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$").unwrap();
+    let mut holders: Vec<String> = fresh
+        .result
+        .trace
+        .iter()
+        .filter_map(|e| match &e.kind {
+            TraceKind::LeaseChanged { holder, .. } if !holder.is_empty() => Some(holder.to_string()),
+            _ => None,
+        })
+        .collect();
+    holders.dedup();
+    assert_eq!(holders.len(), 2, "{holders:?}");
+    assert!(holders.iter().all(|h| uuid.is_match(h)), "{holders:?}");
+    assert_eq!(fresh.result.metrics.lease_transitions, same.result.metrics.lease_transitions + 1);
+    // The same seed, the same identities.
+    let again = run_with(ONE_NODE, &["nodes.a.identity_per_start=true"], 1);
+    assert_eq!(sim_cli::outputs::summary_json(&again), sim_cli::outputs::summary_json(&fresh));
+}
+
+/// Restarts the kubelet makes follow CrashLoopBackOff with `restart_backoff = "crashloop"`:
+/// the first at once, then 10 s, then 20 s after each exit (docs/sources/kubernetes.md §3);
+/// `fixed` waits `restart_delay` (10 s for client-go) every time.
+#[test]
+fn kubelet_restarts_back_off_as_crashloopbackoff() {
+    let source = r#"
+name = "t"
+description = "t"
+duration = "160s"
+[lease]
+namespace = "op"
+name = "ctl"
+[defaults]
+after_lost = "restart"
+[[nodes]]
+identity = "a"
+[[faults]]
+at = "20s"
+target = "server"
+kind = "server-outage"
+duration = "15s"
+[[faults]]
+at = "60s"
+target = "server"
+kind = "server-outage"
+duration = "15s"
+[[faults]]
+at = "100s"
+target = "server"
+kind = "server-outage"
+duration = "15s"
+"#;
+    let gaps = |out: &RunOutput| -> Vec<u64> {
+        let mut exit = None;
+        let mut gaps = Vec::new();
+        for e in &out.result.trace {
+            match e.kind {
+                TraceKind::ProcessExit => exit = Some(e.t),
+                TraceKind::ProcessStart { .. } => {
+                    if let Some(x) = exit.take() {
+                        gaps.push((e.t - x) / 1_000_000_000);
+                    }
+                }
+                _ => {}
+            }
+        }
+        gaps
+    };
+    assert_eq!(gaps(&run_with(source, &[], 1)), [10, 10, 10]);
+    assert_eq!(gaps(&run_with(source, &["defaults.restart_backoff=\"crashloop\""], 1)), [0, 10, 20]);
+}

@@ -86,6 +86,52 @@ pub struct NodeSpec {
     /// Coordinated leader election: the LeaseCandidate this node keeps (client-go
     /// `NewCandidate`), with its versions.
     pub candidacy: Option<Candidacy>,
+    /// A fresh identity `<identity>_<uuid>` at every process start (kube-controller-manager,
+    /// kube-scheduler, controller-runtime's default: docs/sources/kubernetes.md §1–2).
+    pub identity_per_start: bool,
+    /// How the kubelet spaces the restarts it makes.
+    pub restart_backoff: RestartBackoff,
+}
+
+/// The delay before a restart the kubelet makes (after a liveness kill, or an exit the pod's
+/// `restartPolicy` restarts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RestartBackoff {
+    /// The node's `restart_delay` (the healthz `restart_delay` after a liveness kill) every time.
+    #[default]
+    Fixed,
+    /// CrashLoopBackOff (kubelet `newCrashLoopBackOff`, client-go `flowcontrol.Backoff`;
+    /// docs/sources/kubernetes.md §3): the first restart at once, then 10 s doubling to 300 s
+    /// after each exit, back to "at once" when an exit comes more than 600 s after the previous
+    /// one. Pod-sync granularity is not modelled: the restart comes at the delay exactly.
+    CrashLoop,
+}
+
+impl RestartBackoff {
+    pub const INITIAL: Nanos = 10 * 1_000_000_000;
+    pub const MAX: Nanos = 300 * 1_000_000_000;
+    pub const RESET_AFTER: Nanos = 600 * 1_000_000_000;
+
+    /// CrashLoopBackOff for an exit at `now`, given the container's back-off entry (the next
+    /// delay, the exit it was last updated at): the delay before the restart and the new entry.
+    /// `IsInBackOffSince` then `Next` (client-go `util/flowcontrol/backoff.go`), with the
+    /// kubelet's `HasExpiredFunc` (`now − lastUpdate > 600 s`).
+    pub fn crashloop_next(entry: Option<(Nanos, Nanos)>, now: Nanos) -> (Nanos, (Nanos, Nanos)) {
+        match entry {
+            Some((delay, last)) if now.saturating_sub(last) <= Self::RESET_AFTER => {
+                (delay, (delay.saturating_mul(2).min(Self::MAX), now))
+            }
+            _ => (0, (Self::INITIAL, now)),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<RestartBackoff, String> {
+        match text {
+            "fixed" => Ok(RestartBackoff::Fixed),
+            "crashloop" => Ok(RestartBackoff::CrashLoop),
+            other => Err(format!("unknown restart_backoff {other:?}; expected fixed or crashloop")),
+        }
+    }
 }
 
 /// A coordinated node's LeaseCandidate versions (strategy OldestEmulationVersion).
@@ -523,6 +569,8 @@ impl WorldSpec {
                     healthz: None,
                     stop_acting: StopActing::AtOnce,
                     candidacy: None,
+                    identity_per_start: false,
+                    restart_backoff: RestartBackoff::Fixed,
                 }
             })
             .collect();
@@ -608,5 +656,33 @@ impl WorldSpec {
         let events = seconds * per_second + fixed;
         let events = if events.is_finite() && events < u64::MAX as f64 { events.ceil() as u64 } else { u64::MAX };
         WorkEstimate { events, trace_bytes: events.saturating_mul(200) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RestartBackoff;
+
+    const S: u64 = 1_000_000_000;
+
+    /// The kubelet's CrashLoopBackOff (docs/sources/kubernetes.md §3): the first restart at
+    /// once, then 10, 20, 40, 80, 160, 300, 300 s; an exit more than 600 s after the previous
+    /// one starts afresh (at once, then 10 s).
+    #[test]
+    fn crashloop_delays_double_to_five_minutes_and_reset_after_ten_minutes_up() {
+        let mut entry = None;
+        let mut now = 0;
+        let mut delays = Vec::new();
+        for _ in 0..8 {
+            let (delay, next) = RestartBackoff::crashloop_next(entry, now);
+            delays.push(delay / S);
+            entry = Some(next);
+            now += delay + 5 * S; // restarted, up 5 s, dies again
+        }
+        assert_eq!(delays, [0, 10, 20, 40, 80, 160, 300, 300]);
+        let (delay, next) = RestartBackoff::crashloop_next(entry, now + 601 * S);
+        assert_eq!((delay, next.0), (0, 10 * S), "up more than 10 min: afresh");
+        let (delay, _) = RestartBackoff::crashloop_next(entry, entry.unwrap().1 + 600 * S);
+        assert_eq!(delay, 300 * S, "exactly 600 s is not past it");
     }
 }

@@ -270,6 +270,15 @@ pub struct NodeDoc {
     /// exits: workers on the process context).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_acting: Option<String>,
+    /// A fresh identity at every process start, `<identity>_<uuid>` (kube-controller-manager,
+    /// kube-scheduler and controller-runtime's default build `hostname + "_" + uuid` at start).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity_per_start: Option<bool>,
+    /// How the kubelet spaces the restarts it makes (after a liveness kill, or an exit with
+    /// `after_lost = "restart"`): `"fixed"` (default: `restart_delay`) or `"crashloop"`
+    /// (CrashLoopBackOff: at once, then 10 s doubling to 5 min, reset after 10 min up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_backoff: Option<String>,
     /// Coordinated leader election (client-go `Coordinated`, v0.31+): register a LeaseCandidate
     /// and let the apiserver's election controller pick the holder.
     pub coordinated: Option<bool>,

@@ -77,6 +77,8 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "events",
             "healthz",
             "stop_acting",
+            "identity_per_start",
+            "restart_backoff",
             "coordinated",
             "binary_version",
             "emulation_version",

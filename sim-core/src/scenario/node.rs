@@ -448,6 +448,11 @@ impl Scenario {
             healthz,
             stop_acting,
             candidacy,
+            identity_per_start: pick!(identity_per_start).unwrap_or(false),
+            restart_backoff: match pick!(restart_backoff) {
+                None => crate::model::RestartBackoff::Fixed,
+                Some(text) => crate::model::RestartBackoff::parse(&text).map_err(|m| perr("restart_backoff", m))?,
+            },
         })
     }
 

@@ -18,6 +18,13 @@ use std::sync::Arc;
 
 impl World {
     pub(super) fn start_process(&mut self, now: Nanos, node: usize) {
+        if self.spec.nodes[node].identity_per_start && !self.procs[node].is_running() {
+            // `hostname + "_" + uuid.NewUUID()` at every start: a stranger to its old Lease.
+            let p = &self.procs[node];
+            let key = format!("node/{}/uuid/{}", p.identity, p.starts + 1);
+            let name = format!("{}_{}", p.identity, uuid_v4(&mut crate::rng::ComponentRng::new(self.spec.seed, &key)));
+            self.procs[node].sym = self.server.intern(&name);
+        }
         if !self.procs[node].start(&self.spec.nodes[node], self.spec.seed, &mut self.stale) {
             return;
         }
@@ -79,7 +86,9 @@ impl World {
                     detail: FaultDetail::Text(format!("{failures} failed probes")),
                 });
                 self.kill(now, node, ProcState::Crashed);
-                self.queue.schedule(now.saturating_add(h.restart_delay), Event::Start { node: node as u32 });
+                let backoff = self.spec.nodes[node].restart_backoff;
+                let delay = self.procs[node].kubelet_delay(backoff, h.restart_delay, now);
+                self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 });
                 return;
             }
         }
@@ -351,8 +360,9 @@ impl World {
         let (namespace, lease_name) = (config.lease_namespace.clone(), config.lease_name.clone());
         let uid = self.server.peek_lease(&namespace, &lease_name).map(|l| l.metadata.uid.clone()).unwrap_or_default();
         let p = &self.procs[node];
+        let identity = self.server.symbols().name(p.sym).clone();
         let source = recorder::EventSource {
-            identity: &p.identity,
+            identity: &identity,
             namespace: &namespace,
             lease_name: &lease_name,
             lease_uid: &uid,
@@ -400,6 +410,8 @@ impl World {
         match after {
             AfterLost::Exit => {}
             AfterLost::Restart { delay } => {
+                let backoff = self.spec.nodes[node].restart_backoff;
+                let delay = self.procs[node].kubelet_delay(backoff, delay, now);
                 self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 })
             }
             AfterLost::Rejoin => self.queue.schedule(now, Event::Start { node: node as u32 }),
@@ -548,6 +560,22 @@ impl Carrier<'_> {
         self.wire.transmit(now, msg);
         Carried::Done
     }
+}
+
+/// A version-4 UUID's text (`uuid.NewUUID()` in the components that make one per start), from
+/// the node's own stream: the same run gives the same identities.
+fn uuid_v4(rng: &mut crate::rng::ComponentRng) -> String {
+    let (hi, lo) = rng.next_two_u64();
+    let hi = (hi & !0xf000) | 0x4000; // version 4
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62); // RFC 4122 variant
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
 }
 
 #[cfg(test)]

@@ -610,10 +610,14 @@ impl World {
         self.server.symbols().name(sym).clone()
     }
 
-    /// The node a Sym names, if any (node i is Sym(i + 1)).
+    /// The node whose current identity a Sym is, if any (node i starts as Sym(i + 1); a node
+    /// with an identity per start takes a new Sym at each start, and its old ones name no one).
     fn node_of(&self, sym: Sym) -> Option<usize> {
         let i = (sym.0 as usize).checked_sub(1)?;
-        (i < self.procs.len()).then_some(i)
+        if i < self.procs.len() && self.procs[i].sym == sym {
+            return Some(i);
+        }
+        self.procs.iter().position(|p| p.sym == sym)
     }
 
     /// The node the first node's Lease names (with Leases side by side, "the holder" is the

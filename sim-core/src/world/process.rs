@@ -12,6 +12,7 @@ use crate::elector::Outputs;
 use crate::elector::{Elector, Now};
 use crate::lock::LeaseLock;
 use crate::model::NodeSpec;
+use crate::model::RestartBackoff;
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
@@ -67,6 +68,9 @@ pub(super) struct Process {
     /// every period from then).
     pub(super) probe_failures: u32,
     pub(super) probe_anchor: Nanos,
+    /// The kubelet's CrashLoopBackOff entry for this container: (the next delay, the exit it
+    /// was last updated at).
+    pub(super) crashloop: Option<(Nanos, Nanos)>,
     /// The last monotonic reading `drive` took: (true time, reading). The outputs of that
     /// input arm their timers at the same instant, and the reading is a pure function of the
     /// true time (steps move only the wall clock), so they reuse it instead of computing it
@@ -105,6 +109,7 @@ impl Process {
             exit_deferred: false,
             probe_failures: 0,
             probe_anchor: 0,
+            crashloop: None,
             reading: (Nanos::MAX, 0),
         }
     }
@@ -157,6 +162,21 @@ impl Process {
         let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
         self.elector = Some(Elector::new(spec.elector.clone(), self.sym, rng));
         true
+    }
+
+    /// The delay before the restart the kubelet makes of this process, which died at `now`:
+    /// `fixed` every time, or CrashLoopBackOff's (client-go `flowcontrol.Backoff` as the kubelet
+    /// sets it up: the first restart at once, then the entry's delay, doubled after each use up
+    /// to 300 s; an exit more than 600 s after the entry's last update starts afresh).
+    pub(super) fn kubelet_delay(&mut self, backoff: RestartBackoff, fixed: Nanos, now: Nanos) -> Nanos {
+        match backoff {
+            RestartBackoff::Fixed => fixed,
+            RestartBackoff::CrashLoop => {
+                let (delay, entry) = RestartBackoff::crashloop_next(self.crashloop, now);
+                self.crashloop = Some(entry);
+                delay
+            }
+        }
     }
 
     /// The process dies (or exits): every pending timer and answer of it is now stale. Its

@@ -61,7 +61,8 @@ impl World {
                 .flatten(),
             token: r.token,
             holder: self.name(holder).to_string(),
-            writer: self.procs[node].identity.to_string(),
+            // Its identity now (with an identity per start, the one the Lease would name).
+            writer: self.name(self.procs[node].sym).to_string(),
             outcome,
             value: (kind == crate::history::OpKind::Write).then(|| r.spec.value.clone()),
         };
