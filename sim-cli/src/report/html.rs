@@ -129,10 +129,11 @@ pub fn lease_metric_table(m: &Metrics, groups: &[super::LeaseGroup]) -> Vec<Vec<
     table
 }
 
-/// The narrowest a plot is shown (CSS px). The plots are 1600 px wide and their smallest text
-/// is 19 px in the drawing (plotters writes it as `font-size` 15.3 in SVG); at 1260 px that is
-/// 12 px on screen at 100% zoom. A narrower window scrolls the figure instead of shrinking it.
-pub const MIN_PLOT_WIDTH_PX: u32 = 1260;
+/// The narrowest window the report is made for (CSS px): there a figure is this less the
+/// page's padding (36 px a side) and its border, 950 px. The plots are drawn 1200 px wide with
+/// their smallest text at `font-size` 15.3, so at 950 px it shows at 12.1 px; wider windows show
+/// them up to their drawn size. A figure always fits its window (it scales; it never scrolls).
+pub const MIN_PLOT_WIDTH_PX: u32 = 1024;
 
 const CSS: &str = r#"
 :root { --fg:#1e1e1e; --muted:#5f5f5f; --line:#d9d9d9; --pass:#1a7f37; --fail:#c00000; --bg:#ffffff; --soft:#f5f7fa; }
@@ -155,8 +156,8 @@ table.nodes td.num, table.nodes th:not(:first-child) { text-align: right; }
 table.nodes td:first-child { white-space: nowrap; }
 .result { color: #fff; font-weight: bold; border-radius: 4px; padding: .1em .55em; white-space: nowrap; }
 pre.replay { background: #1e1e1e; color: #f0f0f0; padding: .8em 1em; border-radius: 6px; overflow-x: auto; font: 16px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
-figure { margin: 1em 0 2em; overflow-x: auto; }
-figure svg { display: block; width: 100%; min-width: 1260px; height: auto; border: 1px solid var(--line); border-radius: 4px; }
+figure { margin: 1em 0 2em; }
+figure svg { display: block; width: 100%; max-width: 1200px; height: auto; border: 1px solid var(--line); border-radius: 4px; }
 figcaption { color: var(--muted); margin-top: .4em; }
 ul.runs { list-style: none; padding: 0; }
 ul.runs li { padding: .6em 0; border-bottom: 1px solid var(--line); }

@@ -15,7 +15,7 @@ use sim_core::trace::TraceKind;
 use sim_core::world::{RunResult, Span, SpanKind};
 use std::collections::HashMap;
 
-const WIDTH: u32 = 1600;
+const WIDTH: u32 = 1200;
 
 pub(crate) const CANDIDATE: Rgb = RGBColor(189, 215, 238);
 pub(crate) const LEADER: Rgb = RGBColor(35, 139, 69);

@@ -16,7 +16,7 @@ use sim_core::time::{Nanos, as_secs_f64};
 use sim_core::world::RunResult;
 use std::collections::HashMap;
 
-const WIDTH: u32 = 1600;
+const WIDTH: u32 = 1200;
 const HEIGHT: u32 = 720;
 
 /// Renders the transitions plot as SVG text.
