@@ -43,11 +43,11 @@ fn is_admin(core: &Core, req: &HttpRequest) -> bool {
 }
 
 pub fn answer(shared: &Shared, req: &HttpRequest) -> Reply {
+    if req.path == "/" {
+        return super::page::index();
+    }
     let mut core = shared.lock();
     let _ = core.tick();
-    if req.path == "/" {
-        return super::page::index(&core);
-    }
     let route = req.path.trim_start_matches("/leasesim/v1/");
     match (req.method.as_str(), route) {
         ("POST", "leading") => match core.authenticate(req) {

@@ -235,6 +235,15 @@ async fn handle(
         Ok(req) => req,
         Err(response) => return Ok(response),
     };
+    if super::playground::is_path(&req.path) {
+        // Simulations take milliseconds to a second (100 seeds): off the I/O threads, and
+        // without the core's lock (the playground's worlds are its own).
+        let (method, path, body) = (req.method.clone(), req.path.clone(), req.body.clone());
+        let reply = tokio::task::spawn_blocking(move || super::playground::answer(&method, &path, &body))
+            .await
+            .unwrap_or_else(|_| kube::error_reply(&sim_core::api::ApiError::internal("the playground's run failed")));
+        return Ok(full(reply));
+    }
     if admin::is_admin_path(&req.path) {
         return Ok(match admin::answer(&shared, &req) {
             Reply::Live => live_stream(&shared),

@@ -22,6 +22,7 @@ pub mod http_types;
 pub mod judge;
 pub mod kube;
 mod page;
+pub mod playground;
 mod proto;
 mod tls;
 
@@ -200,8 +201,10 @@ pub fn command(flags: ServeFlags) -> Result<ExitCode, CliError> {
         );
     }
     println!(
-        "page: {}   record: {}   stop: Ctrl-C (writes {})",
+        "page: {}   live view (instructor): {}?token={}#live\nrecord: {}   stop: Ctrl-C (writes {})",
         running.page_url(),
+        running.page_url(),
+        running.admin_token(),
         session.join("record.jsonl").display(),
         flags.out.display()
     );
