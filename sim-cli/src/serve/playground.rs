@@ -308,6 +308,29 @@ mod tests {
         assert_eq!(out.result.events_processed, safe["events"].as_u64().unwrap());
     }
 
+    /// Every control of the page writes an override the scenario accepts.
+    #[test]
+    fn every_control_of_the_page_is_a_valid_override() {
+        let set = [
+            "defaults.lease_duration=\"20s\"",
+            "defaults.renew_deadline=\"12s\"",
+            "defaults.retry_period=\"2.5s\"",
+            "defaults.algorithm=\"client-go\"",
+            "defaults.request_timeout=\"3s\"",
+            "defaults.network.latency=\"50ms\"",
+            "nodes.0.clock.offset=\"-2.5s\"",
+            "nodes.0.clock.drift_ppm=100000",
+            "defaults.client_go=\"v0.30\"",
+            "faults.0.at=\"25s\"",
+            "faults.0.duration=\"16s\"",
+        ];
+        let req = json!({"scenario": "split-brain", "set": set, "seed": 3});
+        let r = body(answer("POST", "/leasesim/v1/play", req.to_string().as_bytes()));
+        assert_eq!(r["ok"], true, "{r}");
+        assert_eq!(r["controls"]["lease_duration"].as_f64(), Some(20.0));
+        assert_eq!(r["controls"]["fault"]["duration"].as_f64(), Some(16.0));
+    }
+
     #[test]
     fn bad_values_and_server_files_are_refused_with_the_key() {
         let req = json!({"scenario": "split-brain", "set": ["defaults.renew_deadline=\"ten\""]});
