@@ -112,11 +112,21 @@ pub fn run(args: RunFlags) -> Result<ExitCode, CliError> {
             eprintln!("determinism check FAILED: the two runs diverge at {diff}\nreplay: {}", result.replay);
             return Ok(ExitCode::from(1));
         }
-        eprintln!(
-            "determinism check passed: two runs gave identical traces ({} trace events, {} simulation events)",
-            result.result.trace.len(),
-            result.result.events_processed
-        );
+        // Say what was compared: without a trace only the metrics and the event counts are.
+        if result.result.trace.is_empty() {
+            eprintln!(
+                "determinism check passed: two runs gave identical metrics and event counts ({} simulation events); \
+                 the trace was off, so no event-by-event comparison was made (--trace on compares every event)",
+                result.result.events_processed
+            );
+        } else {
+            eprintln!(
+                "determinism check passed: two runs gave identical traces ({} trace events, {} simulation events) \
+                 and metrics",
+                result.result.trace.len(),
+                result.result.events_processed
+            );
+        }
     }
     outputs::write_run(&dir, &result, format).map_err(CliError::input)?;
     match output {

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expectation {
     Metric { path: String, op: Op, value: f64 },
+    // (Action names are checked against the scenario's actions by `run::parse_expectations`.)
     ActionFails { name: String, reason: String },
     ActionSucceeds { name: String },
     ActionAnswers { name: String, yes: bool },
@@ -112,13 +113,30 @@ pub fn parse(text: &str, metric_names: &[String]) -> Result<Expectation, String>
         ">=" => Op::Ge,
         other => return Err(format!("unknown comparison {other:?}; expected ==, !=, <, <=, > or >=")),
     };
-    let value: f64 = parts[2].parse().map_err(|_| format!("{:?} is not a number", parts[2]))?;
+    let value: f64 = parts[2]
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("{:?} is not a number (a finite one, such as 0 or 2.5)", parts[2]))?;
     let path = parts[0].to_string();
     if !metric_names.contains(&path) {
         let hint = sim_core::scenario::did_you_mean(&path, metric_names.iter().map(String::as_str));
         return Err(format!("unknown metric {path:?}{hint}"));
     }
     Ok(Expectation::Metric { path, op, value })
+}
+
+impl Expectation {
+    /// The scripted action it is about, if any.
+    pub fn action(&self) -> Option<&str> {
+        match self {
+            Expectation::Metric { .. } => None,
+            Expectation::ActionFails { name, .. }
+            | Expectation::ActionSucceeds { name }
+            | Expectation::ActionAnswers { name, .. }
+            | Expectation::ActionMessageContains { name, .. } => Some(name),
+        }
+    }
 }
 
 /// The metric names an expectation may use for a run with these node identities.

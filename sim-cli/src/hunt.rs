@@ -315,11 +315,23 @@ impl Hunt {
         let metric_names = expect::metric_names(&identities, &run::lease_keys(&base.scenario));
         let property =
             Property::parse(&property_text, &metric_names).map_err(|e| CliError::input(format!("{display}: {e}")))?;
+        if let Property::Expectation(_, e) = &property
+            && let Some(name) = e.action()
+            && !base.scenario.actions.iter().any(|a| a.name == name)
+        {
+            return Err(CliError::input(format!(
+                "{display}: property {property_text:?} is about action {name:?}, and {} scripts no action of that \
+                 name",
+                scenario_path.display()
+            )));
+        }
         // The history properties read the reconcilers' reads and writes: without them, or
         // without a read before each write, they could never be violated, and a hunt would
         // report "no violation" for a question it cannot ask.
         let reconcilers: Vec<_> = prepared.spec.nodes.iter().filter_map(|n| n.reconciler.as_ref()).collect();
-        if matches!(property, Property::NoLostUpdate | Property::NoWriteFromNonHolder) && reconcilers.is_empty() {
+        if matches!(property, Property::NoLostUpdate | Property::NoWriteFromNonHolder | Property::NoSplitBrainWrites)
+            && reconcilers.is_empty()
+        {
             return Err(CliError::input(format!(
                 "{display}: property {property_text:?} checks the reconcilers' writes, and no node of {} has a \
                  [nodes.reconciler]",

@@ -69,10 +69,23 @@ pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expect
     let names = expect::metric_names(&loaded.scenario.identities(), &lease_keys(&loaded.scenario));
     let mut out = Vec::new();
     for (i, text) in loaded.scenario.expect.iter().enumerate() {
-        let e = expect::parse(text, &names).map_err(|m| {
+        let at = |m: String| {
             let span = span_of_path(&loaded.source, &["expect".into(), i.to_string()]);
             CliError::input(located(&loaded.path, &loaded.source, span, &format!("expect[{i}]: {m}")))
-        })?;
+        };
+        let e = expect::parse(text, &names).map_err(at)?;
+        // An expectation about an action the scenario does not script could never pass: an
+        // input error now, not a FAIL (exit 1) at the end of the run.
+        if let Some(name) = e.action()
+            && !loaded.scenario.actions.iter().any(|a| a.name == name)
+        {
+            let names: Vec<&str> = loaded.scenario.actions.iter().map(|a| a.name.as_str()).collect();
+            let hint = sim_core::scenario::did_you_mean(name, names.iter().copied());
+            return Err(at(format!(
+                "no [[actions]] entry is named {name:?}{hint}{}",
+                if names.is_empty() { " (the scenario scripts no actions)".to_string() } else { String::new() }
+            )));
+        }
         out.push((text.clone(), e));
     }
     Ok(out)
@@ -396,6 +409,9 @@ pub fn first_divergence(a: &RunResult, b: &RunResult) -> Option<String> {
     }
     if a.metrics != b.metrics {
         return Some("the traces agree but the metrics differ".into());
+    }
+    if a.events_processed != b.events_processed {
+        return Some(format!("the first run handled {} events, the second {}", a.events_processed, b.events_processed));
     }
     None
 }

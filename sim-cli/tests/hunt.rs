@@ -283,3 +283,36 @@ fn empty_budgets_and_missing_list_folders_are_input_errors() {
     assert!(String::from_utf8_lossy(&l.stderr).contains("--dir no-such-folder: no such folder"));
     assert_eq!(leasesim(&["list"]).status.code(), Some(0));
 }
+
+/// Questions that cannot be asked are input errors (exit 2), not answers (issue 33): an
+/// expectation about an action the scenario does not script, a number that is not one, and a
+/// hunt for split-brain writes in a scenario with no reconciler to write.
+#[test]
+fn questions_that_cannot_be_asked_are_refused_at_the_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::read_to_string(repo().join("scenarios/hunts/base-15-10-2.toml")).unwrap();
+    for (expect, wanted) in [
+        ("action \"nope\" succeeds", "no [[actions]] entry is named \"nope\""),
+        ("dual_leader_seconds == nan", "\"nan\" is not a number"),
+    ] {
+        let file = tmp.path().join("e.toml");
+        std::fs::write(&file, format!("expect = [{expect:?}]\n{base}")).unwrap();
+        let v = leasesim(&["validate", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&v.stderr);
+        assert_eq!(v.status.code(), Some(2), "{expect}: {err}");
+        assert!(err.contains("e.toml:1:") && err.contains(wanted), "{err}");
+    }
+    let hunt_file = tmp.path().join("h.toml");
+    std::fs::write(
+        &hunt_file,
+        format!(
+            "scenario = {:?}\nproperty = \"no-split-brain-writes\"\n",
+            repo().join("scenarios/hunts/base-15-10-2.toml").display()
+        ),
+    )
+    .unwrap();
+    let (o, _) = hunt(hunt_file.to_str().unwrap(), &tmp.path().join("out"), &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("checks the reconcilers' writes"), "{err}");
+}

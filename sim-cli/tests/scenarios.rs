@@ -454,3 +454,31 @@ duration = "30s"
     let cut = &summary["metrics"]["leases"]["op/cut"];
     assert_eq!((cut["elected"].as_bool(), cut["first_leader_seconds"].as_f64()), (Some(false), Some(30.0)), "{cut}");
 }
+
+/// `--check-determinism --trace off` compares what it has (metrics and event counts) and says
+/// so, instead of claiming identical traces (issue 33).
+#[test]
+fn check_determinism_says_what_it_compared() {
+    let tmp = tempfile::tempdir().unwrap();
+    let off = leasesim(&[
+        "run",
+        "takeover",
+        "--check-determinism",
+        "--trace",
+        "off",
+        "--out",
+        tmp.path().join("a").to_str().unwrap(),
+    ]);
+    let on = leasesim(&[
+        "run",
+        "takeover",
+        "--check-determinism",
+        "--trace",
+        "on",
+        "--out",
+        tmp.path().join("b").to_str().unwrap(),
+    ]);
+    let (off, on) = (String::from_utf8_lossy(&off.stderr), String::from_utf8_lossy(&on.stderr));
+    assert!(off.contains("identical metrics and event counts") && off.contains("the trace was off"), "{off}");
+    assert!(on.contains("identical traces"), "{on}");
+}
