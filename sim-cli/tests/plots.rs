@@ -158,7 +158,9 @@ fn a_split_brain_run_shades_and_labels_its_dual_leader_window() {
     assert!(svg.contains("split-brain — timeline"));
     assert!(svg.contains("UNSAFE configuration (teaching mode)"));
     let seconds = r.dual_windows[0].seconds();
-    let label = if seconds >= 10.0 { format!("{seconds:.0} s") } else { format!("{seconds:.1} s") };
+    // One rule for every window label: one decimal, a trailing ".0" dropped.
+    let label = format!("{seconds:.1}");
+    let label = format!("{} s", label.strip_suffix(".0").unwrap_or(&label));
     assert!(svg.contains(&format!("\n{label}\n</text>")), "dual window label {label:?}");
     assert!(html.contains("UNSAFE configuration (teaching mode)"));
     assert!(html.contains("FAIL"), "the no-dual-leader expectation fails here");

@@ -34,10 +34,13 @@ pub(crate) fn tick_label(value: f64, step: f64) -> String {
 
 /// A length of time as it should read next to a shaded window: "2.3 s", "450 ms", "12 s".
 pub(crate) fn human_seconds(secs: f64) -> String {
-    if secs >= 10.0 {
+    // One rule from 0.1 s up (issue 33: "14 s" for 13.516 beside "9.2 s" for 9.180): one
+    // decimal, a trailing ".0" dropped; whole seconds from 1000 s.
+    if secs >= 999.95 {
         format!("{secs:.0} s")
-    } else if secs >= 0.1 {
-        format!("{secs:.1} s")
+    } else if secs >= 0.095 {
+        let text = format!("{secs:.1}");
+        format!("{} s", text.strip_suffix(".0").unwrap_or(&text))
     } else if secs >= 0.001 {
         format!("{:.0} ms", secs * 1e3)
     } else {
@@ -148,6 +151,9 @@ mod tests {
         assert_eq!(human_seconds(0.45), "0.5 s");
         assert_eq!(human_seconds(0.045), "45 ms");
         assert_eq!(human_seconds(25.0), "25 s");
+        assert_eq!(human_seconds(13.516), "13.5 s");
+        assert_eq!(human_seconds(9.180), "9.2 s");
+        assert_eq!(human_seconds(1234.7), "1235 s");
         assert_eq!(signed_seconds(-120.0), "−120 s");
     }
 }
