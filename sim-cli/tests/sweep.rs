@@ -429,3 +429,23 @@ fn a_sweep_resumes_from_another_working_directory() {
         assert_eq!(read(&whole, file), read(&resumed, file), "{file}");
     }
 }
+
+/// A key both set and swept, or one `--grid` given twice, would silently overwrite the other in
+/// every run: refused, exit 2, nothing written (issue 33).
+#[test]
+fn a_key_both_set_and_swept_or_swept_twice_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("o");
+    let base = ["sweep", "--scenario", "split-brain", "--seeds", "1..=2", "--out", out.to_str().unwrap()];
+    let twice =
+        [&base[..], &["--grid", "defaults.renew_deadline=10s,20s", "--grid", "defaults.renew_deadline=30s"]].concat();
+    let (code, text) = leasesim(&twice);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("is given twice"), "{text}");
+    let both = [&base[..], &["--grid", "defaults.renew_deadline=10s,20s", "--set", "defaults.renew_deadline=\"12s\""]]
+        .concat();
+    let (code, text) = leasesim(&both);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("is both set") && text.contains("grid axis"), "{text}");
+    assert!(!out.exists());
+}

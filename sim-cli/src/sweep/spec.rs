@@ -343,8 +343,16 @@ impl SweepSpec {
                 }
             }
         };
+        let mut given: Vec<String> = Vec::new();
         for g in &args.grid {
             let axis = parse_grid_arg(g).map_err(err)?;
+            if given.contains(&axis.path) {
+                return Err(err(format!(
+                    "--grid {:?} is given twice: give its values once, comma-separated",
+                    axis.path
+                )));
+            }
+            given.push(axis.path.clone());
             let in_zip = axes.iter().any(|a| a.path == axis.path && a.zipped) || axes_zipped_after(&axes, &axis.path);
             if in_zip {
                 return Err(err(format!(
@@ -358,6 +366,15 @@ impl SweepSpec {
             }
         }
         set.extend(args.set.iter().cloned());
+        // A key both set and swept: one would silently overwrite the other in every run.
+        for o in &set {
+            let key = o.split_once('=').map_or(o.as_str(), |(k, _)| k).trim();
+            if axes.iter().any(|a| a.path == key) {
+                return Err(err(format!(
+                    "{key:?} is both set (`set`/--set {o:?}) and a grid axis: keep one (the axis sweeps it; `set` fixes it)"
+                )));
+            }
+        }
         if let Some(s) = &args.seeds {
             seeds_text = Some(s.clone());
         }
