@@ -24,9 +24,12 @@ struct Cli {
 enum Command {
     /// Run a scenario file (or a shipped scenario by name) and write its trace and summary.
     Run(RunFlags),
-    /// Check a scenario file without running it: everything `run` checks before it starts.
+    /// Check a scenario file without running it: everything `run` checks before it starts (a
+    /// sweep or hunt file is checked as `sweep` or `hunt` would check it).
     Validate {
+        /// A scenario file, a shipped scenario's name, or a sweep or hunt file.
         scenario: String,
+        /// Change one key before checking, as `run --set` does (`defaults.renew_deadline="12s"`).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
         /// The seed to check with (default: the file's `seed`; drawn values depend on it).
@@ -110,10 +113,13 @@ enum Command {
     },
     /// When can client-go elect two leaders? Prints the bounds and whether a configuration is inside.
     Envelope {
+        /// LeaseDuration, such as 15s.
         #[arg(long, value_parser = duration_secs)]
         lease_duration: f64,
+        /// RenewDeadline, such as 10s.
         #[arg(long, value_parser = duration_secs)]
         renew_deadline: f64,
+        /// RetryPeriod, such as 2s.
         #[arg(long, value_parser = duration_secs)]
         retry_period: f64,
         /// Upper bound on one-way latency between a node and the API server.

@@ -482,3 +482,16 @@ fn check_determinism_says_what_it_compared() {
     assert!(off.contains("identical metrics and event counts") && off.contains("the trace was off"), "{off}");
     assert!(on.contains("identical traces"), "{on}");
 }
+
+/// `validate` and `envelope` say what each of their arguments is (issue 33).
+#[test]
+fn validate_and_envelope_explain_their_arguments() {
+    let v = leasesim(&["validate", "--help"]);
+    let e = leasesim(&["envelope", "--help"]);
+    let (v, e) = (String::from_utf8_lossy(&v.stdout), String::from_utf8_lossy(&e.stdout));
+    assert!(v.contains("<SCENARIO>  A scenario file, a shipped scenario's name, or a sweep or hunt file"), "{v}");
+    assert!(v.contains("Change one key before checking"), "{v}");
+    for text in ["LeaseDuration, such as 15s", "RenewDeadline, such as 10s", "RetryPeriod, such as 2s"] {
+        assert!(e.contains(text), "{e}");
+    }
+}
