@@ -1,5 +1,5 @@
 //! Renders every output of the report module for an unsafe split-brain run, for looking at:
-//! `cargo run -p sim-cli --example render_split_brain -- /tmp/split-brain` (default: a new
+//! `cargo run -p sim-cli --example render_split_brain -- out/split-brain-render` (default: a new
 //! temporary directory, printed on stdout).
 
 use sim_cli::report::{

@@ -348,3 +348,33 @@ fn fuzzed_requests_never_stop_the_server() {
     assert_eq!(c.send("GET", "/version", "application/json", b"").0, 200);
     s.stop();
 }
+
+/// serve's session folder is named after `--out` and removed when the session ends: a folder
+/// of that name serve did not make is refused and left as it was, and so is an `--out` that
+/// holds someone else's files (the report could not be written there at the end).
+#[test]
+fn serve_never_takes_a_folder_it_did_not_make() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("mine");
+    let session = tmp.path().join("mine.session");
+    std::fs::create_dir_all(&session).unwrap();
+    std::fs::write(session.join("notes.txt"), "my notes").unwrap();
+    let serve = |out: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_leasesim"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--out"])
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let o = serve(&out);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("was not made by leasesim serve"));
+    assert_eq!(std::fs::read_to_string(session.join("notes.txt")).unwrap(), "my notes");
+    let foreign = tmp.path().join("theirs");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("data.csv"), "1,2").unwrap();
+    let o = serve(&foreign);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!tmp.path().join("theirs.session").exists());
+    assert_eq!(std::fs::read_to_string(foreign.join("data.csv")).unwrap(), "1,2");
+}

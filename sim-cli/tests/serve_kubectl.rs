@@ -288,6 +288,7 @@ fn lab_transcript(version: &str) -> (String, Session) {
     let record = std::fs::read_to_string(server.out.join("record.jsonl")).expect("record.jsonl written on stop");
     assert!(record.contains("\"leases\""), "the record names the lab's Lease requests");
     assert!(server.out.join("summary.json").is_file() && server.out.join("report.html").is_file());
+    assert!(!server.out.with_extension("session").exists(), "the session folder is removed once the report is written");
     (normalise(&s.transcript), s)
 }
 

@@ -105,7 +105,7 @@ pub fn lease_groups_from_spec(spec: &WorldSpec) -> Vec<LeaseGroup> {
         let (rd, ld, rp) =
             (format_duration(e.renew_deadline), format_duration(e.lease_duration), format_duration(e.retry_period));
         let library = e.algorithm.library();
-        if library.envelope == sim_core::elector::library::Envelope::None {
+        if library.envelope == sim_core::elector::library::Envelope::NoClosedForm {
             // client-go's rule says nothing about this loop (a fabric8 Lease read "safe" with
             // 6.7 s of overlap): say so rather than borrow it.
             let label = format!("{}: LD {ld}, RD {rd}, RP {rp} — no closed form; see its windows", library.called);

@@ -171,8 +171,11 @@ pub fn command(flags: ServeFlags) -> Result<ExitCode, CliError> {
             core.faults.add(doc, 0).map_err(|m| CliError::input(format!("{}: faults[{i}]: {m}", path.display())))?;
         }
     }
+    // The report goes to --out on stop: judged now, so a session's record is never left with
+    // nowhere to go.
+    crate::output::check_replaceable(&flags.out, crate::output::Command::Serve).map_err(CliError::input)?;
     let session = flags.out.with_extension("session");
-    std::fs::create_dir_all(&session).map_err(|e| CliError::input(format!("{}: {e}", session.display())))?;
+    open_session(&session)?;
     core.record_to(&session.join("record.jsonl")).map_err(CliError::input)?;
     let running = spawn(core, &flags.listen, flags.clock.rate(), http::Limits::default()).map_err(CliError::input)?;
     // Ctrl-C (or SIGTERM) ends the session and writes the report; a second one exits at once.
@@ -317,6 +320,34 @@ fn chrono_free_rfc3339(unix_nanos: i64) -> String {
     t.trim_end_matches('Z').replace('T', " ")
 }
 
+/// Marks the session folder as serve's; a folder of that name serve did not make is refused
+/// (it is emptied and removed when the session ends).
+const SESSION_MARK: &str = ".leasesim-serve-session";
+/// What serve writes into its session folder: only these are removed when it ends.
+const SESSION_FILES: [&str; 3] = [SESSION_MARK, "record.jsonl", "kubeconfig"];
+
+fn open_session(session: &Path) -> Result<(), CliError> {
+    let fail = |e: std::io::Error| CliError::input(format!("{}: {e}", session.display()));
+    if session.exists() && !session.join(SESSION_MARK).is_file() {
+        return Err(CliError::input(format!(
+            "{}: exists and was not made by leasesim serve; choose another --out (the session folder is named \
+             after it)",
+            session.display()
+        )));
+    }
+    std::fs::create_dir_all(session).map_err(fail)?;
+    std::fs::write(session.join(SESSION_MARK), "leasesim serve's session folder: removed when the session ends\n")
+        .map_err(fail)
+}
+
+/// Removes what serve wrote into the session folder, then the folder if nothing else is in it.
+fn close_session(session: &Path) {
+    for file in SESSION_FILES {
+        let _ = std::fs::remove_file(session.join(file));
+    }
+    let _ = std::fs::remove_dir(session);
+}
+
 /// The end of a session: the world's result, the real clients' leadership judged from the
 /// record, written as a run's outputs beside `record.jsonl`.
 fn finish(
@@ -347,7 +378,7 @@ fn finish(
     let record = std::fs::read(session.join("record.jsonl")).unwrap_or_default();
     staged.write("record.jsonl", record).map_err(CliError::input)?;
     let written = staged.commit().map_err(CliError::input)?;
-    let _ = std::fs::remove_dir_all(session);
+    close_session(session);
     println!(
         "served {} requests over {}; dual-leader time {:.3} s in {} window(s); outputs: {}/",
         core.requests,

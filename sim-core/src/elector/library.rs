@@ -147,7 +147,7 @@ pub enum Envelope {
     ClientGo,
     /// None derived for this library's loop (its leader's stop is not bounded by RD + RP, or
     /// nobody has worked it out): a run's dual-leader windows are the answer.
-    None,
+    NoClosedForm,
 }
 
 /// [`AfterLost`] without the restart delay, which [`Library::restart_delay`] gives.
@@ -281,7 +281,7 @@ const KUBE_LEADER_ELECTION: Library = Library {
     json_lock: false,
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
-    envelope: Envelope::None,
+    envelope: Envelope::NoClosedForm,
     build: |config, me, _| {
         Elector::KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector::new(config, me))
     },
@@ -307,7 +307,7 @@ const CSHARP: Library = Library {
     json_lock: false,
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
-    envelope: Envelope::None,
+    envelope: Envelope::NoClosedForm,
     build: |config, me, rng| Elector::CSharp(csharp::CSharpElector::new(config, me, rng)),
 };
 
@@ -356,7 +356,7 @@ libraries! {
         json_lock: true,
         ignores_patch_answers: false,
         retry_after: RetryAfter::Urllib3,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, _| Elector::Python(python::PythonElector::new(config, me)),
     },
     /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
@@ -390,7 +390,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: true,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, rng| Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
     },
     /// kubernetes-client/java's `LeaderElector`.
@@ -414,7 +414,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, rng| Elector::Java(java::JavaElector::new(config, me, rng)),
     },
     /// kubernetes-client/csharp's `LeaderElector` from commit 06c216b9 (v19.0.2): expiry from
@@ -448,7 +448,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, _| Elector::NestJs(nestjs::NestJsElector::new(config, me)),
     },
     /// alex-karpenko/kube-lease-manager (Rust, v0.12.0).
@@ -472,7 +472,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, rng| {
             Elector::KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector::new(config, me, rng))
         },
@@ -498,7 +498,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, rng| {
             Elector::KubeCoordinate(kube_coordinate::KubeCoordinateElector::new(config, me, rng))
         },
@@ -524,7 +524,7 @@ libraries! {
         json_lock: false,
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
-        envelope: Envelope::None,
+        envelope: Envelope::NoClosedForm,
         build: |config, me, _| Elector::Kubert(kubert::KubertElector::new(config, me)),
     },
     /// hendrikmaus/kube-leader-election (Rust, v0.43.0), polled as its README does.
