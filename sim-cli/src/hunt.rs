@@ -384,6 +384,7 @@ impl Hunt {
                 delay: (f.kind == "restart").then_some(Duration(f.duration)),
                 delta: None,
                 extra: None,
+                ends: None,
             });
         }
         s.faults.sort_by_key(|f| f.at.0);

@@ -327,6 +327,18 @@ pub fn summary_table(out: &RunOutput) -> String {
         let more = if m.leases_never_elected > 5 { ", …" } else { "" };
         rows.push(("never elected", format!("{} Lease(s): {}{more}", m.leases_never_elected, names.join(", "))));
     }
+    if m.held_idle_seconds > 0.0 {
+        rows.push((
+            "held idle",
+            format!("{:.3} s: a leader's elector renewed with no work running", m.held_idle_seconds),
+        ));
+    }
+    if m.work_not_holder_seconds > 0.0 {
+        rows.push((
+            "work, not holder",
+            format!("{:.3} s: work ran while the Lease named another or no one", m.work_not_holder_seconds),
+        ));
+    }
     rows.extend([
         (
             "leaseTransitions",

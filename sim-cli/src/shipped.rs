@@ -36,6 +36,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("split-brain", include_str!("../../scenarios/split-brain.toml")),
     ("takeover", include_str!("../../scenarios/takeover.toml")),
     ("valid-but-unsafe", include_str!("../../scenarios/valid-but-unsafe.toml")),
+    ("work-died-elector-renews", include_str!("../../scenarios/incidents/work-died-elector-renews.toml")),
     ("workers-on-process-context", include_str!("../../scenarios/incidents/workers-on-process-context.toml")),
 ];
 
@@ -51,6 +52,7 @@ pub const INCIDENTS: &[&str] = &[
     "request-timeout-vs-renew-deadline",
     "run-never-restarted",
     "slow-stop-hooks",
+    "work-died-elector-renews",
     "workers-on-process-context",
 ];
 

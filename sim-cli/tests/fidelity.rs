@@ -201,21 +201,172 @@ fn a_python_refused_connection_escapes_run_at_once() {
 }
 
 /// The API server's priority-and-fairness 429 is plain text with a Retry-After: urllib3 waits
-/// and retries a GET three times, then the lock's `json.loads(e.body)` raises, out of `run()`.
+/// and retries a GET three times, then, up to 37.0.0a1, the lock's `json.loads(e.body)`
+/// raises, out of `run()`; 37.0.0 (PR #2707, 37.0.2 leaderelection.py:139-148) takes it as a
+/// failed try.
 #[test]
-fn a_python_get_answered_by_apf_429_retries_then_raises_json_decode_error() {
+fn a_python_get_answered_by_apf_429_retries_then_raises_json_decode_error_before_37_0_0() {
     let source = format!(
         "{PYTHON}\n[[server.errors]]\nfrom = \"20s\"\nduration = \"30s\"\ncode = 429\nverb = \"get\"\nnode = \"b\"\n"
     );
+    let decode_errors = |out: &RunOutput| {
+        count(out, |k| matches!(k, TraceKind::Exception { message } if message.contains("JSONDecodeError")))
+    };
+    for version in ["37.0.0a1", "36.0.3"] {
+        let out = run_with(&source, &[&format!("defaults.version={version}")], 1);
+        let b = out.result.node_names.iter().position(|x| x == "b").unwrap();
+        let retries = out
+            .result
+            .trace
+            .iter()
+            .filter(|e| e.node == Some(b) && matches!(e.kind, TraceKind::RetryAfter { .. }))
+            .count();
+        assert_eq!(retries, 3, "{version}");
+        assert_eq!(decode_errors(&out), 1, "{version}");
+    }
     let out = run_with(&source, &[], 1);
-    let b = out.result.node_names.iter().position(|x| x == "b").unwrap();
-    let retries =
-        out.result.trace.iter().filter(|e| e.node == Some(b) && matches!(e.kind, TraceKind::RetryAfter { .. })).count();
-    assert_eq!(retries, 3);
-    assert_eq!(
-        count(&out, |k| matches!(k, TraceKind::Exception { message } if message.contains("JSONDecodeError"))),
-        1
+    assert_eq!(decode_errors(&out), 0, "37.0.0: a failed try");
+    assert!(notes(&out, "b").contains(&"held-by-another"), "b goes on trying");
+}
+
+const WORK: &str = r#"
+name = "w"
+description = "w"
+duration = "90s"
+[lease]
+namespace = "op"
+name = "ctl"
+[[nodes]]
+identity = "a"
+start_at = "100ms"
+[[nodes]]
+identity = "b"
+start_at = "1100ms"
+[[faults]]
+at = "20s"
+node = "a"
+kind = "work"
+"#;
+
+fn work_ended(out: &RunOutput) -> Vec<(&'static str, &'static str)> {
+    out.result
+        .trace
+        .iter()
+        .filter_map(|e| match e.kind {
+            TraceKind::WorkEnded { ends, then } => Some((ends, then)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn seconds(out: &RunOutput, node: &str) -> (f64, f64) {
+    let m = &out.result.metrics.nodes[node];
+    (m.held_idle_seconds, m.acting_leader_seconds)
+}
+
+/// The leader's work ends while its elector runs on, each library as its source says
+/// (docs/algorithms.md, "When the leader's work ends"): client-go's Run does not watch
+/// `go OnStartedLeading(ctx)` (client-go leaderelection.go:220), so a return is unnoticed and
+/// the Lease is held idle to the end; a panic in that goroutine is not recovered and ends the
+/// program (the kubelet restarts it, the standby takes over after LD).
+#[test]
+fn client_go_renews_on_after_its_callback_returns_and_dies_when_it_panics() {
+    let returns = run_with(&format!("{WORK}ends = \"returns\"\n"), &[], 1);
+    assert_eq!(work_ended(&returns), [("returns", "unnoticed")]);
+    let (idle, acting) = seconds(&returns, "a");
+    assert!((idle - 70.0).abs() < 0.01 && (acting - 19.9).abs() < 0.01, "{idle} {acting}");
+    assert_eq!(returns.result.metrics.leader_changes, 0, "nobody else can lead");
+    assert!(returns.result.metrics.leaderless_seconds > 69.9, "and nothing is done");
+
+    let panics = run_with(&format!("{WORK}ends = \"raises\"\n"), &[], 1);
+    assert_eq!(work_ended(&panics), [("raises", "process-dies")]);
+    assert_eq!(count(&panics, |k| matches!(k, TraceKind::Crash)), 1);
+    assert!(seconds(&panics, "a").0 < 1e-9, "a dead process holds nothing idle");
+    // The kubelet starts it again after 10 s; under the same identity it takes its own Lease
+    // back at once.
+    assert_eq!(panics.result.metrics.nodes["a"].acquisitions, 2);
+    assert!(
+        (panics.result.metrics.leaderless_seconds - 10.0).abs() < 0.1,
+        "{}",
+        panics.result.metrics.leaderless_seconds
     );
+}
+
+/// controller-runtime: a leader-election runnable that returns an error stops the manager
+/// (runnable_group.go:260-281, internal.go:491-493): the elector is cancelled, the process
+/// exits with the error and the kubelet restarts it; one that returns nil is only marked done.
+#[test]
+fn controller_runtime_stops_the_manager_when_a_runnable_fails() {
+    let cr = |ends: &str| {
+        run_with(
+            &format!("{WORK}ends = \"{ends}\"\n"),
+            &["defaults.algorithm=controller-runtime", "defaults.release_on_cancel=true"],
+            1,
+        )
+    };
+    let fails = cr("raises");
+    assert_eq!(work_ended(&fails), [("raises", "graceful-stop")]);
+    assert!(notes(&fails, "a").contains(&"released"), "cancelled with ReleaseOnCancel: released");
+    assert!(count(&fails, |k| matches!(k, TraceKind::ProcessStart { incarnation: 2 })) >= 1, "restarted");
+    assert_eq!(fails.result.metrics.leader_changes, 1);
+    let returns = cr("returns");
+    assert_eq!(work_ended(&returns), [("returns", "unnoticed")]);
+    assert_eq!(returns.result.metrics.leader_changes, 0);
+}
+
+/// The Python client: 37.0.0 (`c0b60e0805`, PR #2670) stops renewing at the top of the next
+/// round after a raising `onstarted_leading` and calls `onstopped_leading`, without releasing
+/// (leaderelection.py:58-74, :96-100); 36.0.3 renews on for ever (kubernetes-client/python#2075).
+/// A callback that returns is left alone in both.
+#[test]
+fn python_37_stops_renewing_after_a_raising_callback_and_36_does_not() {
+    let py = |ends: &str, version: &str| {
+        let sets = [
+            "defaults.algorithm=python-client".to_string(),
+            format!("defaults.version={version}"),
+            "defaults.after_lost=exit".to_string(),
+        ];
+        let sets: Vec<&str> = sets.iter().map(|s| s.as_str()).collect();
+        run_with(&format!("{WORK}ends = \"{ends}\"\n"), &sets, 1)
+    };
+    let fixed = py("raises", "37.0.0");
+    assert_eq!(work_ended(&fixed), [("raises", "elector-stops-next-round")]);
+    // One round later at most (RetryPeriod 2 s): the elector's term ends, nothing is released.
+    assert!(seconds(&fixed, "a").0 <= 2.0 + 1e-9, "{:?}", seconds(&fixed, "a"));
+    assert!(!notes(&fixed, "a").contains(&"released"));
+    assert_eq!(fixed.result.metrics.leader_changes, 1, "b takes over after LD");
+    let old = py("raises", "36.0.3");
+    assert_eq!(work_ended(&old), [("raises", "unnoticed")]);
+    assert!(seconds(&old, "a").0 > 69.9);
+    assert_eq!(old.result.metrics.leader_changes, 0);
+    let returns = py("returns", "37.0.0");
+    assert_eq!(work_ended(&returns), [("returns", "unnoticed")]);
+    assert_eq!(returns.result.metrics.leader_changes, 0);
+}
+
+/// Libraries that never look at the work once started: the Java client swallows the hook's
+/// exception in a discarded Future (LeaderElector.java:163); a work fault on a node that is not
+/// leading touches nothing; `version` is refused where one release is modelled.
+#[test]
+fn java_swallows_a_raising_hook_and_a_follower_has_no_work_to_end() {
+    let java = run_with(&format!("{WORK}ends = \"raises\"\n"), &["defaults.algorithm=java-client"], 1);
+    assert_eq!(work_ended(&java), [("raises", "unnoticed")]);
+    let follower = run_with(
+        &format!("{WORK}ends = \"raises\"\n").replace("node = \"a\"\nkind = \"work\"", "node = \"b\"\nkind = \"work\""),
+        &[],
+        1,
+    );
+    assert!(work_ended(&follower).is_empty());
+    let e = refused(
+        &format!("{WORK}ends = \"raises\"\n[defaults]\nversion = \"1.0\"\n").replace("[[faults]]", "[[faults]]"),
+    );
+    assert!(e.contains("no release of any node's library") && e.contains("client_go"), "{e}");
+    let e = refused(
+        &format!("{WORK}ends = \"raises\"\n").replace("identity = \"a\"", "identity = \"a\"\nversion = \"1.0\""),
+    );
+    assert!(e.contains("leasesim models one release of client-go") && e.contains("client_go"), "{e}");
+    let e = refused(&format!("{WORK}ends = \"explodes\"\n"));
+    assert!(e.contains("expected one of returns, raises, blocks"), "{e}");
 }
 
 /// client-go's rest client retries a 429 with Retry-After for any verb (`rest/request.go`

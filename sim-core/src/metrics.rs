@@ -12,6 +12,13 @@ pub struct NodeMetrics {
     pub acting_leader_seconds: f64,
     /// Number of OnStartedLeading calls.
     pub acquisitions: u64,
+    /// True time its elector led (from its started-leading to its stopped-leading, an exit or
+    /// a crash) while no work of its ran: the Lease held, renewed, and nothing done (a `work`
+    /// fault the library does not notice).
+    pub held_idle_seconds: f64,
+    /// True time its work ran while the Lease on the server did not name it (another holder,
+    /// none, or none yet): work done by a leader that is not the holder.
+    pub work_not_holder_seconds: f64,
     /// Reconciler writes refused with 409: field-manager conflicts (SSA) or optimistic-lock
     /// conflicts (fenced updates). The evidence a second leader leaves.
     pub conflicts: u64,
@@ -79,6 +86,10 @@ pub struct Metrics {
     pub leaderless_seconds: f64,
     /// Leases no node ever led in the run (their `leaderless_seconds` read 0).
     pub leases_never_elected: u64,
+    /// The nodes' `held_idle_seconds`, summed.
+    pub held_idle_seconds: f64,
+    /// The nodes' `work_not_holder_seconds`, summed.
+    pub work_not_holder_seconds: f64,
     /// `spec.leaseTransitions` of the Lease on the server at the end of the run (0 if absent).
     pub lease_transitions: i64,
     /// Times the Lease on the server changed from one non-empty holder to a different one

@@ -223,6 +223,11 @@ pub enum FaultKind {
         duration: Nanos,
         extra: Nanos,
     },
+    /// The leader's work (what the started-leading callback runs) returns, raises or blocks;
+    /// the elector goes on as its library does ([`crate::elector::Library::work_ends`]).
+    Work {
+        ends: crate::elector::WorkEnd,
+    },
 }
 
 impl FaultKind {
@@ -243,6 +248,7 @@ impl FaultKind {
                 format!("{sign}{}", show(delta_ns.unsigned_abs()))
             }
             FaultKind::ServerSlow { duration, extra } => format!("+{} for {}", show(*extra), show(*duration)),
+            FaultKind::Work { ends } => ends.name().to_string(),
             FaultKind::Crash | FaultKind::Stop => String::new(),
         }
     }
@@ -257,6 +263,7 @@ impl FaultKind {
             FaultKind::Partition { .. } => "partition",
             FaultKind::ServerOutage { .. } => "server-outage",
             FaultKind::ServerSlow { .. } => "server-slow",
+            FaultKind::Work { .. } => "work",
         }
     }
 }

@@ -154,6 +154,13 @@ pub enum TraceKind {
     },
     /// The kubelet kills the container after too many failed probes.
     LivenessKill,
+    /// The leader's work ended (a `work` fault: `returns`, `raises`, `blocks`); `then` is what
+    /// the library does about it (`unnoticed`, `process-dies`, `elector-stops-next-round`,
+    /// `graceful-stop`).
+    WorkEnded {
+        ends: &'static str,
+        then: &'static str,
+    },
     /// One `reconcileElectionStep` of the apiserver's election controller that did something:
     /// pinged candidates, installed a holder, set a preferred holder, or failed.
     /// (Boxed: rare, and every trace event is as large as the largest kind.)
@@ -228,6 +235,7 @@ impl TraceKind {
             TraceKind::Exception { .. } => "exception",
             TraceKind::ProbeFailed { .. } => "probe-failed",
             TraceKind::LivenessKill => "liveness-kill",
+            TraceKind::WorkEnded { .. } => "work-ended",
             TraceKind::Election(_) => "election",
             TraceKind::CandidatesCollected { .. } => "candidates-collected",
         }
@@ -338,6 +346,7 @@ impl TraceEvent {
             TraceKind::RetryAfter { id, wait_ns } => write!(w, ",\"id\":{id},\"wait_ns\":{wait_ns}")?,
             TraceKind::Exception { message } => write!(w, ",\"message\":\"{message}\"")?,
             TraceKind::ProbeFailed { failures } => write!(w, ",\"failures\":{failures}")?,
+            TraceKind::WorkEnded { ends, then } => write!(w, ",\"ends\":\"{ends}\",\"then\":\"{then}\"")?,
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => {
                 // Rare: through serde_json, same keys and order as `to_json`.
                 let Value::Object(fields) = self.kind.fields_json() else { unreachable!("an object") };
@@ -406,6 +415,7 @@ impl TraceEvent {
             TraceKind::RetryAfter { id, wait_ns } => json!({ "id": id, "wait_ns": wait_ns }),
             TraceKind::Exception { message } => json!({ "message": message }),
             TraceKind::ProbeFailed { failures } => json!({ "failures": failures }),
+            TraceKind::WorkEnded { ends, then } => json!({ "ends": ends, "then": then }),
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => self.kind.fields_json(),
             TraceKind::ProcessExit
             | TraceKind::Crash

@@ -68,6 +68,12 @@ pub fn summary_metric_rows(m: &Metrics) -> Vec<(String, String)> {
         ("leader changes".to_string(), m.leader_changes.to_string()),
         ("API requests".to_string(), m.api_requests.to_string()),
     ];
+    if m.held_idle_seconds > 0.0 {
+        rows.push(("held idle (elector renewing, no work)".to_string(), format!("{:.3} s", m.held_idle_seconds)));
+    }
+    if m.work_not_holder_seconds > 0.0 {
+        rows.push(("work while not the holder".to_string(), format!("{:.3} s", m.work_not_holder_seconds)));
+    }
     if !m.failover_seconds.is_empty() {
         let list: Vec<String> = m.failover_seconds.iter().map(|s| format!("{s:.3}")).collect();
         rows.push(("failover times".to_string(), format!("{} s", list.join(", "))));
@@ -81,7 +87,7 @@ pub fn node_metric_table(m: &Metrics) -> Vec<Vec<String>> {
     let header = [
         "node",
         "acting leader",
-        "acquisitions",
+        "terms led",
         "writes accepted",
         "split-brain writes",
         "write conflicts",
@@ -89,10 +95,23 @@ pub fn node_metric_table(m: &Metrics) -> Vec<Vec<String>> {
         "Lease 409s",
     ];
     let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    // The work figures only where a run has them (most runs read 0 there).
+    let (idle, not_holder) = (m.held_idle_seconds > 0.0, m.work_not_holder_seconds > 0.0);
+    if idle {
+        table[0].insert(2, "held idle".into());
+    }
+    if not_holder {
+        table[0].insert(2 + usize::from(idle), "work, not holder".into());
+    }
     for (name, n) in &m.nodes {
-        table.push(vec![
-            name.clone(),
-            format!("{:.3} s", n.acting_leader_seconds),
+        let mut row = vec![name.clone(), format!("{:.3} s", n.acting_leader_seconds)];
+        if idle {
+            row.push(format!("{:.3} s", n.held_idle_seconds));
+        }
+        if not_holder {
+            row.push(format!("{:.3} s", n.work_not_holder_seconds));
+        }
+        row.extend([
             n.acquisitions.to_string(),
             n.writes_accepted.to_string(),
             n.split_brain_writes.to_string(),
@@ -100,6 +119,7 @@ pub fn node_metric_table(m: &Metrics) -> Vec<Vec<String>> {
             n.fenced_rejections.to_string(),
             n.lease_conflicts.to_string(),
         ]);
+        table.push(row);
     }
     table
 }
@@ -111,7 +131,7 @@ pub fn lease_metric_table(m: &Metrics, groups: &[super::LeaseGroup]) -> Vec<Vec<
         return Vec::new();
     }
     let header =
-        ["Lease", "settings", "dual-leader time", "windows", "leaderless time", "leaseTransitions", "leader changes"];
+        ["Lease", "settings", "dual-leader time", "windows", "leaderless time", "lease transitions", "leader changes"];
     let mut table = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     let groups = super::groups_by_key(groups);
     for (key, l) in &m.leases {
@@ -152,8 +172,11 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35em .6em; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: break-word; }
 th { background: var(--soft); font-weight: bold; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.nodes td.num, table.nodes th:not(:first-child) { text-align: right; }
+table.nodes td.num, table.nodes th:not(:first-child):not(.text) { text-align: right; }
 table.nodes td:first-child { white-space: nowrap; }
+table.nodes td.text { min-width: 11em; }
+div.wide { overflow-x: auto; }
+table.nodes th, table.nodes td { padding: .35em .4em; }
 .result { color: #fff; font-weight: bold; border-radius: 4px; padding: .1em .55em; white-space: nowrap; }
 pre.replay { background: #1e1e1e; color: #f0f0f0; padding: .8em 1em; border-radius: 6px; overflow-x: auto; font: 16px/1.4 "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 figure { margin: 1em 0 2em; }
@@ -185,23 +208,34 @@ fn two_column_table(out: &mut String, heading: (&str, &str), rows: &[(String, St
     out.push_str("</table>\n");
 }
 
-/// A header row and rows of numbers: the first column is a name, the others right-aligned.
+/// A header row and rows of numbers: the first column is a name, the numbers right-aligned;
+/// a column with words in it (a Lease's settings) is left-aligned and wraps, so that a narrow
+/// window (a projector's 1024 px) shows every column.
 fn data_table(out: &mut String, table: &[Vec<String>]) {
     let Some((header, rows)) = table.split_first() else { return };
-    out.push_str("<table class=\"nodes\">\n<tr>");
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
+    let number = |cell: &str| cell.trim_end_matches(" s").parse::<f64>().is_ok();
+    let text: Vec<bool> =
+        (0..header.len()).map(|i| i == 0 || rows.iter().any(|r| r.get(i).is_some_and(|c| !number(c)))).collect();
+    // A table wider than the window scrolls inside its box, the page does not.
+    out.push_str("<div class=\"wide\"><table class=\"nodes\">\n<tr>");
+    for (i, h) in header.iter().enumerate() {
+        let class = if i > 0 && text[i] { " class=\"text\"" } else { "" };
+        let _ = write!(out, "<th{class}>{}</th>", escape(h));
     }
     out.push_str("</tr>\n");
     for row in rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
-            let class = if i == 0 { "" } else { " class=\"num\"" };
+            let class = match (i, text.get(i).copied().unwrap_or(true)) {
+                (0, _) => "",
+                (_, true) => " class=\"text\"",
+                (_, false) => " class=\"num\"",
+            };
             let _ = write!(out, "<td{class}>{}</td>", escape(cell));
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</table>\n");
+    out.push_str("</table></div>\n");
 }
 
 /// Strips the XML prolog a standalone SVG may carry, which is not allowed inside HTML.

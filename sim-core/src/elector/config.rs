@@ -148,6 +148,9 @@ pub struct ElectorConfig {
     /// client-go's `Coordinated`: acquire and renew with `tryCoordinatedRenew` (never create or
     /// take the Lease; the election controller installs the holder).
     pub coordinated: bool,
+    /// The library's release, an index into its [`Library::versions`](super::Library) (0: the
+    /// newest modelled; the `version` node key).
+    pub version: u8,
 }
 
 /// controller-runtime's `defaultGracefulShutdownPeriod` (pkg/manager/internal.go:57).
@@ -179,6 +182,7 @@ impl ElectorConfig {
             drain: 0,
             grace,
             coordinated: false,
+            version: 0,
         }
     }
 

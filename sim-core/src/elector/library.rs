@@ -133,8 +133,116 @@ pub struct Library {
     pub retry_after: RetryAfter,
     /// Which closed form says whether its settings let a cut-off leader overlap the next.
     pub envelope: Envelope,
+    /// What it does when the leader's work ends ([`WorkEnd`]); may depend on the release.
+    pub work_ends: fn(WorkEnd, &ElectorConfig) -> AfterWorkEnds,
+    /// The releases a node can name with the `version` key, the default (newest) first; the
+    /// node's [`ElectorConfig::version`] indexes it. Empty: one release is modelled
+    /// ([`Source::version`]) and the key is refused. client-go's releases are `client_go`.
+    pub versions: &'static [&'static str],
     /// The loop, built for one node.
     pub build: fn(ElectorConfig, Sym, ComponentRng) -> Elector,
+}
+
+/// How the leader's work — what the started-leading callback runs — ends in a `work` fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkEnd {
+    /// The callback returns (the work is done, or gave up quietly).
+    Returns,
+    /// The callback raises: a Go panic, a Python or Java exception, a runnable's error.
+    Raises,
+    /// The callback blocks for ever (a deadlock): it neither works nor returns.
+    Blocks,
+}
+
+impl WorkEnd {
+    pub const NAMES: [&'static str; 3] = ["returns", "raises", "blocks"];
+
+    pub fn parse(text: &str) -> Option<WorkEnd> {
+        match text {
+            "returns" => Some(WorkEnd::Returns),
+            "raises" => Some(WorkEnd::Raises),
+            "blocks" => Some(WorkEnd::Blocks),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkEnd::Returns => "returns",
+            WorkEnd::Raises => "raises",
+            WorkEnd::Blocks => "blocks",
+        }
+    }
+}
+
+/// What a library does when its leader's work ends ([`WorkEnd`]), as its source says
+/// (docs/algorithms.md, "When the leader's work ends").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterWorkEnds {
+    /// Nothing watches the work: the elector renews on and the Lease is held with no work
+    /// running, for as long as the process lives.
+    Unnoticed,
+    /// The process dies at once (an unrecovered panic in any goroutine ends a Go program): no
+    /// release, no callbacks; the kubelet starts it again.
+    ProcessDies,
+    /// The elector returns at the top of its next renew round and calls its stopped-leading
+    /// callback, without releasing; then the process does what `after_lost` says.
+    ElectorStopsNextRound,
+    /// The process stops as on SIGTERM (its run context is cancelled: release if
+    /// `release_on_cancel`), exits with the error and is started again by the kubelet.
+    GracefulStop,
+}
+
+impl AfterWorkEnds {
+    pub fn name(self) -> &'static str {
+        match self {
+            AfterWorkEnds::Unnoticed => "unnoticed",
+            AfterWorkEnds::ProcessDies => "process-dies",
+            AfterWorkEnds::ElectorStopsNextRound => "elector-stops-next-round",
+            AfterWorkEnds::GracefulStop => "graceful-stop",
+        }
+    }
+}
+
+/// Go libraries on client-go's `Run`: `go OnStartedLeading(ctx)` (leaderelection.go:220) is
+/// not watched, so a return or a block goes unnoticed; a panic in that goroutine is not
+/// recovered (Run's `HandleCrash` is deferred on Run's own goroutine, :212) and ends the
+/// program.
+fn work_ends_client_go(end: WorkEnd, _: &ElectorConfig) -> AfterWorkEnds {
+    match end {
+        WorkEnd::Raises => AfterWorkEnds::ProcessDies,
+        WorkEnd::Returns | WorkEnd::Blocks => AfterWorkEnds::Unnoticed,
+    }
+}
+
+/// controller-runtime: the work is a leader-election runnable. One that returns nil is only
+/// marked done (runnable_group.go:257); one that returns an error stops the manager
+/// (runnable_group.go:260-281, internal.go:491-493), which exits with it.
+fn work_ends_controller_runtime(end: WorkEnd, _: &ElectorConfig) -> AfterWorkEnds {
+    match end {
+        WorkEnd::Raises => AfterWorkEnds::GracefulStop,
+        WorkEnd::Returns | WorkEnd::Blocks => AfterWorkEnds::Unnoticed,
+    }
+}
+
+/// The Python client: the callback runs in its own thread. Before 37.0.0 nothing watches it;
+/// from 37.0.0 (`c0b60e0805`, PR #2670) an exception sets an Event the renew loop checks at
+/// the top of each round (leaderelection.py:58-74, :96-100).
+fn work_ends_python(end: WorkEnd, config: &ElectorConfig) -> AfterWorkEnds {
+    match end {
+        // versions: 0 = 37.0.0, 1 = 37.0.0a1 (both have the fix), 2 = 36.0.3.
+        WorkEnd::Raises if config.version <= 1 => AfterWorkEnds::ElectorStopsNextRound,
+        _ => AfterWorkEnds::Unnoticed,
+    }
+}
+
+/// Libraries whose elector never looks at the work once it has started it: the Java client
+/// (the hook's exception is kept in a discarded Future, LeaderElector.java:163), fabric8, the
+/// C# client and nestjs (their callbacks start the work and return: the work's end is in its
+/// own thread or promise), and the Rust crates, which have no callback (the work is the
+/// application's own task; tokio keeps a spawned task's panic in its JoinHandle).
+fn work_ends_unnoticed(_: WorkEnd, _: &ElectorConfig) -> AfterWorkEnds {
+    AfterWorkEnds::Unnoticed
 }
 
 /// Which closed form says whether a library's settings let a cut-off leader overlap the next
@@ -257,6 +365,8 @@ const CLIENT_GO: Library = Library {
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
     envelope: Envelope::ClientGo,
+    work_ends: work_ends_client_go,
+    versions: &[],
     build: |config, me, rng| Elector::Loop(loops::LoopElector::new(config, me, rng)),
 };
 
@@ -282,6 +392,8 @@ const KUBE_LEADER_ELECTION: Library = Library {
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
     envelope: Envelope::NoClosedForm,
+    work_ends: work_ends_unnoticed,
+    versions: &[],
     build: |config, me, _| {
         Elector::KubeLeaderElection(kube_leader_election::KubeLeaderElectionElector::new(config, me))
     },
@@ -308,6 +420,8 @@ const CSHARP: Library = Library {
     ignores_patch_answers: false,
     retry_after: RetryAfter::ClientGo,
     envelope: Envelope::NoClosedForm,
+    work_ends: work_ends_unnoticed,
+    versions: &[],
     build: |config, me, rng| Elector::CSharp(csharp::CSharpElector::new(config, me, rng)),
 };
 
@@ -336,11 +450,11 @@ libraries! {
     /// `kube-leader-election` under the name it had when it was client-go's loop with that
     /// crate's rule and unfenced writes.
     RenewTimeUnfenced => Library { name: "renew-time-unfenced", called: "renew-time-unfenced", ..KUBE_LEADER_ELECTION },
-    /// The official Python client (`leaderelection.py` after v36.0.3, with PR #2314's Lease lock).
+    /// The official Python client (37.0.0: `leaderelection.py` and the Lease lock of PR #2690).
     PythonClient => Library {
         name: "python-client",
         called: "the Python client",
-        source: Source { repo: "kubernetes-client/python", commit: "024658493d12", version: "after v36.0.3" },
+        source: Source { repo: "kubernetes-client/python", commit: "024658493d12", version: "37.0.0" },
         // The Python client's own checks are not modelled: client-go's apply.
         refuser: "client-go",
         validate: ElectorConfig::validate_client_go,
@@ -357,6 +471,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::Urllib3,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_python,
+        versions: &["37.0.0", "37.0.0a1", "36.0.3"],
         build: |config, me, _| Elector::Python(python::PythonElector::new(config, me)),
     },
     /// kubernetes-sigs/controller-runtime's manager: client-go's elector (v0.36 by default, the
@@ -367,6 +483,7 @@ libraries! {
         source: Source { repo: "kubernetes-sigs/controller-runtime", commit: "3be3f1bf", version: "v0.24.1" },
         client_go: ClientGoRelease::Chosen(ClientGoVersion::CONTROLLER_RUNTIME),
         keys: Keys { drain: true, ..CLIENT_GO_KEYS },
+        work_ends: work_ends_controller_runtime,
         build: |config, me, rng| Elector::Manager(manager::ManagerElector::new(config, me, rng)),
         ..CLIENT_GO
     },
@@ -391,6 +508,8 @@ libraries! {
         ignores_patch_answers: true,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, rng| Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
     },
     /// kubernetes-client/java's `LeaderElector`.
@@ -415,6 +534,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, rng| Elector::Java(java::JavaElector::new(config, me, rng)),
     },
     /// kubernetes-client/csharp's `LeaderElector` from commit 06c216b9 (v19.0.2): expiry from
@@ -449,6 +570,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, _| Elector::NestJs(nestjs::NestJsElector::new(config, me)),
     },
     /// alex-karpenko/kube-lease-manager (Rust, v0.12.0).
@@ -473,6 +596,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, rng| {
             Elector::KubeLeaseManager(kube_lease_manager::KubeLeaseManagerElector::new(config, me, rng))
         },
@@ -499,6 +624,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, rng| {
             Elector::KubeCoordinate(kube_coordinate::KubeCoordinateElector::new(config, me, rng))
         },
@@ -525,6 +652,8 @@ libraries! {
         ignores_patch_answers: false,
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
+        work_ends: work_ends_unnoticed,
+        versions: &[],
         build: |config, me, _| Elector::Kubert(kubert::KubertElector::new(config, me)),
     },
     /// hendrikmaus/kube-leader-election (Rust, v0.43.0), polled as its README does.

@@ -38,7 +38,7 @@ pub use config::{
     AfterLost, ClientGoVersion, ConfigError, ConfigKey, ElectorConfig, ExpiryRule, GRACEFUL_SHUTDOWN_TIMEOUT,
     JITTER_FACTOR, default_request_timeout_for,
 };
-pub use library::{Algorithm, Library};
+pub use library::{AfterWorkEnds, Algorithm, Library, WorkEnd};
 pub use record::{Fields, Record};
 
 use crate::rng::ComponentRng;
@@ -385,6 +385,10 @@ pub trait ElectorLoop {
     fn healthy(&self, _now_mono: i64, _tolerance: Nanos) -> bool {
         true
     }
+    /// The leader's work raised and this library watches for that
+    /// ([`AfterWorkEnds::ElectorStopsNextRound`](library::AfterWorkEnds)): it stops at the
+    /// top of its next renew round. Only loops whose row says so implement it.
+    fn work_raised(&mut self) {}
 }
 
 /// One node's elector, whichever algorithm it follows. Held inline (not boxed): an event of a
@@ -491,5 +495,10 @@ impl Elector {
     /// Has this elector a request outstanding?
     pub fn awaiting_result(&self) -> bool {
         each!(self, e => ElectorLoop::awaiting_result(e))
+    }
+
+    /// The leader's work raised ([`ElectorLoop::work_raised`]).
+    pub fn work_raised(&mut self) {
+        each!(self, e => ElectorLoop::work_raised(e))
     }
 }

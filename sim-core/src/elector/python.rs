@@ -1,7 +1,8 @@
 //! The official Python client's leader election (`kubernetes/leaderelection/leaderelection.py`
-//! at kubernetes-client/python 024658493d12, after release v36.0.3; checked against the source,
-//! docs/algorithms.md). Its released locks are ConfigMap-based; the Lease lock modelled here is the
-//! one of the unmerged PR #2314, with the same elector loop:
+//! and `resourcelock/leaselock.py`, released in 37.0.0; read at kubernetes-client/python
+//! 024658493d12 and the 37.x wheels, docs/sources/python-client.md). The `version` key picks
+//! "37.0.0" (the default), "37.0.0a1" or "36.0.3" (whose released lock is the ConfigMap lock:
+//! leasesim runs that release's loop on the Lease). The loop:
 //! - every wait is exactly RetryPeriod (no jitter); the first try is immediate;
 //! - every try is a GET then, if allowed, a PUT with the GET's resourceVersion (no fast path);
 //! - expiry: `observed_time_ms + own lease_duration·1000 > now_ms`, where observed_time is the
@@ -16,10 +17,13 @@
 //! - no release; leaseTransitions is never written; after a failed round `run()` returns;
 //! - the lock catches only `ApiException`: a timeout (when the user set one) or a refused
 //!   connection is raised by urllib3 (`MaxRetryError`, after its retries: read timeouts of GET
-//!   and PUT are retried three times, a POST's is not, refused connects are retried at once), an
-//!   error body that is not JSON on a GET makes `json.loads` raise; any of these escapes
-//!   `try_acquire_or_renew` and `run()`, and `onstopped_leading` is never called
-//!   (`leaderelection.py` has no try/except or finally; v36.0.3).
+//!   and PUT are retried three times, a POST's is not, refused connects are retried at once);
+//!   before 37.0.0 (37.0.0a1, 36.0.3) an error body that is not JSON on a GET makes
+//!   `json.loads` raise too (37.0.0 takes it as a failed try, PR #2707); any of these escapes
+//!   `try_acquire_or_renew` and `run()`, and `onstopped_leading` is never called;
+//! - from 37.0.0a1 (`c0b60e0805`, PR #2670) a raising `onstarted_leading` sets an Event that
+//!   `renew_loop` checks at the top of each round: the loop returns, `onstopped_leading` is
+//!   called, nothing is released ([`ElectorLoop::work_raised`]).
 
 use super::ElectorLoop;
 use super::Outputs;
@@ -67,6 +71,8 @@ pub struct PythonElector {
     awaiting: bool,
     /// urllib3's retries of the request in flight so far (`Retry(3)`: three).
     transport_retries: u8,
+    /// The leader's callback raised (37.0.0a1 and later watch for it).
+    work_raised: bool,
 }
 
 fn wall_ms(now: Now) -> i64 {
@@ -88,6 +94,7 @@ impl PythonElector {
             generation: 0,
             awaiting: false,
             transport_retries: 0,
+            work_raised: false,
         }
     }
 
@@ -212,6 +219,8 @@ impl ElectorLoop for PythonElector {
                 self.begin_try(now, out);
             }
             Phase::RetrySleep { deadline_ms } => self.attempt_in_round(deadline_ms, now, out),
+            // `if self.onstarted_leading_failed.is_set(): return`, at the top of each round.
+            Phase::BetweenRounds if self.work_raised => self.finish(out),
             Phase::BetweenRounds => {
                 let deadline_ms = wall_ms(now) + (self.config.renew_deadline / 1_000_000) as i64;
                 self.attempt_in_round(deadline_ms, now, out);
@@ -235,7 +244,8 @@ impl ElectorLoop for PythonElector {
             (_, Err(LockError::Refused)) => {
                 return self.raise("urllib3 MaxRetryError (connection refused)", out);
             }
-            (Step::Get, Err(LockError::NotStatus(_))) => {
+            // 37.0.0 (PR #2707) takes a body that is not JSON as a failed try.
+            (Step::Get, Err(LockError::NotStatus(_))) if self.config.version > 0 => {
                 return self.raise("json.JSONDecodeError (error body is not JSON)", out);
             }
             _ => {}
@@ -310,5 +320,9 @@ impl ElectorLoop for PythonElector {
 
     fn lease_expired(&self, now: Now) -> Option<bool> {
         self.observed.as_ref().map(|_| self.expired(wall_ms(now)))
+    }
+
+    fn work_raised(&mut self) {
+        self.work_raised = true;
     }
 }

@@ -255,6 +255,9 @@ pub struct NodeDoc {
     pub start_at: Option<DurationDistDoc>,
     /// For `algorithm = "client-go"`: the release the node runs, `"v0.26"` … `"v0.37"`.
     pub client_go: Option<String>,
+    /// For other libraries with more than one release modelled: the release (the Python
+    /// client's `"37.0.0"`, `"37.0.0a1"`, `"36.0.3"`).
+    pub version: Option<String>,
     /// Overrides the algorithm's expiry rule: `observed-time` or `renew-time`.
     pub expiry: Option<String>,
     /// Overrides whether the leader renews with an optimistic update without a Get.
@@ -358,6 +361,8 @@ pub struct FaultDoc {
     pub delay: Option<Duration>,
     pub delta: Option<SignedDuration>,
     pub extra: Option<Duration>,
+    /// For `work` faults: `returns`, `raises` or `blocks`.
+    pub ends: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -71,6 +71,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "restart_delay",
             "start_at",
             "client_go",
+            "version",
             "expiry",
             "fast_path",
             "labels",
@@ -96,7 +97,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
         "clock" => &["offset", "drift_ppm", "steps", "wander", "offset_seconds_dist", "drift_ppm_dist"],
         "network" => &["latency", "loss", "up", "down"],
         "reconciler" => &["mode", "period", "object", "field", "field_manager", "timeout"],
-        "faults" => &["at", "node", "target", "kind", "duration", "cut", "mode", "delay", "delta", "extra"],
+        "faults" => &["at", "node", "target", "kind", "duration", "cut", "mode", "delay", "delta", "extra", "ends"],
         "random_faults" => &[
             "name",
             "kind",

@@ -217,6 +217,27 @@ impl Scenario {
         for (i, doc) in self.nodes.iter().enumerate() {
             nodes.push(self.node_spec(i, doc, &identities[i], &namespace, &lease_name)?);
         }
+        // `[defaults] version` applies to the nodes whose library has that release: one that
+        // fits no node is a mistake, not a no-op.
+        if let Some(v) = &self.defaults.version
+            && !nodes.iter().any(|n| n.elector.algorithm.library().versions.contains(&v.as_str()))
+        {
+            let mut known: Vec<String> = Vec::new();
+            for n in &nodes {
+                let library = n.elector.algorithm.library();
+                if !library.versions.is_empty() && !known.iter().any(|k| k.starts_with(library.called)) {
+                    known.push(format!("{}: {}", library.called, library.versions.join(", ")));
+                }
+            }
+            let why = if known.is_empty() {
+                "no node here runs a library with more than one release modelled (client-go's releases are chosen \
+                 with `client_go`)"
+                    .to_string()
+            } else {
+                format!("releases modelled: {}", known.join("; "))
+            };
+            return Err(err(&["defaults", "version"], format!("{v:?} is no release of any node's library; {why}")));
+        }
         let nodes_unsafe: bool = nodes.iter().any(|n: &NodeSpec| n.elector.validate().is_err());
         for name in self.leases.keys() {
             if !nodes.iter().any(|n| &n.elector.lease_name == name) {
@@ -266,6 +287,15 @@ impl Scenario {
                 "server-outage" => FaultKind::ServerOutage { duration: need(f.duration, "duration")? },
                 "server-slow" => {
                     FaultKind::ServerSlow { duration: need(f.duration, "duration")?, extra: need(f.extra, "extra")? }
+                }
+                "work" => {
+                    let text = f.ends.as_deref().ok_or_else(|| {
+                        err(&p("kind"), "a work fault needs `ends = \"returns\"`, `\"raises\"` or `\"blocks\"`")
+                    })?;
+                    let ends = crate::elector::WorkEnd::parse(text).ok_or_else(|| {
+                        err(&p("ends"), unknown_word("way for work to end", text, &crate::elector::WorkEnd::NAMES))
+                    })?;
+                    FaultKind::Work { ends }
                 }
                 other => {
                     return Err(err(&p("kind"), unknown_word("fault kind", other, &FAULT_KINDS)));
@@ -507,8 +537,8 @@ fn check_name(kind: Kind, name: &str, what: &str) -> Result<(), String> {
     }
 }
 
-const FAULT_KINDS: [&str; 8] =
-    ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow"];
+const FAULT_KINDS: [&str; 9] =
+    ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow", "work"];
 const RANDOM_FAULT_KINDS: [&str; 7] =
     ["crash", "crash-restart", "pause", "stop", "partition", "clock-step", "server-outage"];
 

@@ -60,6 +60,29 @@ impl Scenario {
         if let Some(v) = pick!(client_go).filter(|_| is_client_go) {
             elector.client_go = crate::elector::ClientGoVersion::parse(&v).map_err(|m| perr("client_go", m))?;
         }
+        // Another library's release: a node's own key must name one its library has; from
+        // `[defaults]` it applies to the nodes whose library has that release.
+        if let Some(v) = &doc.version {
+            let called = library.called;
+            if library.versions.is_empty() {
+                let how = if is_client_go { " (client-go's releases are chosen with `client_go`)" } else { "" };
+                return Err(perr(
+                    "version",
+                    format!(
+                        "{v:?}: leasesim models one release of {called}, {}{how}; see docs/algorithms.md",
+                        library.source.version
+                    ),
+                ));
+            }
+            if !library.versions.contains(&v.as_str()) {
+                return Err(perr("version", unknown_word(&format!("release of {called}"), v, library.versions)));
+            }
+        }
+        if let Some(v) = pick!(version)
+            && let Some(i) = library.versions.iter().position(|r| *r == v)
+        {
+            elector.version = i as u8;
+        }
         if !library.keys.client_go_loop {
             for (key, set) in [("expiry", doc.expiry.is_some()), ("fast_path", doc.fast_path.is_some())] {
                 if set {

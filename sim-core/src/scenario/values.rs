@@ -35,6 +35,7 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
     w.number("dual_leader_seconds", m.dual_leader_seconds);
     w.number("dual_leader_windows", m.dual_leader_windows as f64);
     w.array("failover_seconds", &m.failover_seconds);
+    w.number("held_idle_seconds", m.held_idle_seconds);
     w.number("leader_changes", m.leader_changes as f64);
     w.number("leaderless_seconds", m.leaderless_seconds);
     w.number("lease_transitions", m.lease_transitions as f64);
@@ -77,11 +78,13 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
                 w.number("already_exists", n.already_exists as f64);
                 w.number("conflicts", n.conflicts as f64);
                 w.number("fenced_rejections", n.fenced_rejections as f64);
+                w.number("held_idle_seconds", n.held_idle_seconds);
                 w.number("lease_conflicts", n.lease_conflicts as f64);
                 w.number("overwrites", n.overwrites as f64);
                 counts(w, "requests_lost", &n.requests_lost);
                 counts(w, "requests_sent", &n.requests_sent);
                 w.number("split_brain_writes", n.split_brain_writes as f64);
+                w.number("work_not_holder_seconds", n.work_not_holder_seconds);
                 w.number("writes_accepted", n.writes_accepted as f64);
             });
         }
@@ -90,6 +93,7 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
     out.push(("overwrites".into(), sum(|n| n.overwrites)));
     out.push(("split_brain_writes".into(), sum(|n| n.split_brain_writes)));
     out.push(("transitions".into(), metrics.lease_transitions as f64));
+    out.push(("work_not_holder_seconds".into(), metrics.work_not_holder_seconds));
     out
 }
 

@@ -7,6 +7,7 @@ use super::process::ProcState;
 use super::{FaultDetail, FaultRecord, SpanKind, World, actions, faults};
 use crate::api::Kind;
 use crate::clock::ClockStep;
+use crate::elector::{AfterLost, AfterWorkEnds, WorkEnd};
 use crate::model::FaultKind;
 use crate::net::{Cut, Partition};
 use crate::time::Nanos;
@@ -93,6 +94,47 @@ impl World {
                 let until = now.saturating_add(duration);
                 self.net.availability_mut().slowdowns.push((now, until, extra));
                 trace!(self, now, None, TraceKind::ServerSlow { until, extra_ns: extra });
+            }
+            FaultKind::Work { ends } => self.end_work(now, node.expect("node fault"), ends),
+        }
+    }
+
+    /// A `work` fault: the leader's work returns, raises or blocks. Either way no more work is
+    /// done; the elector then does what its library does ([`AfterWorkEnds`]). A node with no
+    /// work running (not leading, or its work already ended) is not touched.
+    fn end_work(&mut self, now: Nanos, n: usize, ends: WorkEnd) {
+        if !self.procs[n].is_running() || !self.obs.is_acting(n) {
+            return;
+        }
+        let config = &self.spec.nodes[n].elector;
+        let then = (config.algorithm.library().work_ends)(ends, config);
+        trace!(self, now, Some(n), TraceKind::WorkEnded { ends: ends.name(), then: then.name() });
+        trace!(self, now, Some(n), TraceKind::StoppedLeading);
+        self.stop_acting(now, n);
+        match then {
+            AfterWorkEnds::Unnoticed => {}
+            AfterWorkEnds::ProcessDies => {
+                trace!(self, now, Some(n), TraceKind::Crash);
+                self.kill(now, n, ProcState::Crashed);
+                // The kubelet starts the container again, as after any exit.
+                let first = match self.spec.nodes[n].elector.after_lost {
+                    AfterLost::Restart { delay } => delay,
+                    AfterLost::Exit | AfterLost::Rejoin => self.spec.nodes[n].elector.algorithm.library().restart_delay,
+                };
+                let delay = self.procs[n].kubelet_delay(self.spec.nodes[n].restart_backoff, first, now);
+                self.queue.schedule(now.saturating_add(delay), Event::Start { node: n as u32 });
+            }
+            AfterWorkEnds::ElectorStopsNextRound => {
+                if let Some(elector) = self.procs[n].elector.as_mut() {
+                    elector.work_raised();
+                }
+            }
+            AfterWorkEnds::GracefulStop => {
+                // As SIGTERM, but the process then exits with the error: `after_lost` decides
+                // what follows (the kubelet restarts it by default).
+                let mut out = self.take_scratch();
+                self.procs[n].drive(now, &mut out, |e, clock_now, out| e.stop(clock_now, out));
+                self.process_outputs(now, n, out);
             }
         }
     }

@@ -29,6 +29,7 @@ impl World {
             return;
         }
         self.discard_stale();
+        self.obs.set_node_sym(now, node, self.procs[node].sym);
         let incarnation = self.procs[node].starts;
         self.obs.open_span(now, node, SpanKind::Running);
         trace!(self, now, Some(node), TraceKind::ProcessStart { incarnation });
@@ -106,6 +107,7 @@ impl World {
             return;
         }
         self.stop_acting(now, node);
+        self.obs.set_leading(now, node, false);
         self.procs[node].kill(state, &mut self.stale);
         self.discard_stale();
         if let Some(r) = self.recs[node].as_mut() {
@@ -275,6 +277,7 @@ impl World {
                 // A stop still pending is for the previous term: this one goes on.
                 self.procs[node].work_stop = None;
                 trace!(self, now, Some(node), TraceKind::StartedLeading);
+                self.obs.set_leading(now, node, true);
                 self.obs.set_acting(now, node, true);
                 let token = self.procs[node].lock.cached().and_then(|l| l.spec.lease_transitions);
                 if let Some(r) = self.recs[node].as_mut() {
@@ -284,19 +287,10 @@ impl World {
             }
             // Whichever comes first ends the leader's work; the other finds it ended. The
             // node's `stop_acting` says when the work really stops.
-            Output::LeaderContextDone | Output::StoppedLeading => match self.spec.nodes[node].stop_acting {
-                StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
-                    if self.obs.is_acting(node) {
-                        trace!(self, now, Some(node), TraceKind::StoppedLeading);
-                    }
-                    self.stop_acting(now, node);
-                }
-                StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
-                    self.schedule_work_stop(now, node, after, WorkStop::Hook);
-                }
-                StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
-                _ => {}
-            },
+            Output::LeaderContextDone | Output::StoppedLeading => {
+                self.obs.set_leading(now, node, false);
+                self.work_after_term(now, node);
+            }
             Output::StopWork { after } => {
                 if self.obs.is_acting(node) && self.spec.nodes[node].stop_acting != StopActing::Never {
                     self.schedule_work_stop(now, node, after, WorkStop::Drain);
@@ -308,6 +302,7 @@ impl World {
                 }
             }
             Output::Exception(message) => {
+                self.obs.set_leading(now, node, false);
                 trace!(self, now, Some(node), TraceKind::Exception { message });
                 // The leader's work thread outlives the loop: it acts on until the process ends.
                 self.procs[node].orphan_work = self.obs.is_acting(node);
@@ -323,6 +318,23 @@ impl World {
             Output::Send { .. } | Output::Timer { .. } | Output::Abandon | Output::NewLeader(_) | Output::Note(_) => {
                 unreachable!("carried out by `process_outputs`")
             }
+        }
+    }
+
+    /// The elector's term ended: the node's `stop_acting` says when its work really stops.
+    fn work_after_term(&mut self, now: Nanos, node: usize) {
+        match self.spec.nodes[node].stop_acting {
+            StopActing::AtOnce if self.procs[node].work_stop.is_none() => {
+                if self.obs.is_acting(node) {
+                    trace!(self, now, Some(node), TraceKind::StoppedLeading);
+                }
+                self.stop_acting(now, node);
+            }
+            StopActing::After(after) if self.procs[node].work_stop.is_none() && self.obs.is_acting(node) => {
+                self.schedule_work_stop(now, node, after, WorkStop::Hook);
+            }
+            StopActing::Never if self.obs.is_acting(node) => self.procs[node].orphan_work = true,
+            _ => {}
         }
     }
 

@@ -89,6 +89,15 @@ pub(super) struct Observer {
     acting: Vec<bool>,
     acting_since: Vec<Nanos>,
     acting_ns: Vec<Nanos>,
+    /// Per node: its elector leads (started-leading until stopped-leading, exit or crash), the
+    /// server's Lease names it, its identity now (a new one per start with
+    /// `identity_per_start`), and when any of these or `acting` last changed.
+    leading: Vec<bool>,
+    holds: Vec<bool>,
+    node_sym: Vec<Option<Sym>>,
+    role_since: Vec<Nanos>,
+    held_idle_ns: Vec<Nanos>,
+    work_not_holder_ns: Vec<Nanos>,
     pub(super) node_metrics: Vec<NodeMetrics>,
     metrics: Metrics,
     dual_windows: Vec<DualWindow>,
@@ -128,6 +137,12 @@ impl Observer {
             acting: vec![false; n],
             acting_since: vec![0; n],
             acting_ns: vec![0; n],
+            leading: vec![false; n],
+            holds: vec![false; n],
+            node_sym: vec![None; n],
+            role_since: vec![0; n],
+            held_idle_ns: vec![0; n],
+            work_not_holder_ns: vec![0; n],
             node_metrics: vec![NodeMetrics::default(); n],
             metrics: Metrics::default(),
             dual_windows: Vec::new(),
@@ -227,12 +242,41 @@ impl Observer {
         l.last_change = now;
     }
 
+    /// Adds the time since `node`'s last change of role to its held-idle and
+    /// work-while-not-holder clocks (before a change, and at the end).
+    fn accrue_role(&mut self, node: usize, now: Nanos) {
+        let dt = now - self.role_since[node];
+        if self.leading[node] && !self.acting[node] {
+            self.held_idle_ns[node] += dt;
+        }
+        if self.acting[node] && !self.holds[node] {
+            self.work_not_holder_ns[node] += dt;
+        }
+        self.role_since[node] = now;
+    }
+
+    /// `node`'s elector starts or stops leading (its own term, whatever its work does).
+    pub(super) fn set_leading(&mut self, now: Nanos, node: usize, leading: bool) {
+        if self.leading[node] != leading {
+            self.accrue_role(node, now);
+            self.leading[node] = leading;
+        }
+    }
+
+    /// `node` runs under the identity `sym` from now (at each process start).
+    pub(super) fn set_node_sym(&mut self, now: Nanos, node: usize, sym: Sym) {
+        self.accrue_role(node, now);
+        self.node_sym[node] = Some(sym);
+        self.holds[node] = self.leases[self.node_lease[node]].last_holder == sym && sym != Sym::EMPTY;
+    }
+
     /// `node` starts or stops acting as its Lease's leader. Returns false if it already was in
     /// that state.
     pub(super) fn set_acting(&mut self, now: Nanos, node: usize, acting: bool) -> bool {
         if self.acting[node] == acting {
             return false;
         }
+        self.accrue_role(node, now);
         let lease = self.node_lease[node];
         self.advance_lease_clock(lease, now);
         self.acting[node] = acting;
@@ -348,6 +392,15 @@ impl Observer {
             }
             t.last_holder = holder;
             changed = true;
+            // Which of its nodes the server names now: O(nodes of this Lease), on a change only.
+            for k in 0..self.leases[track].nodes.len() {
+                let node = self.leases[track].nodes[k];
+                let holds = holder != Sym::EMPTY && self.node_sym[node] == Some(holder);
+                if holds != self.holds[node] {
+                    self.accrue_role(node, now);
+                    self.holds[node] = holds;
+                }
+            }
         }
         if changed && self.tracing() {
             let lease = self.leases[track].shared_key();
@@ -372,6 +425,12 @@ impl Observer {
                 self.acting_ns[node] += end - self.acting_since[node];
             }
             self.node_metrics[node].acting_leader_seconds = as_secs_f64(self.acting_ns[node]);
+            self.accrue_role(node, end);
+            let m = &mut self.node_metrics[node];
+            m.held_idle_seconds = as_secs_f64(self.held_idle_ns[node]);
+            m.work_not_holder_seconds = as_secs_f64(self.work_not_holder_ns[node]);
+            self.metrics.held_idle_seconds += m.held_idle_seconds;
+            self.metrics.work_not_holder_seconds += m.work_not_holder_seconds;
         }
         for lease in 0..self.leases.len() {
             if let Some(from) = self.leases[lease].dual_start.take() {
@@ -497,6 +556,32 @@ mod tests {
         assert_eq!((one.elected, one.first_leader_seconds), (true, 4.0));
         assert_eq!((two.elected, two.first_leader_seconds), (false, 10.0));
         assert_eq!(r.metrics.leases_never_elected, 1);
+    }
+
+    /// Issue 32: "held, idle" is the elector leading with no work running; "work while not the
+    /// holder" is work running while the server's Lease names someone else or no one.
+    #[test]
+    fn held_idle_and_work_while_not_holder_are_clocked_per_node() {
+        let mut o = observer(false);
+        let name = || Arc::from("x");
+        o.set_node_sym(0, 0, Sym(1));
+        o.set_node_sym(0, 1, Sym(2));
+        o.lease_written(secs(1), 0, Sym(1), name, 0, 10);
+        o.set_leading(secs(1), 0, true);
+        o.set_acting(secs(1), 0, true);
+        o.set_acting(secs(3), 0, false); // the work ends; the elector leads on
+        o.set_leading(secs(7), 0, false);
+        // b works from 8 s; the Lease names it only from 9 s.
+        o.set_leading(secs(8), 1, true);
+        o.set_acting(secs(8), 1, true);
+        o.lease_written(secs(9), 0, Sym(2), name, 1, 11);
+        // a restarts under a new identity: the Lease naming its old one is not its.
+        o.set_node_sym(secs(9), 0, Sym(3));
+        let r = finish(o, secs(10));
+        let (a, b) = (&r.metrics.nodes["a"], &r.metrics.nodes["b"]);
+        assert_eq!((a.held_idle_seconds, a.work_not_holder_seconds), (4.0, 0.0));
+        assert_eq!((b.held_idle_seconds, b.work_not_holder_seconds), (0.0, 1.0));
+        assert_eq!((r.metrics.held_idle_seconds, r.metrics.work_not_holder_seconds), (4.0, 1.0));
     }
 
     #[test]
