@@ -36,6 +36,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("split-brain", include_str!("../../scenarios/split-brain.toml")),
     ("takeover", include_str!("../../scenarios/takeover.toml")),
     ("valid-but-unsafe", include_str!("../../scenarios/valid-but-unsafe.toml")),
+    ("wedged-client", include_str!("../../scenarios/wedged-client.toml")),
     ("work-died-elector-renews", include_str!("../../scenarios/incidents/work-died-elector-renews.toml")),
     ("workers-on-process-context", include_str!("../../scenarios/incidents/workers-on-process-context.toml")),
 ];

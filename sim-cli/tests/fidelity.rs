@@ -709,3 +709,41 @@ duration = "15s"
     assert_eq!(gaps(&run_with(source, &[], 1)), [10, 10, 10]);
     assert_eq!(gaps(&run_with(source, &["defaults.restart_backoff=\"crashloop\""], 1)), [0, 10, 20]);
 }
+
+/// A wedged client is not a pause: the elector's timers run on while its request hangs (no
+/// timeout fires), and a probe of a plain liveness endpoint passes where client-go's
+/// leader-election watchdog fails (`LeaderElector.Check`, leaderelection.go; docs/algorithms.md).
+#[test]
+fn a_wedged_client_hangs_its_requests_while_timers_and_probes_run() {
+    let source = |check: &str| {
+        format!(
+            "{TWO_NODES}healthz = {{ check = \"{check}\", failure_threshold = 3 }}\n[[faults]]\nat = \"20s\"\nnode = \"a\"\nkind = \"wedge\"\n"
+        )
+        .replace("[[nodes]]\nidentity = \"a\"\n", &format!("[[nodes]]\nidentity = \"a\"\nhealthz = {{ check = \"{check}\", failure_threshold = 3 }}\n"))
+        .replace("duration = \"60s\"", "duration = \"2m\"")
+    };
+    let ping = run_with(&source("ping"), &[], 1);
+    let a = ping.result.node_names.iter().position(|x| x == "a").unwrap();
+    let after = |out: &RunOutput, pred: &dyn Fn(&TraceKind) -> bool| {
+        out.result.trace.iter().filter(|e| e.node == Some(a) && e.t > 20_000_000_000 && pred(&e.kind)).count()
+    };
+    assert!(after(&ping, &|k| matches!(k, TraceKind::Timer { .. })) > 0, "its timers still fire");
+    assert_eq!(after(&ping, &|k| matches!(k, TraceKind::Timeout { .. })), 0, "no timeout ends the wait");
+    assert_eq!(after(&ping, &|k| matches!(k, TraceKind::Response { .. })), 0, "nothing comes back");
+    assert_eq!(count(&ping, |k| matches!(k, TraceKind::LivenessKill)), 0, "ping answers");
+    assert!(ping.result.metrics.dual_leader_seconds > 20.0, "b took over; a still believes");
+    let watchdog = run_with(&source("leader-election"), &[], 1);
+    assert_eq!(count(&watchdog, |k| matches!(k, TraceKind::LivenessKill)), 1, "the watchdog fails it");
+    assert!(watchdog.result.metrics.dual_leader_seconds < ping.result.metrics.dual_leader_seconds);
+    // `check = "ping"` is any library's; the watchdog is client-go's.
+    let e = refused(&format!(
+        "{TWO_NODES}[defaults]\nalgorithm = \"java-client\"\nhealthz = {{ check = \"leader-election\" }}\n"
+    ));
+    assert!(e.contains("check = \"ping\""), "{e}");
+    let java = run_with(
+        &format!("{TWO_NODES}[defaults]\nalgorithm = \"java-client\"\nhealthz = {{ check = \"ping\" }}\n"),
+        &[],
+        1,
+    );
+    assert_eq!(count(&java, |k| matches!(k, TraceKind::LivenessKill)), 0);
+}

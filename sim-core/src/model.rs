@@ -228,6 +228,12 @@ pub enum FaultKind {
     Work {
         ends: crate::elector::WorkEnd,
     },
+    /// The node's HTTP client wedges: requests in flight and every request sent for `duration`
+    /// (`None`: for the rest of the process's life) never complete and ignore their timeouts,
+    /// while the process, its timers and its probes live on. A restart gets a new client.
+    Wedge {
+        duration: Option<Nanos>,
+    },
 }
 
 impl FaultKind {
@@ -249,6 +255,8 @@ impl FaultKind {
             }
             FaultKind::ServerSlow { duration, extra } => format!("+{} for {}", show(*extra), show(*duration)),
             FaultKind::Work { ends } => ends.name().to_string(),
+            FaultKind::Wedge { duration: Some(d) } => show(*d),
+            FaultKind::Wedge { duration: None } => "until restart".to_string(),
             FaultKind::Crash | FaultKind::Stop => String::new(),
         }
     }
@@ -264,6 +272,7 @@ impl FaultKind {
             FaultKind::ServerOutage { .. } => "server-outage",
             FaultKind::ServerSlow { .. } => "server-slow",
             FaultKind::Work { .. } => "work",
+            FaultKind::Wedge { .. } => "wedge",
         }
     }
 }
@@ -419,6 +428,20 @@ pub struct HealthzSpec {
     pub failure_threshold: u32,
     /// The kubelet starts the container again this long after killing it.
     pub restart_delay: Nanos,
+    /// What the probed endpoint checks.
+    pub check: HealthCheck,
+}
+
+/// What a liveness probe's endpoint checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthCheck {
+    /// client-go's leader-election watchdog (`HealthzAdaptor` → `LeaderElector.Check`): fails
+    /// while the process believes it leads and its last observation is older than LeaseDuration
+    /// + tolerance; a non-leader passes.
+    LeaderElection,
+    /// A plain liveness endpoint (`healthz.Ping`): answers as long as the process runs; it
+    /// fails only when nothing answers (a paused process).
+    Ping,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -161,6 +161,11 @@ pub enum TraceKind {
         ends: &'static str,
         then: &'static str,
     },
+    /// The node's HTTP client wedged (a `wedge` fault): requests in flight and those sent
+    /// before `until` (`None`: until the process ends) never complete.
+    Wedged {
+        until: Option<Nanos>,
+    },
     /// One `reconcileElectionStep` of the apiserver's election controller that did something:
     /// pinged candidates, installed a holder, set a preferred holder, or failed.
     /// (Boxed: rare, and every trace event is as large as the largest kind.)
@@ -236,6 +241,7 @@ impl TraceKind {
             TraceKind::ProbeFailed { .. } => "probe-failed",
             TraceKind::LivenessKill => "liveness-kill",
             TraceKind::WorkEnded { .. } => "work-ended",
+            TraceKind::Wedged { .. } => "wedged",
             TraceKind::Election(_) => "election",
             TraceKind::CandidatesCollected { .. } => "candidates-collected",
         }
@@ -347,6 +353,8 @@ impl TraceEvent {
             TraceKind::Exception { message } => write!(w, ",\"message\":\"{message}\"")?,
             TraceKind::ProbeFailed { failures } => write!(w, ",\"failures\":{failures}")?,
             TraceKind::WorkEnded { ends, then } => write!(w, ",\"ends\":\"{ends}\",\"then\":\"{then}\"")?,
+            TraceKind::Wedged { until: Some(until) } => write!(w, ",\"until_ns\":{until}")?,
+            TraceKind::Wedged { until: None } => w.write_all(b",\"until_ns\":null")?,
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => {
                 // Rare: through serde_json, same keys and order as `to_json`.
                 let Value::Object(fields) = self.kind.fields_json() else { unreachable!("an object") };
@@ -416,6 +424,7 @@ impl TraceEvent {
             TraceKind::Exception { message } => json!({ "message": message }),
             TraceKind::ProbeFailed { failures } => json!({ "failures": failures }),
             TraceKind::WorkEnded { ends, then } => json!({ "ends": ends, "then": then }),
+            TraceKind::Wedged { until } => json!({ "until_ns": until }),
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => self.kind.fields_json(),
             TraceKind::ProcessExit
             | TraceKind::Crash

@@ -257,6 +257,7 @@ pub struct NodeDoc {
     pub client_go: Option<String>,
     /// For other libraries with more than one release modelled: the release (the Python
     /// client's `"37.0.0"`, `"37.0.0a1"`, `"36.0.3"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Overrides the algorithm's expiry rule: `observed-time` or `renew-time`.
     pub expiry: Option<String>,
@@ -325,6 +326,10 @@ pub struct HealthzDoc {
     pub timeout: Option<Duration>,
     /// How long after the kill the kubelet starts the container again.
     pub restart_delay: Option<Duration>,
+    /// What the endpoint checks: `leader-election` (client-go's watchdog, the default) or
+    /// `ping` (a plain liveness endpoint, any library).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -362,6 +367,7 @@ pub struct FaultDoc {
     pub delta: Option<SignedDuration>,
     pub extra: Option<Duration>,
     /// For `work` faults: `returns`, `raises` or `blocks`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ends: Option<String>,
 }
 

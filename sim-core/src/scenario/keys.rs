@@ -93,7 +93,9 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "network",
             "reconciler",
         ],
-        "healthz" => &["tolerance", "period", "failure_threshold", "initial_delay", "timeout", "restart_delay"],
+        "healthz" => {
+            &["tolerance", "period", "failure_threshold", "initial_delay", "timeout", "restart_delay", "check"]
+        }
         "clock" => &["offset", "drift_ppm", "steps", "wander", "offset_seconds_dist", "drift_ppm_dist"],
         "network" => &["latency", "loss", "up", "down"],
         "reconciler" => &["mode", "period", "object", "field", "field_manager", "timeout"],

@@ -288,6 +288,7 @@ impl Scenario {
                 "server-slow" => {
                     FaultKind::ServerSlow { duration: need(f.duration, "duration")?, extra: need(f.extra, "extra")? }
                 }
+                "wedge" => FaultKind::Wedge { duration: f.duration.map(|d| d.0) },
                 "work" => {
                     let text = f.ends.as_deref().ok_or_else(|| {
                         err(&p("kind"), "a work fault needs `ends = \"returns\"`, `\"raises\"` or `\"blocks\"`")
@@ -537,8 +538,8 @@ fn check_name(kind: Kind, name: &str, what: &str) -> Result<(), String> {
     }
 }
 
-const FAULT_KINDS: [&str; 9] =
-    ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow", "work"];
+const FAULT_KINDS: [&str; 10] =
+    ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow", "work", "wedge"];
 const RANDOM_FAULT_KINDS: [&str; 7] =
     ["crash", "crash-restart", "pause", "stop", "partition", "clock-step", "server-outage"];
 

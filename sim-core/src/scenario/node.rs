@@ -380,14 +380,24 @@ impl Scenario {
         };
         let healthz = match pick!(healthz) {
             None => None,
-            Some(_) if elector.client_go_version().is_none() => {
-                return Err(perr(
-                    "healthz",
-                    format!("the health check is client-go's (HealthzAdaptor); {algorithm_name} has none"),
-                ));
-            }
             Some(h) => {
                 let dh = d.healthz.clone().unwrap_or_default();
+                let check = match h.check.as_deref().or(dh.check.as_deref()).unwrap_or("leader-election") {
+                    "leader-election" => crate::model::HealthCheck::LeaderElection,
+                    "ping" => crate::model::HealthCheck::Ping,
+                    other => {
+                        return Err(perr("healthz", unknown_word("health check", other, &["leader-election", "ping"])));
+                    }
+                };
+                if check == crate::model::HealthCheck::LeaderElection && elector.client_go_version().is_none() {
+                    return Err(perr(
+                        "healthz",
+                        format!(
+                            "the leader-election health check is client-go's (HealthzAdaptor); {algorithm_name} has \
+                             none (`check = \"ping\"` probes a plain liveness endpoint)"
+                        ),
+                    ));
+                }
                 let secs = |v: Option<Duration>, dv: Option<Duration>, default: u64| {
                     v.or(dv).map(|d| d.0).unwrap_or(default * 1_000_000_000)
                 };
@@ -398,6 +408,7 @@ impl Scenario {
                     timeout: secs(h.timeout, dh.timeout, 15),
                     failure_threshold: h.failure_threshold.or(dh.failure_threshold).unwrap_or(8),
                     restart_delay: secs(h.restart_delay, dh.restart_delay, 10),
+                    check,
                 };
                 if spec.period == 0 || spec.timeout == 0 {
                     return Err(perr("healthz", "period and timeout must be greater than zero".into()));

@@ -105,5 +105,7 @@ pub(super) fn hits_leadership(kind: &FaultKind) -> bool {
             | FaultKind::Pause { .. }
             | FaultKind::Stop
             | FaultKind::Partition { .. }
+            | FaultKind::Work { .. }
+            | FaultKind::Wedge { .. }
     )
 }

@@ -96,6 +96,18 @@ impl World {
                 trace!(self, now, None, TraceKind::ServerSlow { until, extra_ns: extra });
             }
             FaultKind::Work { ends } => self.end_work(now, node.expect("node fault"), ends),
+            FaultKind::Wedge { duration } => {
+                let n = node.expect("node fault");
+                if !self.procs[n].is_running() {
+                    return;
+                }
+                let until = duration.map(|d| now.saturating_add(d));
+                let p = &mut self.procs[n];
+                p.wedged_until = until.unwrap_or(Nanos::MAX);
+                // Ids of requests already sent are below the next one: they hang too.
+                p.hung_below = self.net.peek_next_id().min(u64::from(u32::MAX)) as u32;
+                trace!(self, now, Some(n), TraceKind::Wedged { until });
+            }
         }
     }
 

@@ -68,6 +68,9 @@ impl World {
             let failed = until > now.saturating_add(h.timeout);
             self.queue.schedule(answer_at, Event::Probe { node: node as u32, incarnation, failed });
             return;
+        } else if h.check == crate::model::HealthCheck::Ping {
+            // A plain liveness endpoint answers while the process runs.
+            true
         } else {
             let mono = p.clock.monotonic(now);
             p.elector.as_ref().is_none_or(|e| e.healthy(mono, h.tolerance))
@@ -566,6 +569,10 @@ impl Carrier<'_> {
                 name,
             };
             self.wire.record_trace(now, Some(node), request);
+        }
+        if now < self.process.wedged_until {
+            self.wire.wedged(now, msg);
+            return Carried::Done;
         }
         let timeout = timeout.map(|t| (self.process.timer_fires_at(now, t), self.wire.queue.reserve_seq()));
         self.wire.net.get_mut(msg).timeout = timeout;

@@ -462,24 +462,26 @@ impl World {
     fn handle(&mut self, now: Nanos, event: &Event) {
         // Events a running, unpaused process must take: a dead process's are stale, a paused
         // one's wait until it resumes.
+        // (A request's events carry its id: one a wedged client hangs on is never taken.)
         let owner = match *event {
             Event::Timer { node, incarnation, .. }
             | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
-            | Event::Timeout { node, incarnation, .. }
-            | Event::Reset { node, incarnation, .. }
             | Event::Watch { node, incarnation }
             | Event::CandidateEnsure { node, incarnation, .. }
-            | Event::CandidateWatch { node, incarnation } => Some((node as usize, incarnation)),
+            | Event::CandidateWatch { node, incarnation } => Some((node as usize, incarnation, u32::MAX)),
+            Event::Timeout { node, incarnation, id, .. } | Event::Reset { node, incarnation, id, .. } => {
+                Some((node as usize, incarnation, id))
+            }
             Event::Respond { msg } | Event::Resend { msg } => {
                 let m = self.net.get(msg);
-                Some((m.node as usize, m.incarnation))
+                Some((m.node as usize, m.incarnation, m.id as u32))
             }
             _ => None,
         };
-        if let Some((node, incarnation)) = owner {
+        if let Some((node, incarnation, request)) = owner {
             let p = &mut self.procs[node];
-            if p.incarnation != incarnation || p.state != ProcState::Running {
+            if p.incarnation != incarnation || p.state != ProcState::Running || request < p.hung_below {
                 self.discard(*event);
                 return;
             }

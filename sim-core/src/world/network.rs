@@ -163,6 +163,11 @@ impl Network {
     }
 
     #[inline]
+    /// The id the next request will get.
+    pub(super) fn peek_next_id(&self) -> u64 {
+        self.next_request_id + 1
+    }
+
     pub(super) fn next_id(&mut self) -> u64 {
         self.next_request_id += 1;
         self.next_request_id

@@ -68,6 +68,11 @@ pub(super) struct Process {
     /// every period from then).
     pub(super) probe_failures: u32,
     pub(super) probe_anchor: Nanos,
+    /// A `wedge` fault: requests sent before this true time are written into a dead
+    /// connection (0: not wedged)...
+    pub(super) wedged_until: Nanos,
+    /// ...and those already in flight when it began, the ids below this one, never complete.
+    pub(super) hung_below: u32,
     /// The kubelet's CrashLoopBackOff entry for this container: (the next delay, the exit it
     /// was last updated at).
     pub(super) crashloop: Option<(Nanos, Nanos)>,
@@ -109,6 +114,8 @@ impl Process {
             exit_deferred: false,
             probe_failures: 0,
             probe_anchor: 0,
+            wedged_until: 0,
+            hung_below: 0,
             crashloop: None,
             reading: (Nanos::MAX, 0),
         }
@@ -152,6 +159,9 @@ impl Process {
         self.incarnation += 1;
         self.state = ProcState::Running;
         self.stop_requested = false;
+        // A new process has a new HTTP client.
+        self.wedged_until = 0;
+        self.hung_below = 0;
         self.work_stop = None;
         self.exit_deferred = false;
         self.paused_until = None;
@@ -219,6 +229,7 @@ impl Process {
             incarnation: self.incarnation,
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
+            wedged_until: self.wedged_until,
         }
     }
 
@@ -237,6 +248,7 @@ impl Process {
             incarnation: self.incarnation,
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
+            wedged_until: self.wedged_until,
         };
         Some((now, elector, parts))
     }
@@ -252,6 +264,8 @@ pub(super) struct ProcessParts<'a> {
     pub(super) incarnation: u32,
     pub(super) elector_request: &'a mut Option<(u64, Verb)>,
     pub(super) paused: bool,
+    /// [`Process::wedged_until`].
+    pub(super) wedged_until: Nanos,
 }
 
 impl ProcessParts<'_> {

@@ -69,6 +69,10 @@ impl World {
             };
             trace!(self, now, Some(node), request);
         }
+        if now < self.procs[node].wedged_until {
+            let clock = &self.procs[node].clock;
+            return Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
+        }
         let timeout = timeout.map(|t| (self.procs[node].timer_fires_at(now, t), self.queue.reserve_seq()));
         self.net.get_mut(msg).timeout = timeout;
         self.transmit(now, msg);
@@ -439,6 +443,20 @@ impl Wire<'_> {
     pub(super) fn record_trace(&mut self, t: Nanos, node: Option<usize>, kind: TraceKind) {
         let local = node.map(|_| self.clock.wall(t));
         self.obs.trace(t, node, local, kind);
+    }
+
+    /// The request in slot `msg` is written into a wedged client's dead connection: it never
+    /// leaves, is never answered, and no timeout ends the wait (a `wedge` fault).
+    #[cold]
+    pub(super) fn wedged(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.remove(msg);
+        let node = m.node as usize;
+        self.obs.node_metrics[node].requests_sent.add(m.verb);
+        self.obs.node_metrics[node].requests_lost.add(m.verb);
+        if self.obs.tracing() {
+            self.record_trace(now, Some(node), TraceKind::Lost { id: m.id, dir: "up", why: "wedged" });
+        }
+        drop_request(m.stage);
     }
 
     /// Puts the request in slot `msg` on its node's link: it arrives (perhaps after a `hold`
