@@ -20,6 +20,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("mixed-fleet", include_str!("../../scenarios/mixed-fleet.toml")),
     ("mixed-lease-durations", include_str!("../../scenarios/incidents/mixed-lease-durations.toml")),
     ("python-hung-call", include_str!("../../scenarios/python-hung-call.toml")),
+    ("rate-limited-renewals", include_str!("../../scenarios/rate-limited-renewals.toml")),
     ("release-blanks-new-holder", include_str!("../../scenarios/incidents/release-blanks-new-holder.toml")),
     ("release-races-renew", include_str!("../../scenarios/incidents/release-races-renew.toml")),
     ("release-without-duration", include_str!("../../scenarios/incidents/release-without-duration.toml")),

@@ -747,3 +747,37 @@ fn a_wedged_client_hangs_its_requests_while_timers_and_probes_run() {
     );
     assert_eq!(count(&java, |k| matches!(k, TraceKind::LivenessKill)), 0);
 }
+
+/// client-go's client-side rate limiter (rest/request.go `tryThrottle`, x/time/rate `Wait`;
+/// docs/sources/client-go.md §8): a burst of 100 reads on a bucket of 5 qps / burst 10 shared
+/// with the elector makes the renewal wait 18 s; inside a renew round whose RenewDeadline is
+/// 10 s that wait is refused at once ("would exceed context deadline"), every try of the round
+/// fails and the leader steps down. With its own bucket the elector never waits.
+#[test]
+fn a_shared_rate_limiter_starves_renewals_behind_a_burst() {
+    let source = |shared: bool| {
+        format!(
+            "{TWO_NODES}[defaults]\nclient_limiter = {{ qps = 5.0, burst = 10, shared = {shared} }}\nreconciler = {{ burst = {{ at = \"30s\", requests = 100 }} }}\n"
+        )
+    };
+    let shared = run_with(&source(true), &[], 1);
+    assert!(count(&shared, |k| matches!(k, TraceKind::RateLimited { .. })) >= 4);
+    assert!(notes(&shared, "a").contains(&"failed-to-renew"));
+    let waits: Vec<u64> = shared
+        .result
+        .trace
+        .iter()
+        .filter_map(|e| match e.kind {
+            TraceKind::Throttled { wait_ns, .. } => Some(wait_ns),
+            _ => None,
+        })
+        .collect();
+    // The burst's reads past the bucket's ten wait one token (200 ms) more each: the last about
+    // 90 tokens (18 s; a little more, as the reconciler's own write took one just before).
+    let max = *waits.iter().max().unwrap();
+    assert!((18_000_000_000..18_400_000_000).contains(&max), "{max}");
+    let own = run_with(&source(false), &[], 1);
+    assert_eq!(count(&own, |k| matches!(k, TraceKind::RateLimited { .. })), 0);
+    assert!(!notes(&own, "a").contains(&"failed-to-renew"));
+    assert_eq!(own.result.metrics.leaderless_seconds, 0.0);
+}

@@ -66,6 +66,26 @@ pub struct ReconcilerSpec {
     pub field_manager: FieldManager,
     /// Client-side timeout of each reconciler request (a controller's write deadline).
     pub timeout: Nanos,
+    /// Bursts of extra reads (a resync, a relist storm): `requests` GETs of the child at once,
+    /// at `at` and every `every` after, while the process runs.
+    pub burst: Option<ReconcileBurst>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReconcileBurst {
+    pub at: Nanos,
+    pub requests: u32,
+    pub every: Option<Nanos>,
+}
+
+/// client-go's client-side rate limiter of a process (`rest.Config` QPS and Burst; docs/
+/// sources/client-go.md §8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClientLimiterSpec {
+    pub qps: f64,
+    pub burst: u32,
+    /// The elector and the reconciler wait on one bucket (else each has its own).
+    pub shared: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -91,6 +111,8 @@ pub struct NodeSpec {
     pub identity_per_start: bool,
     /// How the kubelet spaces the restarts it makes.
     pub restart_backoff: RestartBackoff,
+    /// client-go's client-side rate limiter (`None`: requests are never throttled).
+    pub client_limiter: Option<ClientLimiterSpec>,
 }
 
 /// The delay before a restart the kubelet makes (after a liveness kill, or an exit the pod's
@@ -601,6 +623,7 @@ impl WorldSpec {
                     candidacy: None,
                     identity_per_start: false,
                     restart_backoff: RestartBackoff::Fixed,
+                    client_limiter: None,
                 }
             })
             .collect();
@@ -633,6 +656,7 @@ impl WorldSpec {
                 value: ((b'A' + (i % 26) as u8) as char).to_string(),
                 field_manager: field_manager.clone(),
                 timeout: crate::time::secs(2),
+                burst: None,
             });
         }
         self

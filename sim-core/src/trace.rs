@@ -161,6 +161,17 @@ pub enum TraceKind {
         ends: &'static str,
         then: &'static str,
     },
+    /// The request waits `wait_ns` (local) for a token of its process's client-side rate
+    /// limiter before it is sent.
+    Throttled {
+        id: u64,
+        wait_ns: Nanos,
+    },
+    /// The wait for a token would pass the request's context deadline: it fails at once,
+    /// unsent (client-go: `rate: Wait(n=1) would exceed context deadline`).
+    RateLimited {
+        id: u64,
+    },
     /// The node's HTTP client wedged (a `wedge` fault): requests in flight and those sent
     /// before `until` (`None`: until the process ends) never complete.
     Wedged {
@@ -242,6 +253,8 @@ impl TraceKind {
             TraceKind::LivenessKill => "liveness-kill",
             TraceKind::WorkEnded { .. } => "work-ended",
             TraceKind::Wedged { .. } => "wedged",
+            TraceKind::Throttled { .. } => "throttled",
+            TraceKind::RateLimited { .. } => "rate-limited",
             TraceKind::Election(_) => "election",
             TraceKind::CandidatesCollected { .. } => "candidates-collected",
         }
@@ -353,6 +366,8 @@ impl TraceEvent {
             TraceKind::Exception { message } => write!(w, ",\"message\":\"{message}\"")?,
             TraceKind::ProbeFailed { failures } => write!(w, ",\"failures\":{failures}")?,
             TraceKind::WorkEnded { ends, then } => write!(w, ",\"ends\":\"{ends}\",\"then\":\"{then}\"")?,
+            TraceKind::RateLimited { id } => write!(w, ",\"id\":{id}")?,
+            TraceKind::Throttled { id, wait_ns } => write!(w, ",\"id\":{id},\"wait_ns\":{wait_ns}")?,
             TraceKind::Wedged { until: Some(until) } => write!(w, ",\"until_ns\":{until}")?,
             TraceKind::Wedged { until: None } => w.write_all(b",\"until_ns\":null")?,
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => {
@@ -425,6 +440,8 @@ impl TraceEvent {
             TraceKind::ProbeFailed { failures } => json!({ "failures": failures }),
             TraceKind::WorkEnded { ends, then } => json!({ "ends": ends, "then": then }),
             TraceKind::Wedged { until } => json!({ "until_ns": until }),
+            TraceKind::RateLimited { id } => json!({ "id": id }),
+            TraceKind::Throttled { id, wait_ns } => json!({ "id": id, "wait_ns": wait_ns }),
             TraceKind::Election(_) | TraceKind::CandidatesCollected { .. } => self.kind.fields_json(),
             TraceKind::ProcessExit
             | TraceKind::Crash

@@ -224,6 +224,15 @@ impl ElectorLoop for LoopElector {
     fn healthy(&self, now_mono: i64, tolerance: Nanos) -> bool {
         LoopElector::healthy(self, now_mono, tolerance)
     }
+
+    /// A renew round's tries run under its `RenewDeadline` context (`PollUntilContextTimeout`,
+    /// leaderelection.go:285); acquire's under the run context, which has none.
+    fn context_deadline(&self) -> Option<i64> {
+        match self.phase {
+            Phase::Renewing { round, .. } => Some(round.deadline),
+            _ => None,
+        }
+    }
 }
 
 impl LoopElector {

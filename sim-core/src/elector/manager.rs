@@ -75,6 +75,10 @@ impl ElectorLoop for ManagerElector {
         self.inner.healthy(now_mono, tolerance)
     }
 
+    fn context_deadline(&self) -> Option<i64> {
+        ElectorLoop::context_deadline(&self.inner)
+    }
+
     fn start(&mut self, now: Now, out: &mut Outputs) {
         let from = out.len();
         self.inner.start(now, out);

@@ -389,6 +389,12 @@ pub trait ElectorLoop {
     /// ([`AfterWorkEnds::ElectorStopsNextRound`](library::AfterWorkEnds)): it stops at the
     /// top of its next renew round. Only loops whose row says so implement it.
     fn work_raised(&mut self) {}
+    /// The deadline (local monotonic) of the context the request it is about to send runs
+    /// under, if it has one: client-go's renew round (`RenewDeadline`). A client-side rate
+    /// limiter refuses at once a wait past it (x/time/rate `Wait`).
+    fn context_deadline(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// One node's elector, whichever algorithm it follows. Held inline (not boxed): an event of a
@@ -495,6 +501,11 @@ impl Elector {
     /// Has this elector a request outstanding?
     pub fn awaiting_result(&self) -> bool {
         each!(self, e => ElectorLoop::awaiting_result(e))
+    }
+
+    /// [`ElectorLoop::context_deadline`].
+    pub fn context_deadline(&self) -> Option<i64> {
+        each!(self, e => ElectorLoop::context_deadline(e))
     }
 
     /// The leader's work raised ([`ElectorLoop::work_raised`]).

@@ -234,6 +234,30 @@ pub struct ReconcilerDoc {
     pub field_manager: Option<String>,
     /// Client-side timeout of each reconciler request (default 2s).
     pub timeout: Option<Duration>,
+    /// `{ at = "30s", requests = 100, every = "60s" }`: bursts of extra GETs of the child.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<BurstDoc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BurstDoc {
+    pub at: Duration,
+    pub requests: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every: Option<Duration>,
+}
+
+/// `client_limiter = { qps = 5.0, burst = 10, shared = true }`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientLimiterDoc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qps: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<bool>,
 }
 
 /// Everything a node can set; `[defaults]` has the same keys.
@@ -283,6 +307,9 @@ pub struct NodeDoc {
     /// (CrashLoopBackOff: at once, then 10 s doubling to 5 min, reset after 10 min up).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_backoff: Option<String>,
+    /// client-go's client-side rate limiter: `{ qps = 5.0, burst = 10, shared = false }`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_limiter: Option<ClientLimiterDoc>,
     /// Coordinated leader election (client-go `Coordinated`, v0.31+): register a LeaseCandidate
     /// and let the apiserver's election controller pick the holder.
     pub coordinated: Option<bool>,

@@ -72,6 +72,7 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "start_at",
             "client_go",
             "version",
+            "client_limiter",
             "expiry",
             "fast_path",
             "labels",
@@ -98,7 +99,9 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
         }
         "clock" => &["offset", "drift_ppm", "steps", "wander", "offset_seconds_dist", "drift_ppm_dist"],
         "network" => &["latency", "loss", "up", "down"],
-        "reconciler" => &["mode", "period", "object", "field", "field_manager", "timeout"],
+        "reconciler" => &["mode", "period", "object", "field", "field_manager", "timeout", "burst"],
+        "burst" => &["at", "requests", "every"],
+        "client_limiter" => &["qps", "burst", "shared"],
         "faults" => &["at", "node", "target", "kind", "duration", "cut", "mode", "delay", "delta", "extra", "ends"],
         "random_faults" => &[
             "name",

@@ -348,6 +348,20 @@ impl Scenario {
                         FieldManager::Shared(manager)
                     },
                     timeout: n.timeout.or(dd.timeout).map(|t| t.0).unwrap_or(2_000_000_000),
+                    burst: match n.burst.or(dd.burst) {
+                        None => None,
+                        Some(b) if b.requests == 0 || b.every.is_some_and(|e| e.0 == 0) => {
+                            return Err(perr(
+                                "reconciler",
+                                "a burst needs requests ≥ 1 and, if it repeats, every > 0".into(),
+                            ));
+                        }
+                        Some(b) => Some(crate::model::ReconcileBurst {
+                            at: b.at.0,
+                            requests: b.requests,
+                            every: b.every.map(|e| e.0),
+                        }),
+                    },
                 })
             }
         };
@@ -470,6 +484,7 @@ impl Scenario {
             }
             None
         };
+        let runs_client_go = elector.client_go_version().is_some();
         Ok(NodeSpec {
             elector,
             clock,
@@ -486,6 +501,39 @@ impl Scenario {
             restart_backoff: match pick!(restart_backoff) {
                 None => crate::model::RestartBackoff::Fixed,
                 Some(text) => crate::model::RestartBackoff::parse(&text).map_err(|m| perr("restart_backoff", m))?,
+            },
+            client_limiter: match (&doc.client_limiter, &d.client_limiter) {
+                (None, None) => None,
+                (Some(_), _) if !runs_client_go => {
+                    return Err(perr(
+                        "client_limiter",
+                        format!(
+                            "the client-side rate limiter modelled is client-go's (rest.Config QPS and Burst); \
+                             {algorithm_name} has none here"
+                        ),
+                    ));
+                }
+                // From `[defaults]`: the client-go nodes only.
+                (None, Some(_)) if !runs_client_go => None,
+                (n, dd) => {
+                    let (n, dd) = (n.clone().unwrap_or_default(), dd.clone().unwrap_or_default());
+                    let spec = crate::model::ClientLimiterSpec {
+                        qps: n.qps.or(dd.qps).unwrap_or(5.0),
+                        burst: n.burst.or(dd.burst).unwrap_or(10),
+                        shared: n.shared.or(dd.shared).unwrap_or(false),
+                    };
+                    if !(spec.qps.is_finite() && spec.qps > 0.0) || spec.burst == 0 {
+                        return Err(perr(
+                            "client_limiter",
+                            format!(
+                                "qps {} and burst {} must be greater than zero (client-go makes no limiter for a \
+                                 negative QPS: leave client_limiter out)",
+                                spec.qps, spec.burst
+                            ),
+                        ));
+                    }
+                    Some(spec)
+                }
             },
         })
     }

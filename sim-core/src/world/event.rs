@@ -129,6 +129,10 @@ events! {
     Election { key: u32, generation: u32 } = 19,
     /// The LeaseCandidate garbage collector's period.
     ElectionGc {} = 20,
+    /// A request waited its turn at the client-side rate limiter: it is sent now.
+    Throttled { msg: u32 } = 21,
+    /// The node's reconciler's burst of reads is due.
+    ReconcileBurst { node: u32 } = 22,
 }
 
 // SAFETY: `word` writes the tag and every field at the offsets `repr(u8)` gives them, every

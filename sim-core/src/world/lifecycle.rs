@@ -542,6 +542,9 @@ impl Carrier<'_> {
     #[inline(always)]
     fn send(&mut self, op: &crate::elector::LockOp, timeout: Option<Nanos>) -> Carried {
         let (now, node) = (self.now, self.node);
+        if self.process.limiter.as_ref().is_some_and(|l| l.elector_would_wait(self.process.clock.monotonic(now))) {
+            return Carried::NotMine;
+        }
         let net = &mut *self.wire.net;
         let lock = &mut *self.process.lock;
         let msg = net.insert_lease(node, self.process.incarnation, lock.lease(), lock.user());
@@ -573,6 +576,12 @@ impl Carrier<'_> {
         if now < self.process.wedged_until {
             self.wire.wedged(now, msg);
             return Carried::Done;
+        }
+        if let Some(limiter) = self.process.limiter.as_mut() {
+            // A token now: taken; else the world's path throttles it, where the elector's
+            // context deadline can be read (see `World::dispatch`).
+            let free = limiter.reserve(false, self.process.clock.monotonic(now), Some(0));
+            debug_assert!(free.is_some(), "checked by `send`");
         }
         let timeout = timeout.map(|t| (self.process.timer_fires_at(now, t), self.wire.queue.reserve_seq()));
         self.wire.net.get_mut(msg).timeout = timeout;

@@ -32,6 +32,7 @@
 
 mod event;
 mod injection;
+mod limiter;
 mod network;
 mod observe;
 mod process;
@@ -248,6 +249,11 @@ impl World {
         }
         for (index, action) in spec.actions.iter().enumerate() {
             agenda.push((action.at, queue.reserve_seq(), Event::Action { index: index as u32 }));
+        }
+        for (i, node) in spec.nodes.iter().enumerate() {
+            if let Some(burst) = node.reconciler.as_ref().and_then(|r| r.burst) {
+                agenda.push((burst.at, queue.reserve_seq(), Event::ReconcileBurst { node: i as u32 }));
+            }
         }
         let mut occurrences = Vec::new();
         let faults = Faults::new(spec.seed, &spec.random_faults, spec.duration, &mut occurrences);
@@ -473,7 +479,7 @@ impl World {
             Event::Timeout { node, incarnation, id, .. } | Event::Reset { node, incarnation, id, .. } => {
                 Some((node as usize, incarnation, id))
             }
-            Event::Respond { msg } | Event::Resend { msg } => {
+            Event::Respond { msg } | Event::Resend { msg } | Event::Throttled { msg } => {
                 let m = self.net.get(msg);
                 Some((m.node as usize, m.incarnation, m.id as u32))
             }
@@ -577,6 +583,8 @@ impl World {
             Event::CandidateWatch { node, .. } => self.candidate_watch(now, node as usize),
             Event::Election { key, generation } => self.election_run(now, key as usize, generation),
             Event::ElectionGc {} => self.election_gc(now),
+            Event::Throttled { msg } => self.throttled_send(now, msg),
+            Event::ReconcileBurst { node } => self.reconcile_burst(now, node as usize),
         }
     }
 
@@ -589,7 +597,7 @@ impl World {
 
     /// Drops an event that will never be taken, freeing the message it holds.
     fn discard(&mut self, event: Event) {
-        if let Event::Respond { msg } | Event::Resend { msg } = event {
+        if let Event::Respond { msg } | Event::Resend { msg } | Event::Throttled { msg } = event {
             self.net.discard(msg);
         }
     }

@@ -73,6 +73,8 @@ pub(super) struct Process {
     pub(super) wedged_until: Nanos,
     /// ...and those already in flight when it began, the ids below this one, never complete.
     pub(super) hung_below: u32,
+    /// client-go's client-side rate limiter, afresh at each start (`None`: none).
+    pub(super) limiter: Option<super::limiter::ClientLimiter>,
     /// The kubelet's CrashLoopBackOff entry for this container: (the next delay, the exit it
     /// was last updated at).
     pub(super) crashloop: Option<(Nanos, Nanos)>,
@@ -116,6 +118,7 @@ impl Process {
             probe_anchor: 0,
             wedged_until: 0,
             hung_below: 0,
+            limiter: None,
             crashloop: None,
             reading: (Nanos::MAX, 0),
         }
@@ -162,6 +165,7 @@ impl Process {
         // A new process has a new HTTP client.
         self.wedged_until = 0;
         self.hung_below = 0;
+        self.limiter = spec.client_limiter.as_ref().map(super::limiter::ClientLimiter::new);
         self.work_stop = None;
         self.exit_deferred = false;
         self.paused_until = None;
@@ -230,6 +234,7 @@ impl Process {
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
             wedged_until: self.wedged_until,
+            limiter: &mut self.limiter,
         }
     }
 
@@ -249,6 +254,7 @@ impl Process {
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
             wedged_until: self.wedged_until,
+            limiter: &mut self.limiter,
         };
         Some((now, elector, parts))
     }
@@ -266,6 +272,7 @@ pub(super) struct ProcessParts<'a> {
     pub(super) paused: bool,
     /// [`Process::wedged_until`].
     pub(super) wedged_until: Nanos,
+    pub(super) limiter: &'a mut Option<super::limiter::ClientLimiter>,
 }
 
 impl ProcessParts<'_> {

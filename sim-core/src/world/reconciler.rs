@@ -179,6 +179,11 @@ impl Reconciler {
         serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data })
     }
 
+    /// A GET of the child (a burst's read).
+    pub(super) fn read_request(&self, user: &Arc<User>) -> Request {
+        self.request(user, Verb::Get, Body::None, None, false)
+    }
+
     fn request(&self, user: &Arc<User>, verb: Verb, body: Body, field_manager: Option<String>, force: bool) -> Request {
         Request {
             user: user.clone(),

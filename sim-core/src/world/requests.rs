@@ -73,6 +73,35 @@ impl World {
             let clock = &self.procs[node].clock;
             return Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
         }
+        let origin = self.net.get(msg).origin;
+        if origin != Origin::Recorder && self.procs[node].limiter.is_some() {
+            let p = &mut self.procs[node];
+            let mono = p.clock.monotonic(now);
+            // Only the elector's renew round has a context deadline to bound the wait.
+            let limit = match origin {
+                Origin::Elector => p.elector.as_ref().and_then(|e| e.context_deadline()),
+                _ => None,
+            }
+            .map(|deadline| deadline.saturating_sub(mono).max(0) as Nanos);
+            let limiter = p.limiter.as_mut().expect("checked");
+            match limiter.reserve(origin == Origin::Reconciler, mono, limit) {
+                Some(0) => {}
+                Some(wait) => {
+                    let at = p.timer_fires_at(now, wait);
+                    let clock = &self.procs[node].clock;
+                    let mut wire = Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock };
+                    return wire.throttle(now, msg, at, wait, timeout);
+                }
+                None => {
+                    // "rate: Wait(n=1) would exceed context deadline": the request fails at
+                    // once and is never sent.
+                    let message = self.net.remove(msg);
+                    trace!(self, now, Some(node), TraceKind::RateLimited { id: message.id });
+                    self.queue.schedule(now, reset_event(&message));
+                    return;
+                }
+            }
+        }
         let timeout = timeout.map(|t| (self.procs[node].timer_fires_at(now, t), self.queue.reserve_seq()));
         self.net.get_mut(msg).timeout = timeout;
         self.transmit(now, msg);
@@ -355,6 +384,34 @@ impl World {
         true
     }
 
+    /// A request that waited at the client-side rate limiter goes out now, its timeout starting
+    /// only now (client-go throttles before it applies the request timeout), unless its caller
+    /// stopped waiting meanwhile: then it is never sent (`Wait` returned the context's error).
+    /// (x/time/rate gives a cancelled reservation's token back; leasesim keeps it taken.)
+    pub(super) fn throttled_send(&mut self, now: Nanos, msg: u32) {
+        let m = self.net.get(msg);
+        let node = m.node as usize;
+        let waited_for = match m.origin {
+            Origin::Elector => self.procs[node].elector_request.map(|(id, _)| id) == Some(m.id),
+            Origin::Reconciler => true,
+            Origin::Candidate | Origin::Recorder => true,
+        };
+        if !waited_for {
+            self.net.discard(msg);
+            return;
+        }
+        if now < self.procs[node].wedged_until {
+            let clock = &self.procs[node].clock;
+            return Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
+        }
+        let timeout = match self.net.get(msg).timeout {
+            Some((after, UNARMED)) => Some((self.procs[node].timer_fires_at(now, after), self.queue.reserve_seq())),
+            other => other,
+        };
+        self.net.get_mut(msg).timeout = timeout;
+        self.transmit(now, msg);
+    }
+
     /// Sends a request again after its Retry-After, unless its caller has stopped waiting.
     pub(super) fn resend(&mut self, now: Nanos, msg: u32) {
         let m = self.net.get(msg);
@@ -445,6 +502,19 @@ impl Wire<'_> {
         self.obs.trace(t, node, local, kind);
     }
 
+    /// The request in slot `msg` waits for a token of its process's rate limiter until `at`
+    /// (`wait` local): its timeout is kept unarmed (`UNARMED`) until it goes out.
+    #[cold]
+    pub(super) fn throttle(&mut self, now: Nanos, msg: u32, at: Nanos, wait: Nanos, timeout: Option<Nanos>) {
+        let m = self.net.get_mut(msg);
+        m.timeout = timeout.map(|after| (after, UNARMED));
+        let (node, id) = (m.node as usize, m.id);
+        if self.obs.tracing() {
+            self.record_trace(now, Some(node), TraceKind::Throttled { id, wait_ns: wait });
+        }
+        self.queue.schedule(at, Event::Throttled { msg });
+    }
+
     /// The request in slot `msg` is written into a wedged client's dead connection: it never
     /// leaves, is never answered, and no timeout ends the wait (a `wedge` fault).
     #[cold]
@@ -492,6 +562,10 @@ impl Wire<'_> {
         }
     }
 }
+
+/// The sequence number of a timeout not yet armed: the slot's timeout holds its duration (a
+/// request waiting at the rate limiter; see `Wire::throttle`).
+const UNARMED: u64 = u64::MAX;
 
 /// Drops a request taken out of its slot: one that holds nothing (every election's) is let go
 /// without its drop glue, an out-of-line call (see `Stage::set`).

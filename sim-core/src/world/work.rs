@@ -194,3 +194,31 @@ impl World {
         }
     }
 }
+
+impl World {
+    /// A burst of the reconciler's reads is due: `requests` GETs of its child at once (a
+    /// resync, a relist storm), through the process's rate limiter like every request of its
+    /// controllers, while the process runs (paused or down, it sends nothing). Their answers
+    /// are not waited for. The next burst is scheduled `every` later.
+    #[cold]
+    pub(super) fn reconcile_burst(&mut self, now: Nanos, node: usize) {
+        let Some(burst) = self.recs[node].as_ref().and_then(|r| r.spec.burst) else { return };
+        let p = &self.procs[node];
+        if p.is_running() && p.paused_until.is_none() {
+            let user = self.server.user(p.user).clone();
+            for _ in 0..burst.requests {
+                let r = self.recs[node].as_ref().expect("a node with a reconciler");
+                let request = r.read_request(&user);
+                let timeout = r.spec.timeout;
+                let id = self.net.next_id();
+                let payload = super::network::Payload::Generic(Box::new(request));
+                self.send(now, node, id, Origin::Reconciler, payload, (Verb::Get, Kind::ConfigMap), Some(timeout));
+            }
+        }
+        if let Some(every) = burst.every
+            && now.saturating_add(every) <= self.spec.duration
+        {
+            self.queue.schedule(now + every, Event::ReconcileBurst { node: node as u32 });
+        }
+    }
+}
