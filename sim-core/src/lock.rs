@@ -282,6 +282,7 @@ impl LeaseLock {
     ///
     /// The answer is read where the server wrote it (the message's slot): the cache takes a
     /// copy of the Lease, nothing else is moved.
+    #[inline(always)]
     pub fn response(&mut self, verb: Verb, result: Result<&LeaseView, u16>) -> LockResult {
         match result {
             Ok(view) => {

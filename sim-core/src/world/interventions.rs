@@ -103,7 +103,7 @@ impl World {
                 }
                 let until = duration.map(|d| now.saturating_add(d));
                 let p = &mut self.procs[n];
-                p.wedged_until = until.unwrap_or(Nanos::MAX);
+                p.client.get_or_insert_default().wedged_until = until.unwrap_or(Nanos::MAX);
                 // Ids of requests already sent are below the next one: they hang too.
                 p.hung_below = self.net.peek_next_id().min(u64::from(u32::MAX)) as u32;
                 trace!(self, now, Some(n), TraceKind::Wedged { until });

@@ -542,7 +542,8 @@ impl Carrier<'_> {
     #[inline(always)]
     fn send(&mut self, op: &crate::elector::LockOp, timeout: Option<Nanos>) -> Carried {
         let (now, node) = (self.now, self.node);
-        if self.process.limiter.as_ref().is_some_and(|l| l.elector_would_wait(self.process.clock.monotonic(now))) {
+        if self.process.troubled {
+            // A wedge or a rate limiter: `World::dispatch` carries it out.
             return Carried::NotMine;
         }
         let net = &mut *self.wire.net;
@@ -572,16 +573,6 @@ impl Carrier<'_> {
                 name,
             };
             self.wire.record_trace(now, Some(node), request);
-        }
-        if now < self.process.wedged_until {
-            self.wire.wedged(now, msg);
-            return Carried::Done;
-        }
-        if let Some(limiter) = self.process.limiter.as_mut() {
-            // A token now: taken; else the world's path throttles it, where the elector's
-            // context deadline can be read (see `World::dispatch`).
-            let free = limiter.reserve(false, self.process.clock.monotonic(now), Some(0));
-            debug_assert!(free.is_some(), "checked by `send`");
         }
         let timeout = timeout.map(|t| (self.process.timer_fires_at(now, t), self.wire.queue.reserve_seq()));
         self.wire.net.get_mut(msg).timeout = timeout;

@@ -28,7 +28,8 @@ impl TokenBucket {
     /// waiters queue in order) and returns how long (local) the request waits for it.
     /// `advance`: tokens grow by elapsed seconds × qps, capped at burst; the wait is
     /// `-tokens / qps` seconds (rate.go `advance`, `reserveN`, `durationFromTokens`).
-    pub(super) fn reserve(&mut self, now: i64) -> Nanos {
+    #[cfg(test)]
+    fn reserve(&mut self, now: i64) -> Nanos {
         self.reserve_within(now, None).expect("no limit")
     }
 
@@ -58,11 +59,16 @@ impl TokenBucket {
         self.last = Some(now.max(self.last.unwrap_or(now)));
         Some(wait)
     }
+}
 
-    /// Whether a request now would wait (nothing is taken).
-    pub(super) fn would_wait(&self, now: i64) -> bool {
-        self.clone().reserve(now) > 0
-    }
+/// What a process's HTTP client carries when it matters, boxed beside the process (most have
+/// none): a `wedge` fault's end and client-go's rate limiter. Requests of a process with one
+/// take `World::dispatch`'s path, which consults it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ClientState {
+    /// Requests sent before this true time go into a dead connection (0: not wedged).
+    pub(super) wedged_until: Nanos,
+    pub(super) limiter: Option<ClientLimiter>,
 }
 
 /// A process's buckets: the elector's (its LeaseCandidate's requests too) and, when not
@@ -90,11 +96,6 @@ impl ClientLimiter {
     /// `None` if it would exceed `limit` (then nothing is taken).
     pub(super) fn reserve(&mut self, reconciler: bool, now: i64, limit: Option<Nanos>) -> Option<Nanos> {
         self.bucket(reconciler).reserve_within(now, limit)
-    }
-
-    /// Whether an elector request now would wait.
-    pub(super) fn elector_would_wait(&self, now: i64) -> bool {
-        self.elector.would_wait(now)
     }
 }
 
@@ -133,7 +134,6 @@ mod tests {
         for _ in 0..20 {
             shared.reserve(true, 0, None);
         }
-        assert!(shared.elector_would_wait(0));
         // Past the caller's deadline: refused, nothing taken.
         assert_eq!(shared.reserve(false, 0, Some(2_000 * MS as u64)), None);
         assert_eq!(shared.reserve(false, 0, None), Some(2_200 * MS as u64));

@@ -68,13 +68,11 @@ pub(super) struct Process {
     /// every period from then).
     pub(super) probe_failures: u32,
     pub(super) probe_anchor: Nanos,
-    /// A `wedge` fault: requests sent before this true time are written into a dead
-    /// connection (0: not wedged)...
-    pub(super) wedged_until: Nanos,
-    /// ...and those already in flight when it began, the ids below this one, never complete.
+    /// A `wedge` fault: the requests in flight when it began, the ids below this one, never
+    /// complete (0: none).
     pub(super) hung_below: u32,
-    /// client-go's client-side rate limiter, afresh at each start (`None`: none).
-    pub(super) limiter: Option<super::limiter::ClientLimiter>,
+    /// Its HTTP client's wedge and rate limiter, afresh at each start (`None`: neither).
+    pub(super) client: Option<Box<super::limiter::ClientState>>,
     /// The kubelet's CrashLoopBackOff entry for this container: (the next delay, the exit it
     /// was last updated at).
     pub(super) crashloop: Option<(Nanos, Nanos)>,
@@ -116,9 +114,8 @@ impl Process {
             exit_deferred: false,
             probe_failures: 0,
             probe_anchor: 0,
-            wedged_until: 0,
             hung_below: 0,
-            limiter: None,
+            client: None,
             crashloop: None,
             reading: (Nanos::MAX, 0),
         }
@@ -163,9 +160,13 @@ impl Process {
         self.state = ProcState::Running;
         self.stop_requested = false;
         // A new process has a new HTTP client.
-        self.wedged_until = 0;
         self.hung_below = 0;
-        self.limiter = spec.client_limiter.as_ref().map(super::limiter::ClientLimiter::new);
+        self.client = spec.client_limiter.as_ref().map(|l| {
+            Box::new(super::limiter::ClientState {
+                wedged_until: 0,
+                limiter: Some(super::limiter::ClientLimiter::new(l)),
+            })
+        });
         self.work_stop = None;
         self.exit_deferred = false;
         self.paused_until = None;
@@ -233,8 +234,7 @@ impl Process {
             incarnation: self.incarnation,
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
-            wedged_until: self.wedged_until,
-            limiter: &mut self.limiter,
+            troubled: self.client.is_some(),
         }
     }
 
@@ -253,8 +253,7 @@ impl Process {
             incarnation: self.incarnation,
             elector_request: &mut self.elector_request,
             paused: self.paused_until.is_some(),
-            wedged_until: self.wedged_until,
-            limiter: &mut self.limiter,
+            troubled: self.client.is_some(),
         };
         Some((now, elector, parts))
     }
@@ -270,9 +269,9 @@ pub(super) struct ProcessParts<'a> {
     pub(super) incarnation: u32,
     pub(super) elector_request: &'a mut Option<(u64, Verb)>,
     pub(super) paused: bool,
-    /// [`Process::wedged_until`].
-    pub(super) wedged_until: Nanos,
-    pub(super) limiter: &'a mut Option<super::limiter::ClientLimiter>,
+    /// Its HTTP client is wedged or rate-limited ([`Process::client`]): its requests take the
+    /// world's path.
+    pub(super) troubled: bool,
 }
 
 impl ProcessParts<'_> {

@@ -69,38 +69,8 @@ impl World {
             };
             trace!(self, now, Some(node), request);
         }
-        if now < self.procs[node].wedged_until {
-            let clock = &self.procs[node].clock;
-            return Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
-        }
-        let origin = self.net.get(msg).origin;
-        if origin != Origin::Recorder && self.procs[node].limiter.is_some() {
-            let p = &mut self.procs[node];
-            let mono = p.clock.monotonic(now);
-            // Only the elector's renew round has a context deadline to bound the wait.
-            let limit = match origin {
-                Origin::Elector => p.elector.as_ref().and_then(|e| e.context_deadline()),
-                _ => None,
-            }
-            .map(|deadline| deadline.saturating_sub(mono).max(0) as Nanos);
-            let limiter = p.limiter.as_mut().expect("checked");
-            match limiter.reserve(origin == Origin::Reconciler, mono, limit) {
-                Some(0) => {}
-                Some(wait) => {
-                    let at = p.timer_fires_at(now, wait);
-                    let clock = &self.procs[node].clock;
-                    let mut wire = Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock };
-                    return wire.throttle(now, msg, at, wait, timeout);
-                }
-                None => {
-                    // "rate: Wait(n=1) would exceed context deadline": the request fails at
-                    // once and is never sent.
-                    let message = self.net.remove(msg);
-                    trace!(self, now, Some(node), TraceKind::RateLimited { id: message.id });
-                    self.queue.schedule(now, reset_event(&message));
-                    return;
-                }
-            }
+        if self.procs[node].client.is_some() && self.client_gate(now, node, msg, timeout) {
+            return;
         }
         let timeout = timeout.map(|t| (self.procs[node].timer_fires_at(now, t), self.queue.reserve_seq()));
         self.net.get_mut(msg).timeout = timeout;
@@ -384,6 +354,51 @@ impl World {
         true
     }
 
+    /// A request of a process whose HTTP client is wedged or rate-limited: written into the
+    /// dead connection, or held for a token, or failed at once for want of one (returns true),
+    /// or sent as usual (false, a token taken).
+    #[cold]
+    #[inline(never)]
+    fn client_gate(&mut self, now: Nanos, node: usize, msg: u32, timeout: Option<Nanos>) -> bool {
+        let p = &mut self.procs[node];
+        let client = p.client.as_deref_mut().expect("checked");
+        if now < client.wedged_until {
+            let clock = &p.clock;
+            Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
+            return true;
+        }
+        let origin = self.net.get(msg).origin;
+        let Some(limiter) = client.limiter.as_mut() else { return false };
+        if origin == Origin::Recorder {
+            return false;
+        }
+        let mono = p.clock.monotonic(now);
+        // Only the elector's renew round has a context deadline to bound the wait.
+        let limit = match origin {
+            Origin::Elector => p.elector.as_ref().and_then(|e| e.context_deadline()),
+            _ => None,
+        }
+        .map(|deadline| deadline.saturating_sub(mono).max(0) as Nanos);
+        match limiter.reserve(origin == Origin::Reconciler, mono, limit) {
+            Some(0) => false,
+            Some(wait) => {
+                let at = p.timer_fires_at(now, wait);
+                let clock = &p.clock;
+                Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }
+                    .throttle(now, msg, at, wait, timeout);
+                true
+            }
+            None => {
+                // "rate: Wait(n=1) would exceed context deadline": the request fails at once
+                // and is never sent.
+                let message = self.net.remove(msg);
+                trace!(self, now, Some(node), TraceKind::RateLimited { id: message.id });
+                self.queue.schedule(now, reset_event(&message));
+                true
+            }
+        }
+    }
+
     /// A request that waited at the client-side rate limiter goes out now, its timeout starting
     /// only now (client-go throttles before it applies the request timeout), unless its caller
     /// stopped waiting meanwhile: then it is never sent (`Wait` returned the context's error).
@@ -400,7 +415,7 @@ impl World {
             self.net.discard(msg);
             return;
         }
-        if now < self.procs[node].wedged_until {
+        if self.procs[node].client.as_ref().is_some_and(|c| now < c.wedged_until) {
             let clock = &self.procs[node].clock;
             return Wire { queue: &mut self.queue, net: &mut self.net, obs: &mut self.obs, clock }.wedged(now, msg);
         }
