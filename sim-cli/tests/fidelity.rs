@@ -781,3 +781,43 @@ fn a_shared_rate_limiter_starves_renewals_behind_a_burst() {
     assert!(!notes(&own, "a").contains(&"failed-to-renew"));
     assert_eq!(own.result.metrics.leaderless_seconds, 0.0);
 }
+
+/// `server-outage` modes: an API server restarting refuses connections (each try fails at once:
+/// client-go tries again every RetryPeriod, the Python client's urllib3 raises out of `run()`,
+/// docs/algorithms.md), a hung one drops them (client-go's tries wait out their timeouts), a
+/// frozen one holds them and applies them when it is back (client-go leaderelection.go
+/// `tryAcquireOrRenew`: the fast-path update, then a Get, each with the request timeout).
+#[test]
+fn server_outage_modes_refuse_drop_and_hold() {
+    let outage = |mode: &str| {
+        format!(
+            "{TWO_NODES}[[faults]]\nat = \"20s\"\ntarget = \"server\"\nkind = \"server-outage\"\nduration = \"6s\"\nmode = \"{mode}\"\n"
+        )
+    };
+    let sent = |out: &RunOutput| {
+        out.result.metrics.nodes["a"].requests_sent.update + out.result.metrics.nodes["a"].requests_sent.get
+    };
+    let refuse = run_with(&outage("refuse"), &[], 1);
+    assert!(count(&refuse, |k| matches!(k, TraceKind::Refused { .. })) >= 3);
+    assert_eq!(count(&refuse, |k| matches!(k, TraceKind::ServerDown { .. })), 0);
+    let drop = run_with(&outage("drop"), &[], 1);
+    assert!(count(&drop, |k| matches!(k, TraceKind::ServerDown { .. })) >= 1);
+    assert!(count(&drop, |k| matches!(k, TraceKind::Timeout { .. })) >= 1);
+    assert!(sent(&refuse) > sent(&drop), "refused tries fail at once and come again sooner");
+    let hold = run_with(&outage("hold"), &[], 1);
+    assert!(count(&hold, |k| matches!(k, TraceKind::Held { .. })) >= 1);
+    // Refused tries come again every RetryPeriod and the first after the outage renews; a
+    // held one lands when the server is back. A dropped fast-path update times out at 5 s
+    // (RD/2), the Get sent then is dropped too and times out past the round's deadline: a
+    // 6 s hang costs the leader its Lease where a 6 s refusal does not.
+    assert_eq!((refuse.result.metrics.leader_changes, hold.result.metrics.leader_changes), (0, 0));
+    assert!(notes(&drop, "a").contains(&"failed-to-renew"));
+    let python = run_with(
+        &format!(
+            "{PYTHON}[[faults]]\nat = \"20s\"\ntarget = \"server\"\nkind = \"server-outage\"\nduration = \"6s\"\nmode = \"refuse\"\n"
+        ),
+        &[],
+        1,
+    );
+    assert!(count(&python, |k| matches!(k, TraceKind::Exception { message } if message.contains("refused"))) >= 1);
+}

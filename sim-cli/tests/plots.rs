@@ -78,7 +78,7 @@ fn clocks_and_pause() -> (RunResult, PlotMeta) {
     spec.faults.push(TimedFault {
         at: secs(140),
         target: Target::Server,
-        kind: FaultKind::ServerOutage { duration: millis(8_000) },
+        kind: FaultKind::ServerOutage { duration: millis(8_000), mode: sim_core::net::PartitionMode::Drop },
     });
     let meta = PlotMeta {
         scenario: "clocks-and-pause".into(),

@@ -238,8 +238,11 @@ pub enum FaultKind {
         cut: Cut,
         mode: crate::net::PartitionMode,
     },
+    /// The API server is unavailable; `mode` as a partition's: `drop` (hung: nothing applied
+    /// or answered), `hold` (applied when it ends), `refuse` (restarting: connections refused).
     ServerOutage {
         duration: Nanos,
+        mode: crate::net::PartitionMode,
     },
     ServerSlow {
         duration: Nanos,
@@ -264,12 +267,14 @@ impl FaultKind {
     pub fn detail(&self) -> String {
         let show = |ns: Nanos| format_duration(ns.div_ceil(NANOS_PER_MILLI) * NANOS_PER_MILLI);
         match self {
-            FaultKind::Partition { duration, mode, .. } if *mode != crate::net::PartitionMode::Drop => {
+            FaultKind::Partition { duration, mode, .. } | FaultKind::ServerOutage { duration, mode }
+                if *mode != crate::net::PartitionMode::Drop =>
+            {
                 format!("{}, {}", show(*duration), mode.name())
             }
             FaultKind::Pause { duration }
             | FaultKind::Partition { duration, .. }
-            | FaultKind::ServerOutage { duration } => show(*duration),
+            | FaultKind::ServerOutage { duration, .. } => show(*duration),
             FaultKind::Restart { delay } => format!("after {}", show(*delay)),
             FaultKind::ClockStep { delta_ns } => {
                 let sign = if *delta_ns < 0 { "-" } else { "+" };
@@ -347,6 +352,7 @@ pub enum RandomFaultKind {
     },
     ServerOutage {
         duration: DurationDist,
+        mode: crate::net::PartitionMode,
     },
 }
 

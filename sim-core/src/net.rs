@@ -337,14 +337,32 @@ impl Link {
 pub struct ServerAvailability {
     /// `(from, until, extra)`: requests arriving in `[from, until)` take `extra` longer.
     pub slowdowns: Vec<(Nanos, Nanos, Nanos)>,
-    /// `[from, until)`: requests arriving then are neither applied nor answered (the client
-    /// times out), as when the API server process or its load balancer is down.
-    pub outages: Vec<(Nanos, Nanos)>,
+    /// `(from, until, mode)`: requests arriving in `[from, until)` are, by `mode`, neither
+    /// applied nor answered (`drop`: the client times out, as when the API server hangs or a
+    /// load balancer black-holes them), kept and applied when it ends (`hold`: TCP retransmits
+    /// to a frozen server), or refused at once (`refuse`: a restarting API server has no
+    /// listener, the connection is reset).
+    pub outages: Vec<(Nanos, Nanos, PartitionMode)>,
 }
 
 impl ServerAvailability {
     pub fn is_down(&self, t: Nanos) -> bool {
-        self.outages.iter().any(|&(from, until)| from <= t && t < until)
+        self.outage_at(t).is_some()
+    }
+
+    /// The outage a request arriving at `t` meets: its mode, and when the last window holding
+    /// `t` ends (the first such window's mode decides).
+    pub fn outage_at(&self, t: Nanos) -> Option<(PartitionMode, Nanos)> {
+        let mut found: Option<(PartitionMode, Nanos)> = None;
+        for &(from, until, mode) in &self.outages {
+            if from <= t && t < until {
+                found = Some(match found {
+                    None => (mode, until),
+                    Some((first, end)) => (first, end.max(until)),
+                });
+            }
+        }
+        found
     }
 
     /// Extra processing time for a request arriving at `t` (slowdowns add up).
@@ -474,9 +492,14 @@ mod tests {
 
     #[test]
     fn server_outages_and_slowdowns_are_windows() {
-        let s = ServerAvailability { slowdowns: vec![(10, 20, 5), (15, 30, 7)], outages: vec![(40, 50)] };
+        let s = ServerAvailability {
+            slowdowns: vec![(10, 20, 5), (15, 30, 7)],
+            outages: vec![(40, 50, PartitionMode::Drop), (45, 60, PartitionMode::Hold)],
+        };
+        assert_eq!(s.outage_at(47), Some((PartitionMode::Drop, 60)));
+        assert_eq!(s.outage_at(55), Some((PartitionMode::Hold, 60)));
         assert_eq!(s.extra_processing(16), 12);
         assert_eq!(s.extra_processing(25), 7);
-        assert!(s.is_down(40) && !s.is_down(50));
+        assert!(s.is_down(40) && s.is_down(50) && !s.is_down(60));
     }
 }

@@ -422,6 +422,9 @@ pub struct WindowDoc {
     pub from: Duration,
     pub duration: Duration,
     pub extra: Option<Duration>,
+    /// For outages: `drop` (default), `hold` or `refuse`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -284,7 +284,10 @@ impl Scenario {
                     cut: parse_cut(f.cut.as_deref()).map_err(|m| err(&p("cut"), m))?,
                     mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
                 },
-                "server-outage" => FaultKind::ServerOutage { duration: need(f.duration, "duration")? },
+                "server-outage" => FaultKind::ServerOutage {
+                    duration: need(f.duration, "duration")?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
+                },
                 "server-slow" => {
                     FaultKind::ServerSlow { duration: need(f.duration, "duration")?, extra: need(f.extra, "extra")? }
                 }
@@ -330,7 +333,10 @@ impl Scenario {
                     delta: dist(&f.delta, "delta")?,
                     backwards: f.backwards.unwrap_or(false),
                 },
-                "server-outage" => RandomFaultKind::ServerOutage { duration: dist(&f.duration, "duration")? },
+                "server-outage" => RandomFaultKind::ServerOutage {
+                    duration: dist(&f.duration, "duration")?,
+                    mode: parse_mode(f.mode.as_deref()).map_err(|m| err(&p("mode"), m))?,
+                },
                 other => {
                     return Err(err(&p("kind"), unknown_word("random fault kind", other, &RANDOM_FAULT_KINDS)));
                 }
@@ -357,7 +363,11 @@ impl Scenario {
         }
         let mut server = ServerAvailability::default();
         for w in self.server.outages.iter().flatten() {
-            server.outages.push((w.from.0, w.from.0 + w.duration.0));
+            server.outages.push((
+                w.from.0,
+                w.from.0 + w.duration.0,
+                parse_mode(w.mode.as_deref()).map_err(|m| err(&["server", "outages", "mode"], m))?,
+            ));
         }
         for (i, w) in self.server.slowdowns.iter().flatten().enumerate() {
             let extra = w

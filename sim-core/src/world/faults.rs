@@ -91,7 +91,9 @@ impl Faults {
                 let d = delta.sample(rng) as i64;
                 FaultKind::ClockStep { delta_ns: if *backwards { -d } else { d } }
             }
-            RandomFaultKind::ServerOutage { duration } => FaultKind::ServerOutage { duration: duration.sample(rng) },
+            RandomFaultKind::ServerOutage { duration, mode } => {
+                FaultKind::ServerOutage { duration: duration.sample(rng), mode: *mode }
+            }
         }
     }
 }

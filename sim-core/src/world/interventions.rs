@@ -85,9 +85,9 @@ impl World {
                     self.queue.schedule(until, Event::PartitionEnd { node: n as u32 });
                 }
             }
-            FaultKind::ServerOutage { duration } => {
+            FaultKind::ServerOutage { duration, mode } => {
                 let until = now.saturating_add(duration);
-                self.net.availability_mut().outages.push((now, until));
+                self.net.availability_mut().outages.push((now, until, mode));
                 trace!(self, now, None, TraceKind::ServerOutage { until });
             }
             FaultKind::ServerSlow { duration, extra } => {

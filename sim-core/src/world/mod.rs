@@ -284,8 +284,11 @@ impl World {
         });
         let mut obs = Observer::new(names, leases, node_lease, trace_capacity);
         // Server windows written in the spec's [server] table appear on timelines like faults.
-        for &(from, until) in &spec.server.outages {
-            let detail = crate::time::format_duration(until - from);
+        for &(from, until, mode) in &spec.server.outages {
+            let detail = match mode {
+                crate::net::PartitionMode::Drop => crate::time::format_duration(until - from),
+                mode => format!("{}, {}", crate::time::format_duration(until - from), mode.name()),
+            };
             obs.record_fault(FaultRecord {
                 at: from,
                 node: None,

@@ -93,12 +93,8 @@ impl World {
     }
 
     pub(super) fn arrive(&mut self, now: Nanos, msg: u32) {
-        if self.net.availability().is_down(now) {
-            let mut message = self.net.remove(msg);
-            trace!(self, now, None, TraceKind::ServerDown { id: message.id });
-            self.obs.node_metrics[message.node as usize].requests_lost.add(message.verb);
-            self.arm_timeout(now, &mut message);
-            return;
+        if let Some((mode, until)) = self.net.availability().outage_at(now) {
+            return self.arrive_in_outage(now, msg, mode, until);
         }
         if !self.injector.is_empty() {
             let m = self.net.get(msg);
@@ -120,6 +116,38 @@ impl World {
             self.queue.schedule(at, Event::Apply { msg });
         } else {
             self.apply(now, msg);
+        }
+    }
+
+    /// A request reaches an API server that is down (`[server] outages`, `server-outage`
+    /// faults), by the outage's mode.
+    #[cold]
+    fn arrive_in_outage(&mut self, now: Nanos, msg: u32, mode: crate::net::PartitionMode, until: Nanos) {
+        use crate::net::PartitionMode;
+        let (node, id, verb) = {
+            let m = self.net.get(msg);
+            (m.node as usize, m.id, m.verb)
+        };
+        match mode {
+            PartitionMode::Drop => {
+                let mut message = self.net.remove(msg);
+                trace!(self, now, None, TraceKind::ServerDown { id });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                self.arm_timeout(now, &mut message);
+            }
+            PartitionMode::Hold => {
+                // Applied when the server is back, unless the client gave up first.
+                trace!(self, now, Some(node), TraceKind::Held { id, dir: "up", until });
+                self.timeout_if_late(msg, until);
+                self.queue.schedule(until, Event::Apply { msg });
+            }
+            PartitionMode::Refuse => {
+                // Nothing listens: the connection is reset and the client's call fails now.
+                trace!(self, now, Some(node), TraceKind::Refused { id, dir: "up" });
+                self.obs.node_metrics[node].requests_lost.add(verb);
+                let message = self.net.remove(msg);
+                self.queue.schedule(now, reset_event(&message));
+            }
         }
     }
 
