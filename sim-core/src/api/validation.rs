@@ -44,6 +44,19 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
     }
     // Quoted only for an error: every create and apply passes here.
     let invalid = |detail: &str| vec![FieldError::invalid("metadata.name", &format!("{name:?}"), detail)];
+    let each = |details: Vec<String>| {
+        details.iter().map(|d| FieldError::invalid("metadata.name", &format!("{name:?}"), d)).collect()
+    };
+    match kind {
+        // RBAC's `minimalNameRequirements` = `path.IsValidPathSegmentName` (k/k
+        // pkg/apis/rbac/validation/validation.go@036ae50761:29-31): `:` is fine
+        // (`system::leader-locking-kube-scheduler`); docs/sources/kubernetes.md §5.
+        Kind::Role | Kind::RoleBinding => return each(path_segment_name(name)),
+        // `ValidLeaseCandidateName` = `IsConfigMapKey` (coordination validation.go:83-92):
+        // underscores and uppercase allowed, so `hostname_uuid` identities are valid.
+        Kind::LeaseCandidate => return each(config_map_key(name)),
+        _ => {}
+    }
     if kind == Kind::Namespace {
         if !is_dns1123_label(name) {
             return invalid(DNS1123_LABEL_ERROR);
@@ -54,6 +67,40 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
         return invalid(DNS1123_SUBDOMAIN_ERROR);
     }
     Vec::new()
+}
+
+/// apimachinery `content.IsPathSegmentName` (`pkg/api/validate/content/path.go:26-63` at
+/// `eed236ce`): not `.` or `..`, no `/` or `%`; no length or charset limit.
+fn path_segment_name(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
+}
+
+/// apimachinery `IsConfigMapKey` (`pkg/util/validation/validation.go:405-421`, `RegexError`
+/// `:430-443`, `hasChDirPrefix` `:457-467`).
+fn config_map_key(name: &str) -> Vec<String> {
+    let mut errors = Vec::new();
+    if name.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    if !name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_')) {
+        errors.push(
+            // `RegexError` joins its examples with ", " then " or ": two spaces.
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or \
+             'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"
+                .to_string(),
+        );
+    }
+    if name == "." {
+        errors.push("must not be '.'".into());
+    } else if name == ".." {
+        errors.push("must not be '..'".into());
+    } else if name.starts_with("..") {
+        errors.push("must not start with '..'".into());
+    }
+    errors
 }
 
 /// An object's labels and annotations, then its kind's own fields (`ValidateObjectMeta` comes
@@ -320,6 +367,25 @@ mod tests {
         assert_eq!(check_label("app", "bad value"), Err(format!("label value \"bad value\": {LABEL_VALUE_ERROR}")));
         let long = "v".repeat(64);
         assert_eq!(check_label("app", &long), Err(format!("label value {long:?}: must be no more than 63 bytes")));
+    }
+
+    /// Names by kind as the API server checks them (docs/sources/kubernetes.md §5): RBAC
+    /// objects as path segments (`:` allowed), LeaseCandidates as ConfigMap keys (`_` and
+    /// uppercase allowed), the rest as DNS subdomains.
+    #[test]
+    fn names_are_checked_by_their_kind_s_rule() {
+        let bodies = |kind, name| validate_name(kind, name).into_iter().map(|e| e.body).collect::<Vec<_>>();
+        assert!(bodies(Kind::Role, "cert-manager:leaderelection").is_empty());
+        assert!(bodies(Kind::RoleBinding, "system::leader-locking-kube-scheduler").is_empty());
+        assert_eq!(bodies(Kind::Role, ".."), ["Invalid value: \"..\": may not be '..'"]);
+        assert_eq!(
+            bodies(Kind::RoleBinding, "a/b%c"),
+            ["Invalid value: \"a/b%c\": may not contain '/'", "Invalid value: \"a/b%c\": may not contain '%'"]
+        );
+        assert!(bodies(Kind::LeaseCandidate, "node-1_3f2a-Upper").is_empty());
+        assert_eq!(bodies(Kind::LeaseCandidate, "..x"), ["Invalid value: \"..x\": must not start with '..'"]);
+        assert!(bodies(Kind::LeaseCandidate, "a:b")[0].contains("'key.name',  or 'KEY_NAME',  or 'key-name'"));
+        assert!(!bodies(Kind::Lease, "cert-manager:leaderelection").is_empty(), "a Lease's is a DNS subdomain");
     }
 
     #[test]
