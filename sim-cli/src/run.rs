@@ -93,16 +93,12 @@ pub fn parse_expectations(loaded: &LoadedScenario) -> Result<Vec<(String, Expect
 
 /// The `namespace/name` of every Lease the scenario's nodes elect on.
 pub fn lease_keys(s: &sim_core::scenario::Scenario) -> Vec<String> {
-    let namespace = s.lease.namespace.clone().unwrap_or_else(|| "default".into());
-    let default_name = s.lease.name.clone().unwrap_or_else(|| "leasesim".into());
     let mut keys: Vec<String> = s
         .nodes
         .iter()
         .map(|n| {
-            format!(
-                "{namespace}/{}",
-                n.lease_name.clone().or(s.defaults.lease_name.clone()).unwrap_or(default_name.clone())
-            )
+            let (namespace, name) = s.lease_of(n);
+            format!("{namespace}/{name}")
         })
         .collect();
     keys.sort();

@@ -821,3 +821,49 @@ fn server_outage_modes_refuse_drop_and_hold() {
     );
     assert!(count(&python, |k| matches!(k, TraceKind::Exception { message } if message.contains("refused"))) >= 1);
 }
+
+/// `[leases."<name>"] namespace`: each Lease in its own namespace, its nodes' ServiceAccounts,
+/// Role and RoleBinding there (a controller's rights end at its namespace), its reconciler's
+/// object there; the namespace is checked as the API server checks one (a DNS label).
+#[test]
+fn a_lease_per_namespace_with_rbac_per_namespace() {
+    let source = r#"
+name = "ns"
+description = "ns"
+duration = "30s"
+[lease]
+namespace = "kube-system"
+name = "kube-scheduler"
+[leases."cert-manager-controller"]
+namespace = "cert-manager"
+[[nodes]]
+identity = "sched"
+[[nodes]]
+identity = "cm"
+lease_name = "cert-manager-controller"
+reconciler = { mode = "apply" }
+[[actions]]
+name = "cm-in-its-namespace"
+at = "10s"
+as = "cm"
+verb = "can-i"
+can_i_verb = "update"
+namespace = "cert-manager"
+[[actions]]
+name = "cm-elsewhere"
+at = "10s"
+as = "cm"
+verb = "can-i"
+can_i_verb = "update"
+namespace = "kube-system"
+"#;
+    let out = run_with(source, &[], 1);
+    let m = &out.result.metrics;
+    assert!(m.leases["cert-manager/cert-manager-controller"].elected && m.leases["kube-system/kube-scheduler"].elected);
+    assert!(m.nodes["cm"].writes_accepted > 20, "its object lives in its namespace");
+    let allowed: Vec<Option<bool>> = out.result.actions.iter().map(|a| a.allowed).collect();
+    assert_eq!(allowed, [Some(true), Some(false)]);
+    let e =
+        refused(&source.replace("namespace = \"cert-manager\"\n[[nodes]]", "namespace = \"cert.manager\"\n[[nodes]]"));
+    assert!(e.contains("leases.cert-manager-controller.namespace") && e.contains("must not contain dots"), "{e}");
+}

@@ -10,15 +10,6 @@ const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consi
 const DNS1123_LABEL_ERROR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const QUALIFIED_NAME_ERROR: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
-fn is_dns1123_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
 fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(matches_dns1123_label_text)
 }
@@ -58,9 +49,18 @@ pub fn validate_name(kind: Kind, name: &str) -> Vec<FieldError> {
         _ => {}
     }
     if kind == Kind::Namespace {
-        if !is_dns1123_label(name) {
-            return invalid(DNS1123_LABEL_ERROR);
+        // `IsDNS1123Label` (apimachinery validation.go:167-182 at eed236ce): the length, then
+        // "must not contain dots" for a valid subdomain, else the label's regex message.
+        let mut details = Vec::new();
+        if name.len() > 63 {
+            details.push("must be no more than 63 characters".to_string());
         }
+        // The regexes, without their length limits (checked above).
+        if !matches_dns1123_label_text(name) {
+            let subdomain = name.split('.').all(matches_dns1123_label_text);
+            details.push(if subdomain { "must not contain dots" } else { DNS1123_LABEL_ERROR }.into());
+        }
+        return each(details);
     } else if name.len() > 253 {
         return invalid("must be no more than 253 characters");
     } else if !is_dns1123_subdomain(name) {
@@ -386,6 +386,11 @@ mod tests {
         assert_eq!(bodies(Kind::LeaseCandidate, "..x"), ["Invalid value: \"..x\": must not start with '..'"]);
         assert!(bodies(Kind::LeaseCandidate, "a:b")[0].contains("'key.name',  or 'KEY_NAME',  or 'key-name'"));
         assert!(!bodies(Kind::Lease, "cert-manager:leaderelection").is_empty(), "a Lease's is a DNS subdomain");
+        // A Namespace's is a DNS label: a valid subdomain is told it has dots.
+        assert_eq!(bodies(Kind::Namespace, "cert.manager"), ["Invalid value: \"cert.manager\": must not contain dots"]);
+        let long = "n".repeat(64);
+        assert_eq!(bodies(Kind::Namespace, &long).len(), 1, "too long, nothing else");
+        assert!(bodies(Kind::Namespace, "Cert")[0].contains("RFC 1123 label"));
     }
 
     #[test]

@@ -375,6 +375,10 @@ pub struct LeaseDoc {
 pub struct LeaseOptionsDoc {
     #[serde(rename = "unsafe")]
     pub unsafe_mode: Option<bool>,
+    /// The Lease's namespace (default `[lease] namespace`): its nodes' ServiceAccounts, RBAC
+    /// and reconciled objects live there too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

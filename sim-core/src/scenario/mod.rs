@@ -166,6 +166,23 @@ fn check_wall_reach(
 }
 
 impl Scenario {
+    /// The `(namespace, name)` of the Lease a node elects on: its `lease_name` (or
+    /// `[defaults]`'s, or `[lease] name`), in that Lease's `[leases."<name>"] namespace` (or
+    /// `[lease] namespace`).
+    pub fn lease_of(&self, node: &NodeDoc) -> (String, String) {
+        let name = node
+            .lease_name
+            .clone()
+            .or(self.defaults.lease_name.clone())
+            .unwrap_or_else(|| self.lease.name.clone().unwrap_or_else(|| "leasesim".into()));
+        let namespace = self
+            .leases
+            .get(&name)
+            .and_then(|o| o.namespace.clone())
+            .unwrap_or_else(|| self.lease.namespace.clone().unwrap_or_else(|| "default".into()));
+        (namespace, name)
+    }
+
     pub fn identities(&self) -> Vec<String> {
         self.nodes.iter().enumerate().map(|(i, n)| n.identity.clone().unwrap_or_else(|| format!("node-{i}"))).collect()
     }
@@ -213,9 +230,15 @@ impl Scenario {
                 err(path, format!("no node is named {name:?}{hint}; nodes: {}", identities.join(", ")))
             })
         };
+        // Each Lease's namespace: `[leases."<name>"] namespace`, else `[lease] namespace`.
+        for (name, options) in &self.leases {
+            if let Some(ns) = &options.namespace {
+                check_name(Kind::Namespace, ns, "a namespace").map_err(|m| err(&["leases", name, "namespace"], m))?;
+            }
+        }
         let mut nodes = Vec::new();
         for (i, doc) in self.nodes.iter().enumerate() {
-            nodes.push(self.node_spec(i, doc, &identities[i], &namespace, &lease_name)?);
+            nodes.push(self.node_spec(i, doc, &identities[i], &self.lease_of(doc).0, &lease_name)?);
         }
         // `[defaults] version` applies to the nodes whose library has that release: one that
         // fits no node is a mistake, not a no-op.
@@ -435,19 +458,31 @@ impl Scenario {
         for (i, a) in self.actions.iter().enumerate() {
             actions.push(self.action(i, a, &identities, &namespace, &lease_name)?);
         }
+        // One part per namespace, `[lease]`'s first, then the others in node order.
+        let mut namespaces = vec![namespace.clone()];
+        for n in &nodes {
+            if !namespaces.contains(&n.elector.lease_namespace) {
+                namespaces.push(n.elector.lease_namespace.clone());
+            }
+        }
         let setup = SetupKey {
-            namespace: namespace.clone(),
-            rbac: self.rbac.auto.unwrap_or(true).then(|| RbacKey {
-                accounts: self
-                    .nodes
-                    .iter()
-                    .zip(&identities)
-                    .filter(|(n, _)| n.user.is_none() && self.defaults.user.is_none())
-                    .map(|(_, id)| id.clone())
-                    .collect(),
-                events: nodes.iter().any(|n| n.elector.record_events),
-                candidates: nodes.iter().any(|n| n.candidacy.is_some()),
-            }),
+            parts: namespaces
+                .into_iter()
+                .map(|ns| {
+                    let here: Vec<usize> =
+                        (0..nodes.len()).filter(|&i| nodes[i].elector.lease_namespace == ns).collect();
+                    let rbac = self.rbac.auto.unwrap_or(true).then(|| RbacKey {
+                        accounts: here
+                            .iter()
+                            .filter(|&&i| self.nodes[i].user.is_none() && self.defaults.user.is_none())
+                            .map(|&i| identities[i].clone())
+                            .collect(),
+                        events: here.iter().any(|&i| nodes[i].elector.record_events),
+                        candidates: here.iter().any(|&i| nodes[i].candidacy.is_some()),
+                    });
+                    (ns, rbac)
+                })
+                .collect(),
         };
         let setup_objects = setup_objects(setup, &self.objects);
         // The apiserver's clock: an offset and a drift, as a node's (no steps or wander).
@@ -594,9 +629,22 @@ fn parse_target(t: &str, node_index: &NodeLookup) -> Result<Target, String> {
 /// What a world's setup objects are built from, besides the scenario's own `[[objects]]`.
 #[derive(Clone, PartialEq)]
 struct SetupKey {
-    namespace: String,
-    /// `rbac.auto`: the nodes' ServiceAccounts and whether Events and LeaseCandidates need rights.
-    rbac: Option<RbacKey>,
+    /// Per namespace, `rbac.auto`'s: its nodes' ServiceAccounts and whether Events and
+    /// LeaseCandidates need rights (`None`: no automatic RBAC, the namespace alone).
+    parts: Vec<(String, Option<RbacKey>)>,
+}
+
+impl SetupKey {
+    fn build(&self) -> Vec<serde_json::Value> {
+        let mut built = Vec::new();
+        for (ns, rbac) in &self.parts {
+            built.extend(match rbac {
+                Some(r) => crate::model::default_rbac_objects_for(ns, &r.accounts, r.events, r.candidates),
+                None => crate::model::namespace_object(ns).into_iter().collect(),
+            });
+        }
+        built
+    }
 }
 
 #[derive(Clone, PartialEq)]
@@ -628,11 +676,7 @@ fn setup_objects(key: SetupKey, objects: &[serde_json::Value]) -> std::sync::Arc
         {
             return Arc::clone(answer);
         }
-        let ns = key.namespace.as_str();
-        let mut built = match &key.rbac {
-            Some(r) => crate::model::default_rbac_objects_for(ns, &r.accounts, r.events, r.candidates),
-            None => crate::model::namespace_object(ns).into_iter().collect(),
-        };
+        let mut built = key.build();
         built.extend(objects.iter().cloned());
         let answer = Arc::new(built);
         *last = Some((key, objects.to_vec(), Arc::clone(&answer)));
@@ -646,12 +690,14 @@ mod setup_objects_tests {
 
     fn key(ns: &str, rbac: Option<(&[&str], bool, bool)>) -> SetupKey {
         SetupKey {
-            namespace: ns.into(),
-            rbac: rbac.map(|(names, events, candidates)| RbacKey {
-                accounts: names.iter().map(|n| n.to_string()).collect(),
-                events,
-                candidates,
-            }),
+            parts: vec![(
+                ns.into(),
+                rbac.map(|(names, events, candidates)| RbacKey {
+                    accounts: names.iter().map(|n| n.to_string()).collect(),
+                    events,
+                    candidates,
+                }),
+            )],
         }
     }
 
@@ -661,9 +707,10 @@ mod setup_objects_tests {
     #[test]
     fn remembered_setup_objects_are_the_built_ones() {
         let built = |k: &SetupKey, objects: &[serde_json::Value]| {
-            let mut v = match &k.rbac {
-                Some(r) => crate::model::default_rbac_objects_for(&k.namespace, &r.accounts, r.events, r.candidates),
-                None => crate::model::namespace_object(&k.namespace).into_iter().collect(),
+            let (ns, rbac) = &k.parts[0];
+            let mut v = match rbac {
+                Some(r) => crate::model::default_rbac_objects_for(ns, &r.accounts, r.events, r.candidates),
+                None => crate::model::namespace_object(ns).into_iter().collect(),
             };
             v.extend(objects.iter().cloned());
             v

@@ -369,7 +369,7 @@ impl Scenario {
             return Err(perr("reconciler", "period must be greater than zero".into()));
         }
         let user = match pick!(user) {
-            Some(u) => user_named(&u, &self.identities(), namespace),
+            Some(u) => user_named(self, &u, &self.identities(), namespace),
             None => User::service_account(namespace, identity),
         };
         let start_at = match pick!(start_at) {
@@ -551,7 +551,7 @@ impl Scenario {
         if a.at.0 > self.duration.0 {
             return Err(err(&p("at"), "is beyond the run's duration"));
         }
-        let user = user_named(a.as_user.as_deref().unwrap_or("admin"), identities, namespace);
+        let user = user_named(self, a.as_user.as_deref().unwrap_or("admin"), identities, namespace);
         let kind = |a: &ActionDoc| -> Result<Kind, ScenarioError> {
             let r = a.resource.as_deref().unwrap_or("lease");
             Kind::parse(r).ok_or_else(|| err(&p("resource"), format!("unknown resource {r:?}; expected leases, configmaps, namespaces, serviceaccounts, roles, rolebindings, events or leasecandidates")))
@@ -596,11 +596,13 @@ impl Scenario {
     }
 }
 
-fn user_named(name: &str, identities: &[String], namespace: &str) -> User {
+/// A user a scenario names: `admin`, a node identity (that node's ServiceAccount, in its
+/// Lease's namespace), `system:serviceaccount:ns:name`, or any other user name.
+fn user_named(s: &Scenario, name: &str, identities: &[String], namespace: &str) -> User {
     if name == "admin" {
         User::admin()
-    } else if identities.iter().any(|i| i == name) {
-        User::service_account(namespace, name)
+    } else if let Some(k) = identities.iter().position(|i| i == name) {
+        User::service_account(&s.lease_of(&s.nodes[k]).0, name)
     } else if let Some(rest) = name.strip_prefix("system:serviceaccount:") {
         let (ns, sa) = rest.split_once(':').unwrap_or((namespace, rest));
         User::service_account(ns, sa)
