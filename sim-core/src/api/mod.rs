@@ -19,7 +19,7 @@ mod lease_types;
 mod managed_fields;
 mod merge_patch;
 mod microtime;
-mod object;
+pub(crate) mod object;
 mod rbac;
 mod selectors;
 mod server;

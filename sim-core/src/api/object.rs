@@ -154,6 +154,40 @@ impl Stored {
         }
     }
 
+    /// [`Stored::to_json`] without `metadata.managedFields`, for a diff of tracked fields
+    /// (managedFields is not one): the object is copied with its entries dropped (each entry's
+    /// FieldsV1 trie is shared, so the copy is a few strings) instead of rendering every trie
+    /// into JSON — most of a LeaseCandidate write's time (docs/performance.md).
+    pub(crate) fn json_for_diff(&self) -> Value {
+        if self.meta().managed_fields.is_empty() {
+            return self.to_json();
+        }
+        let mut copy = self.clone();
+        copy.meta_make_mut().managed_fields = Vec::new();
+        copy.to_json()
+    }
+
+    /// A top-level field of an object kept as JSON (a LeaseCandidate's `spec`), unrendered.
+    pub(crate) fn json_field(&self, key: &str) -> Option<&Value> {
+        match self {
+            Stored::Json(_, o) => o.rest.get(key),
+            _ => None,
+        }
+    }
+
+    /// The metadata, cloning the object if a client shares it.
+    fn meta_make_mut(&mut self) -> &mut ObjectMeta {
+        match self {
+            Stored::Lease(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ConfigMap(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Namespace(o) => &mut Arc::make_mut(o).metadata,
+            Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Role(o) => &mut Arc::make_mut(o).metadata,
+            Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
+            Stored::Json(_, o) => &mut Arc::make_mut(o).metadata,
+        }
+    }
+
     /// [`Stored::to_json`] without `metadata.managedFields`, the same map otherwise (its keys in
     /// the same order). Rendering the managers' entries — each a time and a FieldsV1 trie —
     /// was most of rendering a small object; a server-side apply that merges onto the live

@@ -56,8 +56,8 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
         (None, Stored::Lease(n)) => lease_diff(None, n),
         (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
         _ => match live_json {
-            Some(json) => json_diff(Some(json), &new.to_json()),
-            None => json_diff(live.map(Stored::to_json).as_ref(), &new.to_json()),
+            Some(json) => json_diff(Some(json), &new.json_for_diff()),
+            None => json_diff(live.map(Stored::json_for_diff).as_ref(), &new.json_for_diff()),
         },
     }
 }
@@ -511,6 +511,13 @@ impl ApiServer {
             self.materialize_named(ns, name);
         }
         self.record(kind, ns, name).map(|r| r.object.to_json())
+    }
+
+    /// The stored object itself (shared, nothing rendered), for a reader that needs a field or
+    /// two, or a copy to render later (the LeaseCandidate informer's cache).
+    pub(crate) fn peek_stored(&self, kind: Kind, ns: &str, name: &str) -> Option<Stored> {
+        debug_assert!(kind != Kind::Lease, "a Lease may live in its mirror: use peek_json");
+        self.record(kind, ns, name).map(|r| r.object.clone())
     }
 
     /// `kubectl auth can-i VERB KIND [NAME] -n NS --as USER`: the RBAC decision.

@@ -6,6 +6,25 @@ use super::election::Controller;
 use crate::clock::NodeClock;
 use serde_json::Value;
 
+/// The informer's copy of a LeaseCandidate: the server's answer to a write (JSON), or the
+/// stored object a watch event delivered, shared and rendered only if `ensureLease` sends it
+/// back (most watch events are followed by another before that: rendering each was a third of
+/// a coordinated run's time).
+#[derive(Debug)]
+pub(super) enum Cached {
+    Json(Value),
+    Stored(crate::api::object::Stored),
+}
+
+impl Cached {
+    pub(super) fn to_json(&self) -> Value {
+        match self {
+            Cached::Json(v) => v.clone(),
+            Cached::Stored(s) => s.to_json(),
+        }
+    }
+}
+
 /// One node's candidacy.
 #[derive(Debug)]
 pub(super) struct Candidacy {
@@ -14,7 +33,7 @@ pub(super) struct Candidacy {
     pub(super) binary_version: String,
     pub(super) emulation_version: String,
     /// The informer's copy of the node's LeaseCandidate.
-    pub(super) cache: Option<Value>,
+    pub(super) cache: Option<Cached>,
     /// Failures ever (the rate limiter's count for key 0).
     pub(super) failures: u32,
     /// The queued `ensureLease`: a newer one replaces it.

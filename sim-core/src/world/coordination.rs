@@ -16,6 +16,7 @@
 //! The controller runs on the apiserver's clock (`[server] clock`); its queue's runs are events.
 
 use super::World;
+use super::candidacy::Cached;
 use super::election::{GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
@@ -29,8 +30,7 @@ const RENEW_INTERVAL: Nanos = 5 * 60 * 1_000_000_000;
 const MAX_BACKOFF: Nanos = 1000 * 1_000_000_000;
 
 /// `pingTime > renewTime`: the controller is waiting for this candidate's answer.
-fn ping_pending(object: &Value) -> bool {
-    let spec = &object["spec"];
+fn ping_pending(spec: &Value) -> bool {
     match (micros(&spec["pingTime"]), micros(&spec["renewTime"])) {
         (Some(p), Some(r)) => p > r,
         (Some(_), None) => true,
@@ -46,7 +46,8 @@ impl World {
         let Some(cle) = self.cle.as_mut() else { return };
         let Some(c) = cle.candidates[node].as_mut() else { return };
         // A new process has an empty cache and a fresh rate limiter; it lists what exists.
-        c.cache = self.server.peek_json(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity);
+        c.cache =
+            self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity).map(Cached::Stored);
         c.failures = 0;
         c.in_flight = None;
         self.candidate_schedule(now, node, 0);
@@ -91,7 +92,7 @@ impl World {
                 }),
             ),
             Some(cached) => {
-                let mut body = cached.clone();
+                let mut body = cached.to_json();
                 body["spec"]["renewTime"] = json!(renew);
                 body["apiVersion"] = json!("coordination.k8s.io/v1beta1");
                 body["kind"] = json!("LeaseCandidate");
@@ -132,7 +133,7 @@ impl World {
         c.in_flight = None;
         let after = match response {
             Some(Response::Object(Ok(Object::Json(object)))) => {
-                c.cache = Some(object);
+                c.cache = Some(Cached::Json(object));
                 if std::mem::take(&mut c.dirty) { 0 } else { RENEW_INTERVAL }
             }
             _ => {
@@ -168,10 +169,10 @@ impl World {
     pub(super) fn candidate_watch(&mut self, now: Nanos, node: usize) {
         let identity = self.procs[node].identity.clone();
         let Some(c) = self.cle.as_mut().and_then(|cle| cle.candidates[node].as_mut()) else { return };
-        let object = self.server.peek_json(Kind::LeaseCandidate, &c.namespace, &identity);
-        let pending = object.as_ref().is_some_and(ping_pending);
-        if object.is_some() {
-            c.cache = object;
+        let object = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
+        let pending = object.as_ref().and_then(|o| o.json_field("spec")).is_some_and(ping_pending);
+        if let Some(object) = object {
+            c.cache = Some(Cached::Stored(object));
         }
         if pending {
             if c.in_flight.is_some() {
@@ -210,14 +211,16 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(super) fn election_candidate_written(&mut self, now: Nanos, namespace: &str, name: &str) {
-        let Some(object) = self.server.peek_json(Kind::LeaseCandidate, namespace, name) else { return };
-        let lease = object["spec"]["leaseName"].as_str().unwrap_or("").to_string();
+        let Some(object) = self.server.peek_stored(Kind::LeaseCandidate, namespace, name) else { return };
+        let spec = object.json_field("spec").unwrap_or(&Value::Null);
+        let lease = spec["leaseName"].as_str().unwrap_or("").to_string();
+        let pending = ping_pending(spec);
         let Some(cle) = self.cle.as_mut() else { return };
         let key = cle.controller.key(namespace, &lease);
         if cle.controller.lease_refs[key].is_none() {
             cle.controller.lease_refs[key] = self.server.find_lease_ref(namespace, &lease);
         }
-        if !ping_pending(&object) {
+        if !pending {
             self.election_enqueue(key, now, now);
         }
         let owners: Vec<usize> = (0..self.procs.len())
