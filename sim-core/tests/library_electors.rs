@@ -111,6 +111,45 @@ fn fabric8_released_lease_is_taken_over_after_its_one_second() {
     assert!(took > 31.0 && took < 31.0 + 4.4 + 0.1, "node 1 acts from {took}");
 }
 
+/// fabric8 before 7.5.0 (`2e72b95aba`): the release wrote holder `""`, so the Lease is free
+/// at once; since, `null` leaves the holder set (the test above).
+#[test]
+fn fabric8_6_9_release_empties_the_holder() {
+    let mut s = spec(2, Algorithm::Fabric8, millis(30_500));
+    s.nodes[0].elector.release_on_cancel = true;
+    s.nodes[0].elector.version = 2; // "6.9.0"
+    s.faults.push(fault(secs(30), 0, FaultKind::Stop));
+    let (_, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
+    let lease = lease.unwrap();
+    assert_eq!(lease.spec.holder_identity.as_deref(), Some(""));
+    assert_eq!(lease.spec.lease_duration_seconds, Some(1));
+}
+
+/// fabric8 before 7.7.0 (v7.6.1 LE:221-250, fixed by `094ff8c999`, #7350): a Get naming self
+/// is observed before the write, so a process restarted under the same name starts leading
+/// before its patch is even sent; 7.7.0 starts leading only once the write is answered.
+#[test]
+fn fabric8_7_5_starts_leading_before_its_write_and_7_7_after() {
+    let started_vs_write = |version: u8| {
+        let mut s = spec(1, Algorithm::Fabric8, secs(30));
+        s.nodes[0].elector.version = version;
+        s.faults.push(fault(secs(10), 0, FaultKind::Restart { delay: secs(1) }));
+        let r = run(s);
+        let started: Vec<f64> = r
+            .trace
+            .iter()
+            .filter(|e| e.t > secs(11) && matches!(e.kind, TraceKind::StartedLeading))
+            .map(|e| as_secs_f64(e.t))
+            .collect();
+        let first_write = applied_writes(&r.trace, 0).into_iter().find(|&t| t > 11.0).unwrap();
+        (started[0], first_write)
+    };
+    let (started, write) = started_vs_write(1);
+    assert!(started < write, "7.5.0: onStartLeading at {started}, before the patch lands at {write}");
+    let (started, write) = started_vs_write(0);
+    assert!(started > write, "7.7.0: onStartLeading at {started}, after the patch landed at {write}");
+}
+
 /// fabric8 LE:195-219: `if wall_ms > renewBy: stop` is checked only at the start of a tick.
 /// A partition makes the tick after the last renewal block in its Get for the 10 s request
 /// timeout (not retried: a Vert.x TimeoutException is not an IOException); the overdue next

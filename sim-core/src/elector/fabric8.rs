@@ -1,4 +1,4 @@
-//! fabric8io/kubernetes-client's `LeaderElector` (Java, v7.5+; read at `ceb92181`), as
+//! fabric8io/kubernetes-client's `LeaderElector` (Java, v7.7.0 by default; read at `ceb92181`), as
 //! docs/sources/fabric8.md records it from `kubernetes-client-api/.../extended/leaderelection/`
 //! (`LeaderElector.java`, "LE" below; `resourcelock/LeaseLock.java`, `ResourceLock.java`):
 //! - expiry on the **wall clock**: `now > renewTime + record.leaseDurationSeconds`
@@ -27,8 +27,13 @@
 //!   NPE (LeaderElectionRecord:47-57), which ends the loop: the elector is dead, the process
 //!   runs on.
 //!
+//! The `version` key picks an older release ([`Release`]): "7.5.0" (7.5.x–7.6.x) observes a Get
+//! naming self before the write, so `onStartLeading` fires before the patch (#7350, fixed by
+//! `094ff8c999` in 7.7.0); "6.9.0" (6.9.x–7.4.x) also judges expiry by its own LD and releases
+//! by writing holder `""` (`e65b32915c`, `2e72b95aba` in 7.5.0).
+//!
 //! Not modelled: the 15 s fail-safe per attempt, connect timeouts distinct from read timeouts,
-//! the pre-7.5 behaviours (own LD, release writing holder "").
+//! releases before 6.9.0 (`onStopLeading` skipped when the release fails, `0f6c696509`).
 
 use super::ElectorLoop;
 use super::Outputs;
@@ -67,8 +72,31 @@ enum Phase {
     Done,
 }
 
+/// What changed between the modelled releases (docs/sources/fabric8.md, `version` key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Release {
+    /// Before 7.7.0: every Get result is observed, one naming self included, before the write.
+    observes_own_get: bool,
+    /// Before 7.5.0: expiry by the elector's own LD, not the record's.
+    own_lease_duration: bool,
+    /// Before 7.5.0: the release writes holder `""` (since, `null`, which the merge patch omits).
+    release_empties_holder: bool,
+}
+
+impl Release {
+    /// `config.version` indexes the library row's `versions`: "7.7.0", "7.5.0", "6.9.0".
+    fn of(config: &ElectorConfig) -> Release {
+        Release {
+            observes_own_get: config.version >= 1,
+            own_lease_duration: config.version >= 2,
+            release_empties_holder: config.version >= 2,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Fabric8Elector {
+    release: Release,
     config: ElectorConfig,
     me: Sym,
     rng: ComponentRng,
@@ -89,6 +117,7 @@ pub struct Fabric8Elector {
 impl Fabric8Elector {
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
         Fabric8Elector {
+            release: Release::of(&config),
             config,
             me,
             rng,
@@ -146,9 +175,14 @@ impl Fabric8Elector {
                     return None;
                 }
                 let is_leader = old.holder_identity == self.me;
+                if self.release.observes_own_get && is_leader {
+                    // v7.6.1 LE:221-250: observed before the write; a fresh elector that finds
+                    // itself named starts leading here, patch or no patch (#7350).
+                    self.update_observed(old, out);
+                }
                 if !is_leader {
                     self.update_observed(old, out);
-                    let free = old.holder_is_empty() || expired(&old, now);
+                    let free = old.holder_is_empty() || self.expired(&old, now);
                     if !free {
                         out.note(Note::HeldByAnother);
                         return Some(Ok(false));
@@ -260,8 +294,13 @@ impl Fabric8Elector {
             (Step::Get, Ok(current)) if current.holder_identity == self.me => {
                 self.candidate.leader_transitions = current.leader_transitions;
                 // holderIdentity null is left out of the merge patch (NON_NULL): the server
-                // keeps holder = self, with LD 1 and both times now.
-                let shape = WriteShape::patch(true).keep(Fields::HOLDER);
+                // keeps holder = self, with LD 1 and both times now. Before 7.5.0 it wrote "".
+                let shape = if self.release.release_empties_holder {
+                    self.candidate.holder_identity = Sym::EMPTY;
+                    WriteShape::patch(true)
+                } else {
+                    WriteShape::patch(true).keep(Fields::HOLDER)
+                };
                 self.phase = Phase::Releasing(Step::Patch);
                 self.send(LockOp::Write(self.candidate, shape), out);
             }
@@ -300,10 +339,16 @@ impl Fabric8Elector {
     }
 }
 
-/// The expiry decision (LE:278-281, 300-302): `now > renewTime + record.leaseDurationSeconds`
-/// on the wall clock.
-fn expired(record: &Record, now: Now) -> bool {
-    record.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e)
+impl Fabric8Elector {
+    /// The expiry decision (LE:278-281, 300-302): `now > renewTime + record.leaseDurationSeconds`
+    /// on the wall clock; before 7.5.0, `+ its own leaseDuration`.
+    fn expired(&self, record: &Record, now: Now) -> bool {
+        if self.release.own_lease_duration {
+            let renew = record.renew_time_micros.map(|m| m * 1_000);
+            return renew.is_some_and(|r| now.wall > r + self.config.lease_duration as i64);
+        }
+        record.renew_expiry_unix_nanos().is_some_and(|e| now.wall > e)
+    }
 }
 
 impl ElectorLoop for Fabric8Elector {
@@ -382,7 +427,7 @@ impl ElectorLoop for Fabric8Elector {
     }
 
     fn lease_expired(&self, now: Now) -> Option<bool> {
-        self.observed.map(|r| expired(&r, now))
+        self.observed.map(|r| self.expired(&r, now))
     }
 }
 

@@ -487,11 +487,11 @@ libraries! {
         build: |config, me, rng| Elector::Manager(manager::ManagerElector::new(config, me, rng)),
         ..CLIENT_GO
     },
-    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.5+).
+    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.7.0; `version` picks 7.5.0, 6.9.0).
     Fabric8 => Library {
         name: "fabric8",
         called: "fabric8",
-        source: Source { repo: "fabric8io/kubernetes-client", commit: "ceb92181", version: "v7.5.0 and later" },
+        source: Source { repo: "fabric8io/kubernetes-client", commit: "ceb92181", version: "v7.7.0" },
         refuser: "fabric8's LeaderElectorBuilder",
         validate: fabric8::validate,
         // fabric8 has no defaults; leasesim uses 15/10/2.
@@ -509,7 +509,7 @@ libraries! {
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
         work_ends: work_ends_unnoticed,
-        versions: &[],
+        versions: &["7.7.0", "7.5.0", "6.9.0"],
         build: |config, me, rng| Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
     },
     /// kubernetes-client/java's `LeaderElector`.
