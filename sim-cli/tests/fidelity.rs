@@ -867,3 +867,28 @@ namespace = "kube-system"
         refused(&source.replace("namespace = \"cert-manager\"\n[[nodes]]", "namespace = \"cert.manager\"\n[[nodes]]"));
     assert!(e.contains("leases.cert-manager-controller.namespace") && e.contains("must not contain dots"), "{e}");
 }
+
+/// Keys a fault kind, a server error or the server's table would accept and then ignore are
+/// refused by name, located (issue 33).
+#[test]
+fn keys_that_would_be_ignored_are_refused_by_name() {
+    let e =
+        refused(&format!("{TWO_NODES}[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"crash\"\nmode = \"refuse\"\n"));
+    assert!(e.contains("faults[0].mode: a crash fault takes no other keys, not `mode`"), "{e}");
+    let e = refused(&format!(
+        "{TWO_NODES}[[faults]]\nat = \"10s\"\nnode = \"a\"\nkind = \"pause\"\nduration = \"1s\"\nends = \"raises\"\n"
+    ));
+    assert!(e.contains("a pause fault takes `duration`, not `ends`"), "{e}");
+    let e = refused(&format!(
+        "{TWO_NODES}[[server.errors]]\nfrom = \"10s\"\nduration = \"5s\"\ncode = 429\nmessage = \"x\"\n"
+    ));
+    assert!(e.contains("server.errors[0].message: a 429's text is fixed"), "{e}");
+    let e = refused(&format!("{TWO_NODES}[[server.errors]]\nfrom = \"60s\"\nduration = \"5s\"\ncode = 500\n"));
+    assert!(e.contains("at or beyond the run's duration"), "{e}");
+    let e = refused(&format!(
+        "{TWO_NODES}[[random_faults]]\nname = \"r\"\nkind = \"crash\"\ntarget = \"a\"\nmean_interval = \"5s\"\nfrom = \"20s\"\nuntil = \"10s\"\n"
+    ));
+    assert!(e.contains("random_faults[0].until") && e.contains("not after `from`"), "{e}");
+    let e = refused(&format!("{TWO_NODES}[server]\nclock = {{ offset = \"3s\" }}\n"));
+    assert!(e.contains("server.clock") && e.contains("no node here is coordinated"), "{e}");
+}

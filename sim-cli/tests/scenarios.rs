@@ -169,7 +169,7 @@ fn bad_input_gets_a_located_message_exit_2_and_no_output() {
         (
             // The apiserver's clock steps are checked as a node's are.
             format!(
-                "{GOOD_HEAD}[server]\nclock = {{ steps = [{{ at = \"5m\", delta = \"5s\" }}] }}\n[[nodes]]\nidentity = \"a\"\n"
+                "{GOOD_HEAD}[server]\nclock = {{ steps = [{{ at = \"5m\", delta = \"5s\" }}] }}\n[[nodes]]\nidentity = \"a\"\ncoordinated = true\n"
             ),
             "server.clock.steps[0].at: is beyond the run's duration",
             &[],

@@ -294,6 +294,26 @@ impl Scenario {
             let need = |v: Option<Duration>, key: &'static str| {
                 v.map(|d| d.0).ok_or_else(|| err(&p("kind"), format!("a {} fault needs `{key}`", f.kind)))
             };
+            // A key the kind does not take would be silently ignored: refuse it, by name.
+            if let Some(takes) = fault_keys(&f.kind) {
+                let given = [
+                    ("duration", f.duration.is_some()),
+                    ("cut", f.cut.is_some()),
+                    ("mode", f.mode.is_some()),
+                    ("delay", f.delay.is_some()),
+                    ("delta", f.delta.is_some()),
+                    ("extra", f.extra.is_some()),
+                    ("ends", f.ends.is_some()),
+                ];
+                if let Some((key, _)) = given.iter().find(|(key, set)| *set && !takes.contains(key)) {
+                    let takes = if takes.is_empty() {
+                        "no other keys".to_string()
+                    } else {
+                        takes.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                    };
+                    return Err(err(&p(key), format!("a {} fault takes {takes}, not `{key}`", f.kind)));
+                }
+            }
             let kind = match f.kind.as_str() {
                 "crash" => FaultKind::Crash,
                 "restart" => FaultKind::Restart { delay: f.delay.map(|d| d.0).unwrap_or(0) },
@@ -335,6 +355,18 @@ impl Scenario {
             let idx = i.to_string();
             let p = |k: &'static str| -> Vec<&str> { vec!["random_faults", idx.as_str(), k] };
             let target = parse_target(&f.target, &node_index).map_err(|m| err(&p("target"), m))?;
+            if let (Some(from), Some(until)) = (f.from, f.until)
+                && until.0 <= from.0
+            {
+                return Err(err(
+                    &p("until"),
+                    format!(
+                        "{} is not after `from` ({}): the process would never fire",
+                        crate::time::format_duration(until.0),
+                        crate::time::format_duration(from.0)
+                    ),
+                ));
+            }
             let dist = |v: &Option<DurationDistDoc>, key: &'static str| {
                 v.as_ref()
                     .map(|d| d.to_dist())
@@ -406,6 +438,31 @@ impl Scenario {
                 return Err(err(
                     &p("code"),
                     format!("{} is not an error leasesim injects; expected 409, 429, 500, 503 or 504", e.code),
+                ));
+            }
+            // Keys and windows that would be accepted and then do nothing.
+            if e.message.is_some() && !matches!(e.code, 500 | 503) {
+                return Err(err(
+                    &p("message"),
+                    format!(
+                        "a {}'s text is fixed (`message` sets the text of a 500 or a 503): {}",
+                        e.code,
+                        match e.code {
+                            409 => "the optimistic-lock Conflict",
+                            429 => "priority-and-fairness's plain-text answer",
+                            _ => "the Timeout Status",
+                        }
+                    ),
+                ));
+            }
+            if e.from.0 >= self.duration.0 {
+                return Err(err(
+                    &p("from"),
+                    format!(
+                        "{} is at or beyond the run's duration of {}: no request would meet it",
+                        crate::time::format_duration(e.from.0),
+                        crate::time::format_duration(self.duration.0)
+                    ),
                 ));
             }
             let verb = match &e.verb {
@@ -488,6 +545,13 @@ impl Scenario {
         // The apiserver's clock: an offset and a drift, as a node's (no steps or wander).
         let server_clock = match &self.server.clock {
             None => ClockSpec::default(),
+            Some(_) if !nodes.iter().any(|n| n.candidacy.is_some()) => {
+                return Err(err(
+                    &["server", "clock"],
+                    "only the apiserver's coordinated leader election controller reads its clock, and no node here \
+                     is coordinated (`coordinated = true`): it would change nothing",
+                ));
+            }
             Some(c) => {
                 if c.wander.is_some() || c.offset_seconds_dist.is_some() || c.drift_ppm_dist.is_some() {
                     return Err(err(
@@ -587,6 +651,23 @@ const FAULT_KINDS: [&str; 10] =
     ["crash", "restart", "pause", "stop", "clock-step", "partition", "server-outage", "server-slow", "work", "wedge"];
 const RANDOM_FAULT_KINDS: [&str; 7] =
     ["crash", "crash-restart", "pause", "stop", "partition", "clock-step", "server-outage"];
+
+/// The keys each fault kind takes beside `at`, `node`/`target` and `kind` (`None`: an unknown
+/// kind, refused below).
+fn fault_keys(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "crash" | "stop" => &[],
+        "restart" => &["delay"],
+        "pause" => &["duration"],
+        "clock-step" => &["delta"],
+        "partition" => &["duration", "cut", "mode"],
+        "server-outage" => &["duration", "mode"],
+        "server-slow" => &["duration", "extra"],
+        "wedge" => &["duration"],
+        "work" => &["ends"],
+        _ => return None,
+    })
+}
 
 fn is_server_fault(kind: &str) -> bool {
     kind == "server-outage" || kind == "server-slow"
