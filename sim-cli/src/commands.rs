@@ -131,7 +131,13 @@ pub fn run(args: RunFlags) -> Result<ExitCode, CliError> {
     outputs::write_run(&dir, &result, format).map_err(CliError::input)?;
     match output {
         OutputFormat::Table => {
-            print!("{}", crate::terminal::printable_lines(&outputs::summary_table(&result)));
+            let table = outputs::summary_table(&result);
+            let table = crate::terminal::printable_lines(&table);
+            if crate::terminal::stdout_in_colour() {
+                print!("{}", crate::terminal::colour_verdicts(&table));
+            } else {
+                print!("{table}");
+            }
             let plots = match (format.wants_svg(), format.wants_png()) {
                 (true, true) => "timeline.svg/.png, transitions.svg/.png",
                 (false, true) => "timeline.png, transitions.png",

@@ -35,9 +35,43 @@ pub fn printable_lines(text: &str) -> Cow<'_, str> {
     escape(text, true)
 }
 
+/// Whether to colour what goes to standard output: a terminal, and no `NO_COLOR`
+/// (no-color.org); never a file or a pipe.
+pub fn stdout_in_colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The summary table's verdicts in colour: `PASS` green, `FAIL` bold red (only the expectation
+/// lines begin with them; the text was made printable first, so no other escape is in it).
+pub fn colour_verdicts(table: &str) -> String {
+    table
+        .split_inclusive('\n')
+        .map(|line| {
+            if let Some(rest) = line.strip_prefix("  PASS  ") {
+                format!("  \u{1b}[32mPASS\u{1b}[0m  {rest}")
+            } else if let Some(rest) = line.strip_prefix("  FAIL  ") {
+                format!("  \u{1b}[1;31mFAIL\u{1b}[0m  {rest}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verdicts_are_coloured_and_nothing_else() {
+        let table = "expectations\n  PASS  a > 1   (a = 2)\n  FAIL  b < 1   (b = 3)\nreplay: PASS  x\n";
+        let coloured = colour_verdicts(table);
+        assert_eq!(
+            coloured,
+            "expectations\n  \u{1b}[32mPASS\u{1b}[0m  a > 1   (a = 2)\n  \u{1b}[1;31mFAIL\u{1b}[0m  b < 1   (b = 3)\nreplay: PASS  x\n"
+        );
+    }
 
     #[test]
     fn escapes_and_carriage_returns_cannot_forge_a_line() {
