@@ -16,8 +16,86 @@ pub struct LoadedScenario {
     pub overrides: Vec<String>,
 }
 
+/// A decoder's message in a user's words: serde's Rust names (`usize`, `u32`, `f64`, "a
+/// sequence", "struct HealthzDoc", "an array of length 2") become what a file holds (a whole
+/// number, a number, a list, a table, a list of 2 values). Messages of leasesim's own pass
+/// through unchanged.
+pub fn plain_words(message: &str) -> String {
+    let mut out = message.to_string();
+    // "invalid length 1, expected an array of length 2"
+    if let Some(rest) = out.strip_prefix("invalid length ")
+        && let Some((found, wanted)) = rest.split_once(", expected an array of length ")
+    {
+        return format!("expected a list of {wanted} values, found {found}");
+    }
+    for (rust, plain) in [
+        ("expected usize", "expected a whole number"),
+        ("expected u8", "expected a whole number"),
+        ("expected u16", "expected a whole number"),
+        ("expected u32", "expected a whole number"),
+        ("expected u64", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected f32", "expected a number"),
+        ("expected a sequence", "expected a list"),
+        ("invalid type: sequence", "found a list"),
+        ("invalid type: map", "found a table"),
+        ("invalid type: ", "found "),
+    ] {
+        out = out.replace(rust, plain);
+    }
+    // "expected an array of length 2" → "expected a list of 2 values"
+    if let Some(i) = out.find("expected an array of length ") {
+        let digits: String = out[i + 28..].chars().take_while(char::is_ascii_digit).collect();
+        out.replace_range(i..i + 28 + digits.len(), &format!("expected a list of {digits} values"));
+    }
+    // "expected struct HealthzDoc" → "expected a table"
+    while let Some(i) = out.find("expected struct ") {
+        let end =
+            out[i + 16..].find(|c: char| !c.is_alphanumeric() && c != '_').map(|e| i + 16 + e).unwrap_or(out.len());
+        out.replace_range(i..end, "expected a table");
+    }
+    out
+}
+
+#[cfg(test)]
+mod plain_words_tests {
+    use super::plain_words;
+
+    /// No Rust type names reach a user (issue 33).
+    #[test]
+    fn decoder_messages_name_what_a_file_holds() {
+        assert_eq!(
+            plain_words("invalid length 1, expected an array of length 2"),
+            "expected a list of 2 values, found 1"
+        );
+        assert_eq!(
+            plain_words("invalid type: string \"one\", expected usize"),
+            "found string \"one\", expected a whole number"
+        );
+        assert_eq!(
+            plain_words("invalid type: integer `5`, expected an array of length 2"),
+            "found integer `5`, expected a list of 2 values"
+        );
+        assert_eq!(
+            plain_words("invalid type: integer `5`, expected struct HealthzDoc"),
+            "found integer `5`, expected a table"
+        );
+        assert_eq!(
+            plain_words("invalid type: string \"p\", expected a sequence"),
+            "found string \"p\", expected a list"
+        );
+        assert_eq!(
+            plain_words("a crash fault takes no other keys, not `mode`"),
+            "a crash fault takes no other keys, not `mode`"
+        );
+    }
+}
+
 /// `file:line:col: message` plus the offending line and a caret under the span.
 pub fn located(path: &str, source: &str, span: Option<Range<usize>>, message: &str) -> String {
+    let message = &plain_words(message);
     let Some(span) = span else { return format!("{path}: {message}") };
     let start = span.start.min(source.len());
     let line_start = source[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);

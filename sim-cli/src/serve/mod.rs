@@ -166,7 +166,10 @@ pub fn command(flags: ServeFlags) -> Result<ExitCode, CliError> {
     core.minor = minor;
     if let Some(path) = &flags.faults {
         let text = std::fs::read_to_string(path).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
-        let file: FaultFile = toml::from_str(&text).map_err(|e| CliError::input(format!("{}: {e}", path.display())))?;
+        let file: FaultFile = toml::from_str(&text).map_err(|e| {
+            let name = path.display().to_string();
+            CliError::input(crate::scenario_file::located(&name, &text, e.span(), e.message().trim_end()))
+        })?;
         for (i, doc) in file.faults.iter().enumerate() {
             core.faults.add(doc, 0).map_err(|m| CliError::input(format!("{}: faults[{i}]: {m}", path.display())))?;
         }
