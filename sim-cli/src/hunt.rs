@@ -143,12 +143,23 @@ impl Bounds {
         if faults > 20 {
             return Err("bounds.faults: at most 20".into());
         }
+        // A kind whose longest fault is 0 s injects nothing: as faults = 0 for that kind.
+        let pause = doc.pause.map(|d| d.0).unwrap_or(secs(20));
+        let partition = doc.partition.map(|d| d.0).unwrap_or(secs(30));
+        for (kind, longest) in [("pause", pause), ("partition", partition)] {
+            if longest == 0 && kinds.iter().any(|k| k == kind) {
+                return Err(format!(
+                    "bounds.{kind}: a {kind} of at most 0s does nothing (as faults = 0): give it a length, or \
+                     leave \"{kind}\" out of bounds.kinds"
+                ));
+            }
+        }
         Ok(Bounds {
             faults,
             kinds,
             window,
-            pause: doc.pause.map(|d| d.0).unwrap_or(secs(20)),
-            partition: doc.partition.map(|d| d.0).unwrap_or(secs(30)),
+            pause,
+            partition,
             partition_modes: modes,
             drift_ppm: drift,
             latency: doc.latency.map(|d| d.0.max(1_000_000)),
@@ -305,8 +316,16 @@ impl Hunt {
         let base = crate::scenario_file::load(&scenario_path.display().to_string(), &source, &[])?;
         // The base must run as it is (validate = run).
         let (prepared, _) = run::prepare(&base, None, false, u64::MAX)?;
-        let bounds =
-            Bounds::from_doc(&file.bounds, &base.scenario).map_err(|e| CliError::input(format!("{display}: {e}")))?;
+        // A bounds error names its key ("bounds.partition: …"): shown there, with the caret.
+        let bounds = Bounds::from_doc(&file.bounds, &base.scenario).map_err(|e| {
+            let key = e.strip_prefix("bounds.").and_then(|rest| rest.split_once(':')).map(|(key, _)| key);
+            let path: Vec<String> = match key {
+                Some(key) => vec!["bounds".into(), key.into()],
+                None => vec!["bounds".into()],
+            };
+            let span = crate::scenario_file::span_of_path(&text, &path);
+            CliError::input(crate::scenario_file::located(&display, &text, span, &e))
+        })?;
         let property_text = property
             .map(str::to_string)
             .or(file.property.clone())

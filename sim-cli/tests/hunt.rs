@@ -316,3 +316,24 @@ fn questions_that_cannot_be_asked_are_refused_at_the_key() {
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("checks the reconcilers' writes"), "{err}");
 }
+
+/// `partition = "0s"` with only partitions to inject is nothing to search, as `faults = 0` is:
+/// refused, at the key (issue 33).
+#[test]
+fn a_zero_length_fault_bound_is_refused_like_no_faults() {
+    let tmp = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(repo().join("scenarios/hunts/valid-but-unsafe.toml"))
+        .unwrap()
+        .replace("partition = \"25s\"", "partition = \"0s\"");
+    std::fs::copy(repo().join("scenarios/hunts/base-15-14-2.toml"), tmp.path().join("base-15-14-2.toml")).unwrap();
+    let hunt_file = tmp.path().join("h.toml");
+    std::fs::write(&hunt_file, source).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .args(["hunt", &hunt_file.to_string_lossy(), "--out", &tmp.path().join("o").to_string_lossy()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("h.toml:13:13: bounds.partition: a partition of at most 0s does nothing"), "{stderr}");
+    assert!(!tmp.path().join("o").exists(), "nothing written");
+}
