@@ -224,6 +224,7 @@ fn controls(s: &sim_core::scenario::Scenario) -> Value {
         "retry_period": secs(|n| n.retry_period, 2),
         "fault": fault,
         "algorithms": sim_core::elector::Algorithm::ALL.iter().map(|a| a.name()).collect::<Vec<_>>(),
+        "nodes": s.identities(),
     })
 }
 

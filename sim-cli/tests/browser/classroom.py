@@ -138,6 +138,26 @@ def main():
         wide = b.js("return document.documentElement.scrollWidth > window.innerWidth")
         assert not wide, "the page scrolls sideways at 1024 px"
 
+        # 1b. Per-node controls: choose the second node, move its clock offset; the URL holds that
+        # node's key and the first node's slider keeps its own value when chosen again.
+        b.js("const n = document.getElementById('node'); n.value = '1'; n.dispatchEvent(new Event('change'));")
+        key = b.js("return document.getElementById('offset').dataset.key")
+        assert key == "nodes.1.clock.offset", key
+        b.js("const s = document.getElementById('offset'); s.value = -5; s.dispatchEvent(new Event('input'));"
+             "s.dispatchEvent(new Event('change'));")
+        b.wait("return decodeURIComponent(location.search).includes('nodes.1.clock.offset=\"-5s\"')",
+               "node 1's offset in the URL")
+        b.js("const n = document.getElementById('node'); n.value = '0'; n.dispatchEvent(new Event('change'));")
+        shown = b.js("return document.getElementById('offset-out').textContent")
+        assert shown == "scenario's", shown
+        # Keyboard: focus the RP slider and press the right arrow, as a keyboard user would.
+        el = b.find("#rp")
+        eid = el[next(iter(el))]
+        before = b.js("return document.getElementById('rp').value")
+        http("POST", b.s + "/element/%s/value" % eid, {"text": "\ue014"})  # ArrowRight
+        b.wait("return document.getElementById('rp').value !== '%s'" % before, "the keyboard moving the slider")
+        b.wait("return decodeURIComponent(location.search).includes('retry_period')", "the key press rerunning")
+
         # 2. A pasted file with an error gets validate's located message.
         b.js("document.querySelector('details').open = true;"
              "document.getElementById('source').value = 'name = \"x\"\\ndescription = \"x\"\\nduration = \"1m\"\\n"
