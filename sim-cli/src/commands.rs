@@ -198,14 +198,15 @@ pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
                 metrics: Vec::new(),
             })?;
             spec.validate()?;
-            let events = spec.check_points(max_events)?;
+            let (events, seconds) = spec.check_points(max_events)?;
             println!(
-                "{name}: ok (a sweep file: {} runs, {} grid points × {} seeds, about {} events; run it with \
-                 leasesim sweep {name} --out DIR)",
+                "{name}: ok (a sweep file: {} runs, {} grid points × {} seeds, about {} events, about {} on one \
+                 thread; run it with leasesim sweep {name} --out DIR)",
                 group_digits(spec.run_count() as u64),
                 spec.point_count(),
                 spec.seed_count(),
-                group_digits(events)
+                group_digits(events),
+                crate::format::rough_seconds(seconds)
             );
             return Ok(ExitCode::SUCCESS);
         }
@@ -214,12 +215,13 @@ pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
     let (prepared, _world) = run::prepare(&loaded, seed, false, max_events)?;
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     println!(
-        "{}: ok ({}, {}, {}; about {} events, {} traced)",
+        "{}: ok ({}, {}, {}; about {} events, about {}, {} traced)",
         loaded.path,
         plural(loaded.scenario.nodes.len(), "node", "nodes"),
         plural(loaded.scenario.faults.len(), "fault", "faults"),
         plural(loaded.scenario.expect.len(), "expectation", "expectations"),
         group_digits(prepared.estimate.events),
+        crate::format::rough_seconds(prepared.estimate.seconds),
         human_bytes(prepared.estimate.trace_bytes)
     );
     Ok(ExitCode::SUCCESS)

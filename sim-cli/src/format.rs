@@ -14,10 +14,11 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// The wall time `events` take at about 4 M events a second on one core.
-pub fn rough_time(events: u64) -> String {
-    let seconds = events as f64 / 4e6;
-    if seconds < 90.0 {
+/// A wall time in the unit a person reads it in: `12 s`, `7 min`, `2.5 h`, `3 days`.
+pub fn rough_seconds(seconds: f64) -> String {
+    if seconds < 1.0 {
+        "under a second".to_string()
+    } else if seconds < 90.0 {
         format!("{seconds:.0} s")
     } else if seconds < 5400.0 {
         format!("{:.0} min", seconds / 60.0)

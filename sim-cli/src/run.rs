@@ -1,7 +1,7 @@
 //! `leasesim run`: one scenario, one seed → trace, summary, Perfetto timeline (and plots).
 
 use crate::expect::{self, Expectation};
-use crate::format::{group_digits, rough_time};
+use crate::format::group_digits;
 use crate::scenario_file::{CliError, LoadedScenario, located, scenario_error, span_of_path};
 use serde_json::{Value, json};
 use sim_core::scenario::metric_values;
@@ -174,16 +174,17 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
 }
 
 fn over_budget(loaded: &LoadedScenario, spec: &sim_core::model::WorldSpec, events: u64, max: u64) -> String {
+    let seconds = spec.estimate().seconds;
     format!(
         "{}: this run is expected to handle about {} events ({} simulated, {} node(s)), above the budget of {} \
-         (--max-events): at a few million events a second it would take about {}. To run it anyway, pass \
+         (--max-events): it would take about {}. To run it anyway, pass \
          --max-events {}",
         loaded.path,
         group_digits(events),
         format_duration(spec.duration),
         spec.nodes.len(),
         group_digits(max),
-        rough_time(events),
+        crate::format::rough_seconds(seconds),
         events.saturating_add(events / 4)
     )
 }

@@ -514,3 +514,31 @@ fn every_shipped_scenario_holds_at_twenty_seeds() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The work estimate knows the coordinated rewrite loop (issue 33): with the apiserver's clock
+/// ahead it bounds the run's real count from above and prices it at the loop's cost, where it
+/// used to say ~272 events for a run of 240,000.
+#[test]
+fn the_estimate_bounds_a_coordinated_run_with_the_apiserver_ahead() {
+    let base = std::fs::read_to_string(repo().join("scenarios/sweeps/bases/coordinated-skew.toml")).unwrap();
+    for (delta, loops) in [("0s", false), ("5s", true)] {
+        let source = base.replace("delta = \"0s\"", &format!("delta = \"{delta}\""));
+        let loaded = sim_cli::scenario_file::load("skew.toml", &source, &[]).unwrap();
+        let (prepared, _) = sim_cli::run::prepare(&loaded, None, false, u64::MAX).unwrap();
+        let estimate = prepared.estimate;
+        let out = sim_cli::run::run(&loaded, None, false).unwrap();
+        let real = out.result.events_processed;
+        if loops {
+            assert!(estimate.events >= real, "{delta}: estimate {} below the real {real}", estimate.events);
+            assert!(real > 100_000 && estimate.events < 2 * real, "{delta}: {} vs {real}", estimate.events);
+            assert!(estimate.seconds > 0.5, "{delta}: priced at the loop's cost: {}", estimate.seconds);
+        } else {
+            // Within the estimate's usual 1.5× (the candidates' own writes are not counted).
+            assert!(
+                real < 3 * estimate.events / 2 && estimate.events < 1_000,
+                "{delta}: {} vs {real}",
+                estimate.events
+            );
+        }
+    }
+}

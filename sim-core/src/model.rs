@@ -677,6 +677,10 @@ pub struct WorkEstimate {
     pub events: u64,
     /// Bytes of `trace.jsonl` if the trace is on (about 200 bytes per event).
     pub trace_bytes: u64,
+    /// One core's wall seconds for them: about 4 M events a second, but a coordinated
+    /// LeaseCandidate rewrite loop's events at about 4.4 µs each (its writes go through the API
+    /// server's JSON path; docs/performance.md).
+    pub seconds: f64,
 }
 
 impl WorldSpec {
@@ -684,6 +688,20 @@ impl WorldSpec {
     /// clock (three events each: the send, the arrival, the answer), every leader's reconciler
     /// one to three requests per period, and every random fault process one occurrence per mean
     /// interval. A fast clock makes everything on its node more frequent.
+    /// When the apiserver's wall clock first runs ahead of true time (a positive offset or
+    /// drift from the start, else its first step that leaves it ahead); `None`: never.
+    fn server_ahead_from(&self) -> Option<Nanos> {
+        let c = &self.server_clock;
+        if c.offset_ns > 0 || c.drift_ppb > 0 {
+            return Some(0);
+        }
+        let mut offset = c.offset_ns;
+        c.steps.iter().find_map(|s| {
+            offset += s.delta_ns;
+            (offset > 0).then_some(s.at)
+        })
+    }
+
     pub fn estimate(&self) -> WorkEstimate {
         let seconds = self.duration as f64 / 1e9;
         let rate = |n: &NodeSpec| (1.0 + n.clock.drift_ppb as f64 / 1e9).max(0.0);
@@ -708,14 +726,28 @@ impl WorldSpec {
             }
         }
         per_second += leases.values().sum::<f64>();
+        let mut looping = 0.0;
+        if let Some(ahead_from) = self.server_ahead_from() {
+            // Coordinated election with the apiserver's clock ahead: a candidate rewrites its
+            // LeaseCandidate once a round trip until its own clock passes the controller's ping,
+            // and from about 3 s ahead for the rest of the run (docs/findings.md 8). Counted at
+            // that worst, about four events a write (measured: 240,409 events in the +5 s base
+            // of the coordinated-skew sweep), so here the estimate is an upper bound.
+            for n in self.nodes.iter().filter(|n| n.candidacy.is_some()) {
+                let rtt = (n.link.up.latency.min() + n.link.down.latency.min()).max(1_000) as f64 / 1e9;
+                let from = ahead_from.max(n.start_at).min(self.duration);
+                looping += (self.duration - from) as f64 / 1e9 * 4.0 / rtt;
+            }
+        }
         let mut fixed = (self.nodes.len() + self.faults.len() + self.actions.len()) as f64;
         for rf in &self.random_faults {
             let span = rf.until.min(self.duration).saturating_sub(rf.from) as f64;
             fixed += span / rf.mean_interval.max(1) as f64;
         }
-        let events = seconds * per_second + fixed;
+        let events = seconds * per_second + looping + fixed;
         let events = if events.is_finite() && events < u64::MAX as f64 { events.ceil() as u64 } else { u64::MAX };
-        WorkEstimate { events, trace_bytes: events.saturating_mul(200) }
+        let seconds = (events as f64 - looping).max(0.0) / 4e6 + looping * 4.4e-6;
+        WorkEstimate { events, trace_bytes: events.saturating_mul(200), seconds }
     }
 }
 

@@ -47,6 +47,16 @@ impl Default for Latency {
 }
 
 impl Latency {
+    /// The shortest latency it can draw.
+    pub fn min(&self) -> Nanos {
+        match self {
+            Latency::Fixed(ns) => *ns,
+            Latency::Uniform { min, .. } => *min,
+            Latency::Exponential { floor, .. } => *floor,
+            Latency::Mixture(parts) => parts.iter().map(|(_, l)| l.min()).min().unwrap_or(0),
+        }
+    }
+
     pub fn sample(&self, rng: &mut ComponentRng) -> Nanos {
         match self {
             Latency::Fixed(ns) => *ns,

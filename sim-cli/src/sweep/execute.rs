@@ -310,7 +310,7 @@ fn resume_rows(path: &Path, header_line: &str, runs: &ShardRuns) -> Result<usize
 /// `aggregate.csv` and the plots.
 pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, CliError> {
     spec.validate()?;
-    let events = spec.check_points(opts.max_events)?;
+    let (events, seconds) = spec.check_points(opts.max_events)?;
     if !opts.quiet {
         let jobs = opts.jobs.max(1) as u64;
         eprintln!(
@@ -319,7 +319,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, CliErro
             spec.point_count(),
             spec.seed_count(),
             crate::format::group_digits(events),
-            crate::format::rough_time(events / jobs)
+            crate::format::rough_seconds(seconds / jobs as f64)
         );
     }
     let columns = discover_columns(spec)?;

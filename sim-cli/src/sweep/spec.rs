@@ -539,7 +539,9 @@ impl SweepSpec {
     /// the whole sweep. Every point of a grid of up to 10,000 points is checked; of a larger one,
     /// the first and last thousand and a thousand spread between (the rest are checked as they
     /// run: a failure then stops the sweep, naming the point, with the rows before it kept).
-    pub fn check_points(&self, max_events: u64) -> Result<u64, CliError> {
+    /// Checks every grid point (a sample of them for a huge grid) and estimates the whole
+    /// sweep: (events, one core's wall seconds).
+    pub fn check_points(&self, max_events: u64) -> Result<(u64, f64), CliError> {
         let points = self.point_count();
         let sample: Vec<usize> = if points <= 10_000 {
             (0..points).collect()
@@ -552,14 +554,20 @@ impl SweepSpec {
             v
         };
         let mut events = 0.0f64;
+        let mut seconds = 0.0f64;
         for &point in &sample {
             let loaded = self.load_point(point).map_err(|e| err(format!("{}: {e}", self.describe_point(point))))?;
             let (prepared, _) = run::prepare(&loaded, Some(self.seeds.0), false, max_events)
                 .map_err(|e| err(format!("{}: {e}", self.describe_point(point))))?;
             events += prepared.estimate.events as f64;
+            seconds += prepared.estimate.seconds;
         }
-        let per_run = events / sample.len().max(1) as f64;
-        Ok((per_run * self.run_count() as f64).min(u64::MAX as f64) as u64)
+        let per_run_events = events / sample.len().max(1) as f64;
+        let per_run_seconds = seconds / sample.len().max(1) as f64;
+        Ok((
+            (per_run_events * self.run_count() as f64).min(u64::MAX as f64) as u64,
+            per_run_seconds * self.run_count() as f64,
+        ))
     }
 
     /// The plot's x axis and, when it is a clock drift, the renew deadline or the lease
