@@ -430,14 +430,14 @@ impl World {
     /// A request that waited at the client-side rate limiter goes out now, its timeout starting
     /// only now (client-go throttles before it applies the request timeout), unless its caller
     /// stopped waiting meanwhile: then it is never sent (`Wait` returned the context's error).
-    /// (x/time/rate gives a cancelled reservation's token back; leasesim keeps it taken.)
+    /// (x/time/rate gives a cancelled reservation's token back; leasesim keeps it taken. A
+    /// transport retry after a Retry-After is not throttled again, as client-go's is.)
     pub(super) fn throttled_send(&mut self, now: Nanos, msg: u32) {
         let m = self.net.get(msg);
         let node = m.node as usize;
         let waited_for = match m.origin {
             Origin::Elector => self.procs[node].elector_request.map(|(id, _)| id) == Some(m.id),
-            Origin::Reconciler => true,
-            Origin::Candidate | Origin::Recorder => true,
+            Origin::Reconciler | Origin::Candidate | Origin::Recorder => true,
         };
         if !waited_for {
             self.net.discard(msg);
