@@ -393,3 +393,24 @@ fn the_safe_label_is_client_gos_only_for_loops_it_describes() {
         assert!(!l.contains("safe") && l.contains("no closed form"), "{l}");
     }
 }
+
+/// A Lease with hundreds of candidates is drawn with the nodes that mattered (the leaders, the
+/// faulted) and the first others, 24 rows at most, and says how many it left out (issue 33:
+/// 5,000 candidates made a 370,000-px plot).
+#[test]
+fn a_lease_with_hundreds_of_candidates_draws_at_most_24_rows() {
+    let mut lines = vec!["name = \"many\"\ndescription = \"many\"\nduration = \"60s\"".to_string()];
+    for i in 0..400 {
+        lines.push(format!("[[nodes]]\nidentity = \"n-{i}\"\nstart_at = \"{}ms\"", i * 10));
+    }
+    lines.push("[[faults]]\nat = \"20s\"\ntarget = \"holder\"\nkind = \"crash\"".into());
+    let loaded = sim_cli::scenario_file::load("many.toml", &lines.join("\n"), &[]).unwrap();
+    let out = sim_cli::run::run(&loaded, None, false).unwrap();
+    let svg = sim_cli::report::timeline_svg(&out.result, &sim_cli::report::PlotMeta::default()).unwrap();
+    let height: u32 = svg.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    assert!(height < 2_500, "{height} px tall");
+    assert!(svg.contains("376 candidates that never led"), "the note says how many are left out");
+    let new_leader =
+        out.result.spans.iter().find(|s| s.kind == sim_core::world::SpanKind::Leader && s.node != 0).unwrap();
+    assert!(svg.contains(&format!("\n{}\n", out.result.node_names[new_leader.node])), "the new leader's row is drawn");
+}

@@ -51,6 +51,8 @@ const AXIS_HEIGHT: i32 = 62;
 /// thousands would make a picture no one can read, tens of megabytes tall. The Leases that had
 /// two leaders come first; summary.json has every node and Lease.
 pub(crate) const MAX_SHOWN_LEASES: usize = 6;
+/// Node rows drawn per Lease at most: past it, the nodes that mattered and the first others.
+pub(crate) const MAX_ROWS_PER_LEASE: usize = 24;
 
 /// Renders the timeline as SVG text.
 pub fn timeline_svg(r: &RunResult, meta: &PlotMeta) -> Result<String, String> {
@@ -236,8 +238,9 @@ struct TimelineLayout {
     rows_bottom: i32,
     axis_top: i32,
     legend: Vec<(i32, i32, LegendItem)>,
-    /// `(y, text)`: what the plot does not show (labels left out, markers without a trace).
-    omitted_note: Option<(i32, String)>,
+    /// `(y, text)`, a line each: what the plot does not show (rows and labels left out,
+    /// markers without a trace).
+    omitted_notes: Vec<(i32, String)>,
     height: i32,
 }
 
@@ -308,6 +311,40 @@ impl TimelineLayout {
         for n in 0..nodes {
             let block = r.node_leases.get(n).and_then(|l| block_of_lease.get(l.as_str())).copied().unwrap_or(0);
             members_of[block].push(n);
+        }
+        // A Lease with more candidates than a slide holds (5,000 made a 370,000-px plot): the
+        // nodes that mattered — that led, were paused, cut off or hit by a fault — then the
+        // first others, up to MAX_ROWS_PER_LEASE; a note says how many are left out.
+        let mut rows_left_out = 0usize;
+        if members_of.iter().any(|m| m.len() > MAX_ROWS_PER_LEASE) {
+            let mut mattered = vec![false; nodes];
+            for s in &r.spans {
+                if matches!(s.kind, SpanKind::Leader | SpanKind::Paused | SpanKind::Partitioned)
+                    && let Some(m) = mattered.get_mut(s.node)
+                {
+                    *m = true;
+                }
+            }
+            for f in &r.faults {
+                if let Some(m) = f.node.and_then(|n| mattered.get_mut(n)) {
+                    *m = true;
+                }
+            }
+            for members in members_of.iter_mut().filter(|m| m.len() > MAX_ROWS_PER_LEASE) {
+                let mut kept: Vec<usize> =
+                    members.iter().copied().filter(|&n| mattered[n]).take(MAX_ROWS_PER_LEASE).collect();
+                for &n in members.iter() {
+                    if kept.len() >= MAX_ROWS_PER_LEASE {
+                        break;
+                    }
+                    if !mattered[n] {
+                        kept.push(n);
+                    }
+                }
+                kept.sort_unstable();
+                rows_left_out += members.len() - kept.len();
+                *members = kept;
+            }
         }
         let mut node_shown = vec![false; nodes];
         for (block, members) in members_of.iter().enumerate() {
@@ -517,16 +554,27 @@ impl TimelineLayout {
                 crate::format::group_digits(nodes as u64),
             ));
         }
+        if rows_left_out > 0 {
+            notes.push(format!(
+                "{} candidates that never led, paused or were cut off are not drawn ({MAX_ROWS_PER_LEASE} rows a \
+                 Lease at most).",
+                crate::format::group_digits(rows_left_out as u64)
+            ));
+        }
         if omitted > 0 {
             notes.push(format!("{omitted} label(s) left out where crowded; every fault is marked ▼ on its row."));
         }
         if !traced {
             notes.push("Run without a trace: failed renewals and 409s are not marked.".to_string());
         }
-        let omitted_note = (!notes.is_empty()).then(|| {
-            ly += 30;
-            (ly, notes.join(" "))
-        });
+        // One line a note, each fitted to the width (joined, they ran off the right edge).
+        let omitted_notes = notes
+            .into_iter()
+            .map(|note| {
+                ly += 26;
+                (ly, super::header::fit(note, LABEL_SIZE, false, WIDTH as i32 - 20 - left))
+            })
+            .collect();
         let height = ly + 36;
         TimelineLayout {
             left,
@@ -543,7 +591,7 @@ impl TimelineLayout {
             rows_bottom,
             axis_top,
             legend,
-            omitted_note,
+            omitted_notes,
             height,
         }
     }
@@ -855,7 +903,7 @@ impl TimelineLayout {
             }
             c.text(item.label(), x + LEGEND_SWATCH + 8, y, LABEL_SIZE, TEXT, HPos::Left, false)?;
         }
-        if let Some((y, note)) = &self.omitted_note {
+        for (y, note) in &self.omitted_notes {
             c.text(note, self.left, *y, LABEL_SIZE, MUTED, HPos::Left, false)?;
         }
         Ok(())
