@@ -437,3 +437,27 @@ fn a_mixed_fleet_on_one_lease_keeps_one_leader() {
         assert!(acting(&r, 0)[0].1 > 89.9, "leader {:?}: {:?}", algorithms[first], acting(&r, 0));
     }
 }
+
+/// fabric8 LeaderElectorBuilder.java:46-72 (docs/sources/fabric8.md): exact Durations for the
+/// orderings against RP + ceil(1.2·⌊RP⌋ms) ms, its own words ("renewDeadLine",
+/// "JITTER_FACTOR"), and `toMillis()` for the zero checks, each with its own message.
+#[test]
+fn fabric8_validation_uses_its_own_words_and_nanoseconds() {
+    use sim_core::elector::ElectorConfig;
+    let config = |ld: Nanos, rd: Nanos, rp: Nanos| {
+        let mut c = ElectorConfig::new("a", Algorithm::Fabric8);
+        (c.lease_duration, c.renew_deadline, c.retry_period) = (ld, rd, rp);
+        c.validate().err().map(|e| e.to_string())
+    };
+    let says = |r: Option<String>, text: &str| assert!(r.as_deref().is_some_and(|m| m.contains(text)), "{r:?}");
+    says(config(secs(10), secs(10), secs(2)), "leaseDuration must be greater than renewDeadLine");
+    // RP 2 s: the bound is 2 s + 2400 ms = 4.4 s; 4.4 s is refused, 1 ns more is not.
+    says(
+        config(secs(15), millis(4_400), secs(2)),
+        "renewDeadline must be greater than retryPeriod + retryPeriod*JITTER_FACTOR",
+    );
+    assert_eq!(config(secs(15), millis(4_400) + 1, secs(2)), None);
+    // A sub-millisecond retry period: toMillis() is 0.
+    says(config(secs(15), secs(10), 900_000), "retryPeriod must be greater than zero");
+    assert_eq!(config(secs(15), secs(10), 1_500_000), None, "1.5 ms is accepted");
+}

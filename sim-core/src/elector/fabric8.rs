@@ -271,7 +271,7 @@ impl Fabric8Elector {
     }
 
     /// `stopLeading()` (LE:84-144), after the renew future completed or was cancelled.
-    fn stop_leading(&mut self, now: Now, out: &mut Outputs) {
+    fn stop_leading(&mut self, _now: Now, out: &mut Outputs) {
         self.stopped = true;
         self.io.cancel(TimerKind::Retry);
         if !self.is_leader() {
@@ -279,8 +279,8 @@ impl Fabric8Elector {
             return;
         }
         if self.config.release_on_cancel {
+            // The record is stamped when the Get has answered (LE:153 reads, LE:157 takes now).
             self.phase = Phase::Releasing(Step::Get);
-            self.candidate = fresh_record(self.me, 1, now, 0);
             self.send(LockOp::Get, out);
             return;
         }
@@ -289,9 +289,10 @@ impl Fabric8Elector {
     }
 
     /// `release()` (LE:152-168).
-    fn continue_release(&mut self, step: Step, _now: Now, result: LockResult, out: &mut Outputs) {
+    fn continue_release(&mut self, step: Step, now: Now, result: LockResult, out: &mut Outputs) {
         match (step, result) {
             (Step::Get, Ok(current)) if current.holder_identity == self.me => {
+                self.candidate = fresh_record(self.me, 1, now, 0);
                 self.candidate.leader_transitions = current.leader_transitions;
                 // holderIdentity null is left out of the merge patch (NON_NULL): the server
                 // keeps holder = self, with LD 1 and both times now. Before 7.5.0 it wrote "".
@@ -431,27 +432,33 @@ impl ElectorLoop for Fabric8Elector {
     }
 }
 
-/// `LeaderElectorBuilder.withConfig` (Builder:46-72), in milliseconds; `new LeaderElector(...)`
-/// skips it.
+/// `LeaderElectorBuilder.withConfig` (Builder:46-72; docs/sources/fabric8.md), in its order,
+/// words and units: the orderings compare exact `java.time.Duration`s (nanoseconds) against a
+/// bound of RP plus `ceil(RP.toMillis() · 1.2)` whole milliseconds; the zero checks use
+/// `toMillis()`, which truncates. `new LeaderElector(...)` skips it.
 pub(super) fn validate(c: &ElectorConfig) -> Result<(), ConfigError> {
-    use super::config::ConfigKey::RenewDeadline;
-    let ms = |n: Nanos| n / 1_000_000;
-    let (ld, rd, rp) = (ms(c.lease_duration), ms(c.renew_deadline), ms(c.retry_period));
-    if ld <= rd {
-        return Err(ConfigError::ordering(RenewDeadline, "leaseDuration must be greater than renewDeadline"));
+    use super::config::ConfigKey::{LeaseDuration, RenewDeadline, RetryPeriod};
+    if c.lease_duration <= c.renew_deadline {
+        // "renewDeadLine", with its capital L (Builder:54-56).
+        return Err(ConfigError::ordering(RenewDeadline, "leaseDuration must be greater than renewDeadLine"));
     }
-    let jitter_ms = (rp * 12).div_ceil(10);
-    if rd <= rp + jitter_ms {
+    let to_millis = |n: Nanos| n / 1_000_000;
+    // `(long) Math.ceil(retryPeriod.toMillis() * 1.2)` in doubles (Builder:57-58).
+    let jitter_ms = (to_millis(c.retry_period) as f64 * 1.2).ceil() as Nanos;
+    if c.renew_deadline <= c.retry_period + jitter_ms * 1_000_000 {
         return Err(ConfigError::ordering(
             RenewDeadline,
-            "renewDeadline must be greater than retryPeriod + retryPeriod*JitterFactor",
+            "renewDeadline must be greater than retryPeriod + retryPeriod*JITTER_FACTOR",
         ));
     }
-    if ld < 1 || rd < 1 || rp < 1 {
-        return Err(ConfigError::new(
-            RenewDeadline,
-            "leaseDuration, renewDeadline and retryPeriod must be at least 1ms",
-        ));
+    for (key, value, text) in [
+        (LeaseDuration, c.lease_duration, "leaseDuration must be greater than zero"),
+        (RenewDeadline, c.renew_deadline, "renewDeadline must be greater than zero"),
+        (RetryPeriod, c.retry_period, "retryPeriod must be greater than zero"),
+    ] {
+        if to_millis(value) < 1 {
+            return Err(ConfigError::new(key, text));
+        }
     }
     Ok(())
 }
