@@ -684,10 +684,6 @@ pub struct WorkEstimate {
 }
 
 impl WorldSpec {
-    /// The expected work: every elector makes about one request per RetryPeriod of its own
-    /// clock (three events each: the send, the arrival, the answer), every leader's reconciler
-    /// one to three requests per period, and every random fault process one occurrence per mean
-    /// interval. A fast clock makes everything on its node more frequent.
     /// When the apiserver's wall clock first runs ahead of true time (a positive offset or
     /// drift from the start, else its first step that leaves it ahead); `None`: never.
     fn server_ahead_from(&self) -> Option<Nanos> {
@@ -702,10 +698,15 @@ impl WorldSpec {
         })
     }
 
+    /// The expected work: every elector makes about one request per RetryPeriod of its own
+    /// clock (three events each: the send, the arrival, the answer), every leader's reconciler
+    /// one to three requests per period, and every random fault process one occurrence per mean
+    /// interval. A fast clock makes everything on its node more frequent.
     pub fn estimate(&self) -> WorkEstimate {
         let seconds = self.duration as f64 / 1e9;
         let rate = |n: &NodeSpec| (1.0 + n.clock.drift_ppb as f64 / 1e9).max(0.0);
         let mut per_second = 0.0;
+        let mut fixed_bursts = 0.0;
         let mut leases: std::collections::BTreeMap<(&str, &str), f64> = std::collections::BTreeMap::new();
         for n in &self.nodes {
             let rp = (n.elector.retry_period.max(1) as f64 / 1e9).max(1e-9);
@@ -724,6 +725,14 @@ impl WorldSpec {
             if let Some(h) = &n.healthz {
                 per_second += 1e9 / h.period.max(1) as f64;
             }
+            if let Some(b) = n.reconciler.as_ref().and_then(|r| r.burst) {
+                // Three events a read (send, arrival, answer), once or every `every`.
+                let times = match b.every {
+                    Some(every) => (self.duration.saturating_sub(b.at) / every.max(1) + 1) as f64,
+                    None => 1.0,
+                };
+                fixed_bursts += 3.0 * f64::from(b.requests) * times;
+            }
         }
         per_second += leases.values().sum::<f64>();
         let mut looping = 0.0;
@@ -739,7 +748,7 @@ impl WorldSpec {
                 looping += (self.duration - from) as f64 / 1e9 * 4.0 / rtt;
             }
         }
-        let mut fixed = (self.nodes.len() + self.faults.len() + self.actions.len()) as f64;
+        let mut fixed = (self.nodes.len() + self.faults.len() + self.actions.len()) as f64 + fixed_bursts;
         for rf in &self.random_faults {
             let span = rf.until.min(self.duration).saturating_sub(rf.from) as f64;
             fixed += span / rf.mean_interval.max(1) as f64;

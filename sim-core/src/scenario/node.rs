@@ -350,10 +350,18 @@ impl Scenario {
                     timeout: n.timeout.or(dd.timeout).map(|t| t.0).unwrap_or(2_000_000_000),
                     burst: match n.burst.or(dd.burst) {
                         None => None,
-                        Some(b) if b.requests == 0 || b.every.is_some_and(|e| e.0 == 0) => {
+                        Some(b)
+                            if !(1..=MAX_BURST).contains(&b.requests)
+                                || b.every.is_some_and(|e| e.0 == 0)
+                                || b.at.0 >= self.duration.0 =>
+                        {
                             return Err(perr(
                                 "reconciler",
-                                "a burst needs requests ≥ 1 and, if it repeats, every > 0".into(),
+                                format!(
+                                    "a burst needs 1 to {MAX_BURST} requests, `at` before the run's end ({}) and, if \
+                                     it repeats, `every` > 0",
+                                    crate::time::format_duration(self.duration.0)
+                                ),
                             ));
                         }
                         Some(b) => Some(crate::model::ReconcileBurst {
@@ -595,6 +603,9 @@ impl Scenario {
         })
     }
 }
+
+/// The most requests one reconciler burst sends (each is a message in flight).
+const MAX_BURST: u32 = 100_000;
 
 /// A user a scenario names: `admin`, a node identity (that node's ServiceAccount, in its
 /// Lease's namespace), `system:serviceaccount:ns:name`, or any other user name.
