@@ -200,7 +200,7 @@ pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
             spec.validate()?;
             let (events, seconds) = spec.check_points(max_events)?;
             println!(
-                "{name}: ok (a sweep file: {} runs, {} grid points × {} seeds, about {} events, about {} on one \
+                "{name}: ok (a sweep file: {} runs, {} grid points × {} seeds, about {} events, {} on one \
                  thread; run it with leasesim sweep {name} --out DIR)",
                 group_digits(spec.run_count() as u64),
                 spec.point_count(),
@@ -215,7 +215,7 @@ pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events:
     let (prepared, _world) = run::prepare(&loaded, seed, false, max_events)?;
     let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     println!(
-        "{}: ok ({}, {}, {}; about {} events, about {}, {} traced)",
+        "{}: ok ({}, {}, {}; about {} events, {}, {} traced)",
         loaded.path,
         plural(loaded.scenario.nodes.len(), "node", "nodes"),
         plural(loaded.scenario.faults.len(), "fault", "faults"),

@@ -14,18 +14,19 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-/// A wall time in the unit a person reads it in: `12 s`, `7 min`, `2.5 h`, `3 days`.
+/// An estimated wall time as a person reads it: `under a second`, `about 12 s`, `about 7 min`,
+/// `about 2.5 h`, `about 3 days`.
 pub fn rough_seconds(seconds: f64) -> String {
     if seconds < 1.0 {
         "under a second".to_string()
     } else if seconds < 90.0 {
-        format!("{seconds:.0} s")
+        format!("about {seconds:.0} s")
     } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
+        format!("about {:.0} min", seconds / 60.0)
     } else if seconds < 2.0 * 86400.0 {
-        format!("{:.1} h", seconds / 3600.0)
+        format!("about {:.1} h", seconds / 3600.0)
     } else {
-        format!("{:.0} days", seconds / 86400.0)
+        format!("about {:.0} days", seconds / 86400.0)
     }
 }
 

@@ -168,23 +168,28 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
     let expectations = parse_expectations(loaded)?;
     let estimate = spec.estimate();
     if estimate.events > max_events {
-        return Err(CliError::input(over_budget(loaded, &spec, estimate.events, max_events)));
+        return Err(CliError::input(over_budget(loaded, &spec, &estimate, max_events)));
     }
     Ok(Prepared { scenario, spec, expectations, estimate })
 }
 
-fn over_budget(loaded: &LoadedScenario, spec: &sim_core::model::WorldSpec, events: u64, max: u64) -> String {
-    let seconds = spec.estimate().seconds;
+fn over_budget(
+    loaded: &LoadedScenario,
+    spec: &sim_core::model::WorldSpec,
+    estimate: &sim_core::model::WorkEstimate,
+    max: u64,
+) -> String {
+    let events = estimate.events;
     format!(
         "{}: this run is expected to handle about {} events ({} simulated, {} node(s)), above the budget of {} \
-         (--max-events): it would take about {}. To run it anyway, pass \
+         (--max-events): it would take {}. To run it anyway, pass \
          --max-events {}",
         loaded.path,
         group_digits(events),
         format_duration(spec.duration),
         spec.nodes.len(),
         group_digits(max),
-        crate::format::rough_seconds(seconds),
+        crate::format::rough_seconds(estimate.seconds),
         events.saturating_add(events / 4)
     )
 }

@@ -409,7 +409,7 @@ fn a_lease_with_hundreds_of_candidates_draws_at_most_24_rows() {
     let svg = sim_cli::report::timeline_svg(&out.result, &sim_cli::report::PlotMeta::default()).unwrap();
     let height: u32 = svg.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
     assert!(height < 2_500, "{height} px tall");
-    assert!(svg.contains("376 candidates that never led"), "the note says how many are left out");
+    assert!(svg.contains("376 more nodes are not drawn"), "the note says how many are left out");
     let new_leader =
         out.result.spans.iter().find(|s| s.kind == sim_core::world::SpanKind::Leader && s.node != 0).unwrap();
     assert!(svg.contains(&format!("\n{}\n", out.result.node_names[new_leader.node])), "the new leader's row is drawn");

@@ -239,7 +239,7 @@ fn data_table(out: &mut String, table: &[Vec<String>]) {
 }
 
 /// Strips the XML prolog a standalone SVG may carry, which is not allowed inside HTML.
-fn inline_svg(svg: &str) -> &str {
+pub(crate) fn inline_svg(svg: &str) -> &str {
     match svg.find("<svg") {
         Some(start) => &svg[start..],
         None => svg,

@@ -13,6 +13,7 @@ mod layout;
 mod timeline;
 mod transitions;
 
+pub(crate) use html::inline_svg;
 pub use html::{
     MIN_PLOT_WIDTH_PX, ReportParts, index_html, lease_metric_table, node_metric_table, report_html, summary_metric_rows,
 };

@@ -556,8 +556,8 @@ impl TimelineLayout {
         }
         if rows_left_out > 0 {
             notes.push(format!(
-                "{} candidates that never led, paused or were cut off are not drawn ({MAX_ROWS_PER_LEASE} rows a \
-                 Lease at most).",
+                "{} more nodes are not drawn ({MAX_ROWS_PER_LEASE} rows a Lease at most: those that led, paused, \
+                 were cut off or faulted first).",
                 crate::format::group_digits(rows_left_out as u64)
             ));
         }

@@ -150,7 +150,7 @@ fn play(r: &PlayRequest) -> Reply {
         Ok(svg) => svg,
         Err(m) => return refused(&m),
     };
-    let svg = svg.find("<svg").map(|i| svg[i..].to_string()).unwrap_or(svg);
+    let svg = report::inline_svg(&svg).to_string();
     let m = &out.result.metrics;
     let leases: Vec<Value> = out
         .lease_groups

@@ -314,7 +314,7 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, CliErro
     if !opts.quiet {
         let jobs = opts.jobs.max(1) as u64;
         eprintln!(
-            "{} runs ({} grid points × {} seeds), about {} events: about {} on {jobs} thread(s)",
+            "{} runs ({} grid points × {} seeds), about {} events: {} on {jobs} thread(s)",
             crate::format::group_digits(spec.run_count() as u64),
             spec.point_count(),
             spec.seed_count(),

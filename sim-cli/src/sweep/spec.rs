@@ -536,11 +536,10 @@ impl SweepSpec {
 
     /// Checks grid points as `leasesim validate` checks a scenario (with the first seed, against
     /// the per-run budget), before anything runs or is written; returns the expected events of
-    /// the whole sweep. Every point of a grid of up to 10,000 points is checked; of a larger one,
-    /// the first and last thousand and a thousand spread between (the rest are checked as they
-    /// run: a failure then stops the sweep, naming the point, with the rows before it kept).
-    /// Checks every grid point (a sample of them for a huge grid) and estimates the whole
-    /// sweep: (events, one core's wall seconds).
+    /// the whole sweep and one core's wall seconds for them. Every point of a grid of up to
+    /// 10,000 points is checked; of a larger one, the first and last thousand and a thousand
+    /// spread between (the rest are checked as they run: a failure then stops the sweep, naming
+    /// the point, with the rows before it kept).
     pub fn check_points(&self, max_events: u64) -> Result<(u64, f64), CliError> {
         let points = self.point_count();
         let sample: Vec<usize> = if points <= 10_000 {

@@ -58,7 +58,6 @@ pub fn known_keys(table: &str) -> &'static [&'static str] {
             "expect",
         ],
         "lease" => &["namespace", "name", "unsafe"],
-        "leases" => &["namespace", "unsafe"],
         "defaults" | "nodes" => &[
             "identity",
             "algorithm",

@@ -133,8 +133,7 @@ impl World {
                     AfterLost::Restart { delay } => delay,
                     AfterLost::Exit | AfterLost::Rejoin => self.spec.nodes[n].elector.algorithm.library().restart_delay,
                 };
-                let delay = self.procs[n].kubelet_delay(self.spec.nodes[n].restart_backoff, first, now);
-                self.queue.schedule(now.saturating_add(delay), Event::Start { node: n as u32 });
+                self.kubelet_restart(now, n, first);
             }
             AfterWorkEnds::ElectorStopsNextRound => {
                 if let Some(elector) = self.procs[n].elector.as_mut() {

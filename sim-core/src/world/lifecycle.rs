@@ -90,9 +90,7 @@ impl World {
                     detail: FaultDetail::Text(format!("{failures} failed probes")),
                 });
                 self.kill(now, node, ProcState::Crashed);
-                let backoff = self.spec.nodes[node].restart_backoff;
-                let delay = self.procs[node].kubelet_delay(backoff, h.restart_delay, now);
-                self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 });
+                self.kubelet_restart(now, node, h.restart_delay);
                 return;
             }
         }
@@ -101,6 +99,14 @@ impl World {
         let k = (now.saturating_sub(anchor)) / h.period + 1;
         let next = anchor.saturating_add(k.saturating_mul(h.period));
         self.queue.schedule(next, Event::Probe { node: node as u32, incarnation, failed: false });
+    }
+
+    /// The kubelet starts the container of `node`, which exited or was killed at `now`, again:
+    /// after `fixed`, or as its `restart_backoff` says.
+    pub(super) fn kubelet_restart(&mut self, now: Nanos, node: usize, fixed: Nanos) {
+        let backoff = self.spec.nodes[node].restart_backoff;
+        let delay = self.procs[node].kubelet_delay(backoff, fixed, now);
+        self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 });
     }
 
     /// The process dies: nothing it does afterwards counts, though its requests already on the
@@ -424,11 +430,7 @@ impl World {
         self.kill(now, node, ProcState::Exited);
         match after {
             AfterLost::Exit => {}
-            AfterLost::Restart { delay } => {
-                let backoff = self.spec.nodes[node].restart_backoff;
-                let delay = self.procs[node].kubelet_delay(backoff, delay, now);
-                self.queue.schedule(now.saturating_add(delay), Event::Start { node: node as u32 })
-            }
+            AfterLost::Restart { delay } => self.kubelet_restart(now, node, delay),
             AfterLost::Rejoin => self.queue.schedule(now, Event::Start { node: node as u32 }),
         }
     }

@@ -193,9 +193,7 @@ impl World {
             trace!(self, now, Some(node), TraceKind::ReconcileWrite { id, code, outcome, message, owner });
         }
     }
-}
 
-impl World {
     /// A burst of the reconciler's reads is due: `requests` GETs of its child at once (a
     /// resync, a relist storm), through the process's rate limiter like every request of its
     /// controllers, while the process runs (paused or down, it sends nothing). Their answers
