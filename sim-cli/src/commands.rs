@@ -162,19 +162,49 @@ pub fn run(args: RunFlags) -> Result<ExitCode, CliError> {
 
 /// What a TOML file holds, by its top-level keys: a sweep or a hunt file names a `scenario`
 /// (a scenario file never does).
-enum FileKind {
+#[derive(Clone, Copy, PartialEq)]
+pub enum FileKind {
     Scenario,
     Sweep,
     Hunt,
 }
 
-fn file_kind(name: &str) -> FileKind {
-    let Ok(text) = std::fs::read_to_string(name) else { return FileKind::Scenario };
-    let Ok(table) = toml::from_str::<toml::Table>(&text) else { return FileKind::Scenario };
-    if !table.contains_key("scenario") {
-        return FileKind::Scenario;
+impl FileKind {
+    /// The kind of a file's text (a scenario when it does not read as TOML at all).
+    pub fn of_text(text: &str) -> FileKind {
+        let Ok(table) = toml::from_str::<toml::Table>(text) else { return FileKind::Scenario };
+        if !table.contains_key("scenario") {
+            return FileKind::Scenario;
+        }
+        if table.contains_key("property") || table.contains_key("bounds") { FileKind::Hunt } else { FileKind::Sweep }
     }
-    if table.contains_key("property") || table.contains_key("bounds") { FileKind::Hunt } else { FileKind::Sweep }
+
+    /// Appended to a file's parse error when `expected` was wanted: which command takes the
+    /// file given (empty when it is of the kind expected).
+    pub fn hint(text: &str, expected: FileKind, name: &str) -> String {
+        let kind = FileKind::of_text(text);
+        // A scenario by its own keys (a sweep file that lost its `scenario` line is not one).
+        let scenario_keys = toml::from_str::<toml::Table>(text)
+            .is_ok_and(|t| ["nodes", "defaults", "duration"].iter().any(|k| t.contains_key(*k)));
+        if kind == expected || (kind == FileKind::Scenario && !scenario_keys) {
+            return String::new();
+        }
+        let command = match kind {
+            FileKind::Scenario => format!("leasesim run {name}, or sweep it with leasesim sweep --scenario {name}"),
+            FileKind::Sweep => format!("leasesim sweep {name} --out DIR"),
+            FileKind::Hunt => format!("leasesim hunt {name} --out DIR"),
+        };
+        let what = match kind {
+            FileKind::Scenario => "a scenario file",
+            FileKind::Sweep => "a sweep file",
+            FileKind::Hunt => "a hunt file",
+        };
+        format!("\n(this reads as {what}: {command})")
+    }
+}
+
+fn file_kind(name: &str) -> FileKind {
+    std::fs::read_to_string(name).map(|t| FileKind::of_text(&t)).unwrap_or(FileKind::Scenario)
 }
 
 pub fn validate(name: &str, overrides: &[String], seed: Option<u64>, max_events: u64) -> Result<ExitCode, CliError> {

@@ -309,7 +309,8 @@ impl Hunt {
         let text = crate::scenario_file::read_file(path)?;
         let display = path.display().to_string();
         let file: HuntFile = toml::from_str(&text).map_err(|e| {
-            CliError::input(crate::scenario_file::located(&display, &text, e.span(), e.message().trim_end()))
+            let hint = crate::commands::FileKind::hint(&text, crate::commands::FileKind::Hunt, &display);
+            CliError::input(crate::scenario_file::located(&display, &text, e.span(), e.message().trim_end()) + &hint)
         })?;
         let scenario_path = path.parent().unwrap_or(Path::new(".")).join(&file.scenario);
         let source = crate::scenario_file::read_file(&scenario_path)?;

@@ -16,6 +16,9 @@
 //!   hold [`ACTIVE`]'s lock, which the interrupt takes before it removes anything: it never
 //!   races a write, and never lands between moving the old output aside and the new one in.
 //!   An old output set aside by a process killed in that gap is put back by the next write.
+//! - **A finished output is never thrown away**: if it cannot be moved into place (the target
+//!   changed meanwhile, a bind mount), it is kept beside it as `<out>.new-<pid>` and the error
+//!   says so. A mount point is refused as `--out` before anything runs.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -89,7 +92,26 @@ fn read_marker(dir: &Path) -> Option<(String, BTreeSet<PathBuf>)> {
 /// Can `target` be replaced by the output of `command`? Only if it does not exist, is an empty
 /// directory, or is `command`'s own earlier output with nothing added (see the module docs).
 pub fn check_replaceable(target: &Path, command: Command) -> Result<(), String> {
+    check_folder_path(target)?;
     check_replaceable_as(target, target, command)
+}
+
+/// `--out` can be a folder: neither it nor a folder on the way to it is a file.
+pub fn check_folder_path(out: &Path) -> Result<(), String> {
+    for at in out.ancestors().filter(|p| !p.as_os_str().is_empty()) {
+        match std::fs::metadata(at) {
+            Ok(meta) if !meta.is_dir() => {
+                let what = if at == out { String::new() } else { format!(": {} is a file", at.display()) };
+                return Err(format!(
+                    "--out {}{what}: leasesim writes its output as a folder; choose another --out",
+                    out.display()
+                ));
+            }
+            Ok(_) => return Ok(()),
+            Err(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// [`check_replaceable`] of `dir`, named `shown` in the message (an old output just swapped
@@ -118,8 +140,16 @@ fn check_replaceable_as(dir: &Path, shown: &Path, command: Command) -> Result<()
     }
     if !meta.is_dir() {
         return Err(format!(
-            "{} exists and is not a directory: leasesim writes its output as a directory; choose another --out",
+            "--out {}: is a file; leasesim writes its output as a folder; choose another --out",
             shown.display()
+        ));
+    }
+    if is_mount_point(dir, &meta) {
+        return Err(format!(
+            "--out {}: is a mount point, and leasesim replaces its output folder whole, which cannot be done to a \
+             mount point; give a folder inside it, such as --out {}",
+            shown.display(),
+            shown.join("out").display()
         ));
     }
     let (files, dirs) = walk(dir)?;
@@ -164,6 +194,25 @@ fn check_replaceable_as(dir: &Path, shown: &Path, command: Command) -> Result<()
 /// Staging directories this process is filling, removed if it is interrupted.
 static ACTIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// What an interrupt says about the work kept (a sweep's rows and its `--resume` command).
+type Note = Box<dyn Fn() -> String + Send>;
+static INTERRUPT_NOTE: Mutex<Option<Note>> = Mutex::new(None);
+
+/// While the guard lives, an interrupt prints `note()` (after removing staging directories).
+pub fn note_on_interrupt(note: impl Fn() -> String + Send + 'static) -> InterruptNote {
+    *INTERRUPT_NOTE.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(note));
+    InterruptNote(())
+}
+
+/// Clears the interrupt note when dropped.
+pub struct InterruptNote(());
+
+impl Drop for InterruptNote {
+    fn drop(&mut self) {
+        *INTERRUPT_NOTE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+}
+
 /// Removes this process's staging directories and exits with 130 on SIGINT, SIGTERM or SIGHUP.
 /// Call once, early in `main`.
 pub fn install_interrupt_cleanup() {
@@ -178,6 +227,9 @@ pub fn install_interrupt_cleanup() {
             eprintln!("interrupted");
         } else {
             eprintln!("interrupted: the output being written was removed (nothing half-written is left)");
+        }
+        if let Some(note) = INTERRUPT_NOTE.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            eprintln!("{}", note());
         }
         std::process::exit(130);
     });
@@ -252,6 +304,26 @@ pub fn remove_stale_staging(parent: &Path) {
             }
             let _ = std::fs::remove_dir_all(entry.path());
         }
+    }
+}
+
+/// Is `dir` (a directory, `meta` its metadata) where a file system is mounted? Its device
+/// differs from its parent's. (A bind mount of the same file system is not seen: moving it then
+/// fails, and the output is kept beside it; see [`StagedDir::commit`].)
+fn is_mount_point(dir: &Path, meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent = match dir.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::metadata(parent).is_ok_and(|p| p.dev() != meta.dev())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, meta);
+        false
     }
 }
 
@@ -367,10 +439,20 @@ impl StagedDir {
         let staged = staging.keep();
         let result = self.move_into_place(&staged);
         active.retain(|d| d != &staged);
-        if result.is_err() {
-            let _ = std::fs::remove_dir_all(&staged);
+        match result {
+            Ok(()) => Ok(self.target.clone()),
+            // The output is complete: it is kept beside the target, never thrown away.
+            Err(e) if !staged.exists() => Err(e),
+            Err(e) => {
+                let mut kept = self.target.clone().into_os_string();
+                kept.push(format!(".new-{}", std::process::id()));
+                let kept = PathBuf::from(kept);
+                match std::fs::rename(&staged, &kept) {
+                    Ok(()) => Err(format!("{e}; the new output is kept in {}", kept.display())),
+                    Err(_) => Err(format!("{e}; the new output is kept in {}", staged.display())),
+                }
+            }
         }
-        result.map(|()| self.target.clone())
     }
 
     fn move_into_place(&self, staged: &Path) -> Result<(), String> {
@@ -409,8 +491,10 @@ impl StagedDir {
         // Under the target's own name, so that a process killed before the new output is in
         // place leaves the old one where the next write puts it back (`restore_set_aside`).
         let old = aside.join(self.target.file_name().unwrap_or(std::ffi::OsStr::new("old")));
-        std::fs::rename(&self.target, &old)
-            .map_err(|e| format!("cannot move the old {} aside: {e}", self.target.display()))?;
+        if let Err(e) = std::fs::rename(&self.target, &old) {
+            let _ = std::fs::remove_dir_all(&aside);
+            return Err(format!("cannot move the old {} aside: {e}", self.target.display()));
+        }
         if let Err(e) = std::fs::rename(staged, &self.target) {
             // Put the old output back: leave things as they were.
             let _ = std::fs::rename(&old, &self.target);

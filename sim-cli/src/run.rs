@@ -53,7 +53,8 @@ pub fn replay_command(path: &str, seed: u64, overrides: &[String]) -> String {
     cmd
 }
 
-fn shell_quote(s: &str) -> String {
+/// `s` as one shell word.
+pub fn shell_quote(s: &str) -> String {
     if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,".contains(c)) {
         s.to_string()
     } else {

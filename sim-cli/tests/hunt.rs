@@ -266,6 +266,32 @@ fn validate_checks_hunt_and_sweep_files_as_their_commands_would() {
     assert!(err.contains("bad-hunt.toml:4:1") && err.contains("^^^^^^") && err.contains("fautls"), "{err}");
 }
 
+/// A file handed to the wrong command says which command takes it (issue 33).
+#[test]
+fn a_file_given_to_the_wrong_command_says_which_command_takes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    for (args, hint) in [
+        (vec!["sweep", "scenarios/renew.toml"], "reads as a scenario file: leasesim run scenarios/renew.toml"),
+        (vec!["hunt", "scenarios/renew.toml"], "reads as a scenario file"),
+        (vec!["hunt", "scenarios/sweeps/coordinated-skew.toml"], "reads as a sweep file: leasesim sweep"),
+        (vec!["sweep", "scenarios/hunts/clock-rate.toml"], "reads as a hunt file: leasesim hunt"),
+    ] {
+        let o = leasesim(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    // A sweep file that lost its `scenario` line is not called a scenario file.
+    let lost = tmp.path().join("lost.toml");
+    std::fs::write(&lost, "seeds = \"1..3\"\n[grid]\n\"defaults.retry_period\" = [\"2s\"]\n").unwrap();
+    let o = leasesim(&["sweep", lost.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(!err.contains("reads as"), "{err}");
+    assert!(!out.exists());
+}
+
 /// `--budget 0` and a time budget too short for one batch are refused, not run (issue 33);
 /// `list --dir` with a folder that is not there exits 2 instead of listing the built-in ones.
 #[test]

@@ -140,6 +140,49 @@ fn an_interrupted_run_leaves_no_half_written_folder() {
     assert!(!staging(), "a staging folder was left behind");
 }
 
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sweep_says_what_it_kept_and_how_to_go_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let args = ["sweep", "--scenario", "renew", "--seeds", "1..100000", "--jobs", "1", "--out", out.to_str().unwrap()];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .current_dir(repo())
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first synced rows (the file holds the header and at least one row).
+    let rows =
+        || std::fs::read_to_string(out.join("runs.csv")).map(|t| t.lines().count().saturating_sub(1)).unwrap_or(0);
+    let started = std::time::Instant::now();
+    while rows() == 0 && started.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "the sweep ended before it was interrupted");
+    // SAFETY: signalling a child process we started.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let kept: usize = err
+        .split(" of 99999 runs are kept in ")
+        .next()
+        .and_then(|head| head.rsplit(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of kept runs in: {err}"));
+    let before = rows();
+    assert!(kept >= 1 && kept <= before, "said {kept} kept, the file holds {before}");
+    let command = err.lines().last().unwrap().trim();
+    assert!(command.starts_with("leasesim sweep --scenario renew") && command.ends_with("--resume"), "{err}");
+    // The printed command goes on where it stopped (two more runs, then stopped again).
+    let mut words: Vec<&str> = command.split(' ').skip(1).collect();
+    words.extend(["--max-runs", "2", "-q"]);
+    let o = Command::new(env!("CARGO_BIN_EXE_leasesim")).current_dir(repo()).args(&words).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(rows(), before + 2, "the resumed sweep did not go on from the kept rows");
+}
+
 #[test]
 fn a_refused_sweep_leaves_no_lock_and_a_failed_start_leaves_no_runs_csv() {
     let tmp = tempfile::tempdir().unwrap();
@@ -303,4 +346,79 @@ fn the_dockerfile_copies_what_exists_and_builds_leasesim() {
     assert!(version(from) >= version(needed), "rust:{from} is older than rust-version {needed}");
     let docs = std::fs::read_to_string(root.join("docs/distributed.md")).unwrap();
     assert!(docs.contains("docker build -t registry.example.com/leasesim:0.1.0 ."));
+}
+
+#[test]
+fn out_that_cannot_be_a_folder_is_refused_by_every_command_in_the_same_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("afile");
+    write(&file, "mine");
+    let shard = |i: &str| {
+        let dir = tmp.path().join(format!("shard{i}"));
+        let args = ["sweep", "--scenario", "renew", "--seeds", "1..3", "--shard", &format!("{i}/2"), "-q"];
+        let o = leasesim(&[&args[..], &["--out", dir.to_str().unwrap()]].concat());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        dir.to_str().unwrap().to_string()
+    };
+    let (s0, s1) = (shard("0"), shard("1"));
+    let hunt = repo().join("scenarios/hunts/clock-rate.toml");
+    let commands: [Vec<&str>; 4] = [
+        vec!["run", "renew"],
+        vec!["sweep", "--scenario", "renew", "--seeds", "1..3", "-q"],
+        vec!["merge", &s0, &s1],
+        vec!["hunt", hunt.to_str().unwrap()],
+    ];
+    for command in &commands {
+        for (out, said) in [(file.clone(), "--out"), (file.join("sub"), "afile is a file")] {
+            let o = leasesim(&[&command[..], &["--out", out.to_str().unwrap()]].concat());
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{command:?}: {err}");
+            assert!(err.contains(said) && err.contains("writes its output as a folder"), "{command:?}: {err}");
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
+/// `--out` on a mount point is refused before the run, and leaves nothing beside it (issue 33:
+/// a `.leasesim-replaced-*` folder was left at every try). Needs root to mount a tmpfs; skips
+/// with a message otherwise.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_mount_point_as_out_is_refused_up_front_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mp = tmp.path().join("mp");
+    std::fs::create_dir(&mp).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "none"]).arg(&mp).output();
+    if !mounted.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: mounting a tmpfs needs root (run `cargo test --test safety mount` as root to check it)");
+        return;
+    }
+    let o = leasesim(&["run", "renew", "--out", mp.to_str().unwrap()]);
+    let _ = Command::new("umount").arg(&mp).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("is a mount point") && err.contains("mp/out"), "{err}");
+    let names: Vec<String> =
+        std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["mp"], "left beside the mount point: {names:?}");
+    // A bind mount of the same file system looks like any folder until it cannot be moved:
+    // the finished output is then kept beside it, and the error says where.
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let bound = Command::new("mount").arg("--bind").arg(&src).arg(&mp).status();
+    if !bound.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the bind mount: `mount --bind` failed");
+        return;
+    }
+    let o = leasesim(&["run", "renew", "--out", mp.to_str().unwrap()]);
+    let _ = Command::new("umount").arg(&mp).status();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let kept = err.split("the new output is kept in ").nth(1).unwrap_or_else(|| panic!("{err}")).trim();
+    assert!(Path::new(kept).join("summary.json").is_file(), "{err}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with(".leasesim-")), "{names:?}");
 }

@@ -29,6 +29,7 @@ fn opts(out: &Path, jobs: usize) -> RunOptions {
         quiet: true,
         max_runs: None,
         max_events: sim_cli::run::DEFAULT_MAX_EVENTS,
+        resume_command: None,
     }
 }
 

@@ -31,6 +31,8 @@ pub struct RunOptions {
     pub max_runs: Option<usize>,
     /// Each run's event budget (as `run --max-events`).
     pub max_events: u64,
+    /// The command that continues this sweep, printed on an interrupt (None: say nothing).
+    pub resume_command: Option<String>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -184,11 +186,9 @@ pub(super) fn lock_out_dir(out: &Path) -> Result<std::fs::File, CliError> {
 }
 
 fn check_out_dir(out: &Path, sweep_json: &str, shard: Option<Shard>, resume: bool) -> Result<bool, CliError> {
+    crate::output::check_folder_path(out).map_err(err)?;
     if !out.exists() {
         return Ok(false);
-    }
-    if !out.is_dir() {
-        return Err(err(format!("--out {}: exists and is not a directory", out.display())));
     }
     // A sweep stopped before its first row (killed or interrupted while writing sweep.json or
     // shard.json, which go through a `.partial` beside them) left only files of its own and ran
@@ -399,6 +399,15 @@ fn run_rows(
     let mut text = String::new();
     let (mut unsynced, mut written) = (0usize, 0usize);
     let mut last_sync = std::time::Instant::now();
+    // What Ctrl-C says: the rows synced so far and the command that goes on from them.
+    let kept = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(done));
+    let _note = opts.resume_command.clone().map(|command| {
+        let (kept, total, file) = (kept.clone(), runs.len, runs_path.display().to_string());
+        crate::output::note_on_interrupt(move || {
+            let n = kept.load(std::sync::atomic::Ordering::Relaxed);
+            format!("{n} of {total} runs are kept in {file}; continue with:\n  {command}")
+        })
+    });
     // Set once a write or sync has failed: what reached the file then is unknown, so nothing
     // more is written (a retry could repeat part of a row).
     let mut broken = false;
@@ -419,6 +428,7 @@ fn run_rows(
         last_sync = std::time::Instant::now();
         text.clear();
         *written += std::mem::take(unsynced);
+        kept.store(done + *written, std::sync::atomic::Ordering::Relaxed);
         Ok::<(), CliError>(())
     };
     let result = ordered_map(

@@ -105,6 +105,7 @@ pub fn command(args: SweepFlags) -> Result<ExitCode, CliError> {
         quiet: args.quiet,
         max_runs: args.max_runs,
         max_events: args.max_events,
+        resume_command: Some(resume_command(std::env::args().skip(1))),
     };
     let mut spec = spec;
     if args.resume {
@@ -132,6 +133,20 @@ pub fn command(args: SweepFlags) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// This invocation's command line with `--resume` added (once), for the interrupt message.
+fn resume_command(args: impl Iterator<Item = String>) -> String {
+    let mut words = vec!["leasesim".to_string()];
+    let mut has_resume = false;
+    for a in args {
+        has_resume |= a == "--resume";
+        words.push(crate::run::shell_quote(&a));
+    }
+    if !has_resume {
+        words.push("--resume".into());
+    }
+    words.join(" ")
 }
 
 #[cfg(test)]

@@ -273,8 +273,10 @@ impl SweepSpec {
                 let source = std::fs::read_to_string(file)
                     .map_err(|e| err(format!("{}: cannot read the sweep file: {e}", file.display())))?;
                 let name = file.display().to_string();
-                let doc: SweepFile = toml::from_str(&source)
-                    .map_err(|e| err(located(&name, &source, e.span(), e.message().trim_end())))?;
+                let doc: SweepFile = toml::from_str(&source).map_err(|e| {
+                    let hint = crate::commands::FileKind::hint(&source, crate::commands::FileKind::Sweep, &name);
+                    err(located(&name, &source, e.span(), e.message().trim_end()) + &hint)
+                })?;
                 let mut keyed: Vec<(usize, Axis)> = Vec::new();
                 for (path, value) in &doc.grid {
                     let span = span_of_path(&source, &["grid".into(), path.clone()]);

@@ -136,6 +136,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<PointSummary>, CliError
     if dirs.is_empty() {
         return Err(err("merge: name the shard directories"));
     }
+    crate::output::check_folder_path(out).map_err(err)?;
     let mut sweep_text: Option<(String, &Path)> = None;
     let mut by_index: BTreeMap<usize, &Path> = BTreeMap::new();
     let mut count = None;
