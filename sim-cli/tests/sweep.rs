@@ -238,8 +238,45 @@ fn two_axes_get_lines_per_value_and_a_heatmap() {
     assert!(heatmap.contains("2/2") && heatmap.contains("0/2"), "cells say k/n");
     let lines = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
     assert!(
-        lines.contains("drift_ppm=0") && lines.contains("drift_ppm=1000000"),
-        "one line per value of the other axis"
+        lines.contains("\ndrift_ppm:\n") && text_x(&lines, "0").is_some() && text_x(&lines, "1000000").is_some(),
+        "one line per value of the other axis, under a heading naming it"
+    );
+}
+
+/// Issue 33: over a categorical axis (library names) no line joins the categories, every
+/// category is labelled, each of the 13 series has a style of its own and sits beside the
+/// others, the legend names the keys (a zipped pair by both), and coinciding series say so.
+#[test]
+fn a_categorical_sweep_draws_apart_what_lines_would_join() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("matrix");
+    let args = SweepArgs {
+        file: Some(workspace().join("scenarios/sweeps/mixed-fleet-matrix.toml")),
+        seeds: Some("1".into()),
+        ..Default::default()
+    };
+    run_sweep(&SweepSpec::from_args(&args).unwrap(), &opts(&out, 2)).unwrap();
+    let svg = String::from_utf8(read(&out, "dual_seconds.svg")).unwrap();
+    // Plotters draws every line as a <polyline>: here only the two-point interval bars and
+    // their caps, and the axes.
+    for line in svg.split("<polyline").skip(1) {
+        let points = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert!(points.split_whitespace().count() <= 2, "a line joins categories: {points}");
+    }
+    let libraries = ["client-go", "controller-runtime", "kube-leader-election", "csharp-client-pre-2026", "renew-time"];
+    for library in libraries {
+        // Whole, or wrapped at hyphens into texts one after another.
+        let texts: Vec<&str> = svg.split("\n</text>").map(|t| t.rsplit('\n').next().unwrap()).collect();
+        let found = (0..texts.len()).any(|i| (i + 1..=texts.len()).any(|j| texts[i..j].concat() == library));
+        assert!(found, "{library}: no tick label");
+    }
+    assert!(svg.contains("\nnodes.leader.algorithm\n</text>"), "the x axis is named");
+    assert!(svg.contains("\nfollower-1.algorithm &amp; follower-2.algorithm:\n</text>"), "the legend names the keys");
+    assert!(svg.contains("(identical to "), "series that coincide say so");
+    let heatmap = String::from_utf8(read(&out, "dual_probability_heatmap.svg")).unwrap();
+    assert!(
+        heatmap.contains("nodes.follower-1.algorithm &amp; nodes.follower-2.algorithm"),
+        "a zipped axis names all its keys"
     );
 }
 

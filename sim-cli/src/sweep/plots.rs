@@ -41,6 +41,8 @@ fn numeric(text: &str) -> Option<f64> {
 
 struct Line {
     label: String,
+    /// The label's values alone ("client-go"), under a legend heading naming the keys.
+    values: String,
     /// (x, y, band low, band high)
     points: Vec<(f64, f64, f64, f64)>,
 }
@@ -101,14 +103,19 @@ pub fn write_all(dir: &Path, sweep: &Value, axes: &[String], summaries: &[PointS
         if summaries.iter().all(|s| (figure.value)(s).is_none()) {
             continue;
         }
-        whole(figure.file, &|path| draw(path, figure, axes, x_index, &x_group, &boundaries, summaries))?;
+        let context = Context { axes, zipped: &zipped, x_index, x_group: &x_group, boundaries: &boundaries };
+        whole(figure.file, &|path| draw(path, figure, &context, summaries))?;
     }
     // Two independent axes (a zipped pair counts as one): a heatmap of the lead axes.
     let leads: Vec<usize> = (0..axes.len()).filter(|&i| !zipped[i]).collect();
     if let (2, Some(x)) = (leads.len(), x_index) {
         let x_lead = zip_group(&zipped, Some(x))[0];
         let y_lead = if leads[0] == x_lead { leads[1] } else { leads[0] };
-        whole("dual_probability_heatmap.svg", &|path| heatmap(path, axes, x_lead, y_lead, summaries))?;
+        let titles = (
+            group_title(axes, &zip_group(&zipped, Some(x_lead))),
+            group_title(axes, &zip_group(&zipped, Some(y_lead))),
+        );
+        whole("dual_probability_heatmap.svg", &|path| heatmap(path, &titles, x_lead, y_lead, summaries))?;
     }
     Ok(())
 }
@@ -125,7 +132,14 @@ fn distinct(summaries: &[PointSummary], axis: usize) -> Vec<&str> {
 }
 
 /// Two axes: the fraction of runs with dual leaders per cell, white (none) to red (all).
-fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointSummary]) -> Result<(), String> {
+/// `titles`: the x and y axes' names (each with the axes zipped to it).
+fn heatmap(
+    path: &Path,
+    titles: &(String, String),
+    x: usize,
+    y: usize,
+    summaries: &[PointSummary],
+) -> Result<(), String> {
     let (xs, ys) = (distinct(summaries, x), distinct(summaries, y));
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let root = SVGBackend::new(path, (W, 720)).into_drawing_area();
@@ -162,8 +176,8 @@ fn heatmap(path: &Path, axes: &[String], x: usize, y: usize, summaries: &[PointS
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc(axes[x].as_str())
-        .y_desc(axes[y].as_str())
+        .x_desc(titles.0.as_str())
+        .y_desc(titles.1.as_str())
         .x_labels(xs.len() * 2 + 1)
         .y_labels(ys.len() * 2 + 1)
         .x_label_formatter(&x_label)
@@ -229,16 +243,55 @@ fn wrap_at_hyphens(text: &str, max: i32) -> Vec<String> {
     lines
 }
 
-/// The name of the line a grid point belongs to: the other axes' values, by the last part of
-/// their paths ("lease_duration=15s, algorithm=client-go"); empty with one axis.
-pub fn series_label(axes: &[String], values: &[String], x_group: &[usize]) -> String {
+/// The name of the line a grid point belongs to: the other axes' values, each by the shortest
+/// end of its path that no other axis shares ("leader.algorithm=client-go", not "algorithm=…"
+/// twice); a `[[zip]]` group whose values are all one is named once
+/// ("follower-1.algorithm & follower-2.algorithm=client-go"). Empty with one axis.
+pub fn series_label(axes: &[String], zipped: &[bool], values: &[String], x_group: &[usize]) -> String {
+    let parts = series_parts(axes, zipped, values, x_group);
+    parts.iter().map(|(keys, value)| format!("{keys}={value}")).collect::<Vec<_>>().join(", ")
+}
+
+/// [`series_label`]'s parts: (keys, value), in axis order.
+fn series_parts(axes: &[String], zipped: &[bool], values: &[String], x_group: &[usize]) -> Vec<(String, String)> {
+    let names = short_names(axes);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < axes.len() {
+        let group = zip_group(zipped, Some(i));
+        i = group.last().map_or(i + 1, |last| last + 1);
+        let group: Vec<usize> = group.into_iter().filter(|k| !x_group.contains(k)).collect();
+        let Some(&first) = group.first() else { continue };
+        if group.len() > 1 && group.iter().all(|&k| values[k] == values[first]) {
+            let keys: Vec<&str> = group.iter().map(|&k| names[k].as_str()).collect();
+            parts.push((keys.join(" & "), values[first].clone()));
+        } else {
+            parts.extend(group.iter().map(|&k| (names[k].clone(), values[k].clone())));
+        }
+    }
+    parts
+}
+
+/// Each axis path cut to its shortest end (by dots) that no other axis ends with.
+pub fn short_names(axes: &[String]) -> Vec<String> {
+    let ends = |path: &str, n: usize| -> String {
+        let parts: Vec<&str> = path.split('.').collect();
+        parts[parts.len().saturating_sub(n)..].join(".")
+    };
     axes.iter()
-        .zip(values)
-        .enumerate()
-        .filter(|(i, _)| !x_group.contains(i))
-        .map(|(_, (a, v))| format!("{}={v}", a.rsplit('.').next().unwrap_or(a)))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .map(|a| {
+            let depth = a.split('.').count();
+            (1..=depth)
+                .map(|n| ends(a, n))
+                .find(|end| axes.iter().filter(|b| *b != a).all(|b| ends(b, end.split('.').count()) != *end))
+                .unwrap_or_else(|| a.clone())
+        })
+        .collect()
+}
+
+/// An axis named with the axes zipped to it: "nodes.follower-1.algorithm & nodes.follower-2.algorithm".
+fn group_title(axes: &[String], group: &[usize]) -> String {
+    group.iter().map(|&k| axes[k].as_str()).collect::<Vec<_>>().join(" & ")
 }
 
 /// The axes that move together with axis `x` (its `[[zip]]` group, `zipped[i]` meaning axis i
@@ -263,9 +316,16 @@ enum Marker {
     Triangle,
     Square,
     Diamond,
+    Down,
 }
 
-const MARKERS: [Marker; 4] = [Marker::Circle, Marker::Triangle, Marker::Square, Marker::Diamond];
+const MARKERS: [Marker; 5] = [Marker::Circle, Marker::Triangle, Marker::Square, Marker::Diamond, Marker::Down];
+
+/// Series `i`'s colour and marker: the colour cycles through the 8, the marker moves on by one
+/// with each cycle, so the first 40 series each get a pair of their own.
+fn style(i: usize) -> (RGBColor, Marker) {
+    (COLOURS[i % COLOURS.len()], MARKERS[(i + i / COLOURS.len()) % MARKERS.len()])
+}
 
 fn marker<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -284,6 +344,7 @@ fn marker<DB: DrawingBackend>(
         Marker::Diamond => {
             area.draw(&Polygon::new(vec![(x, y - 7), (x + 7, y), (x, y + 7), (x - 7, y)], style)).map_err(e)
         }
+        Marker::Down => area.draw(&Polygon::new(vec![(x - 6, y - 5), (x + 6, y - 5), (x, y + 6)], style)).map_err(e),
     }
 }
 
@@ -319,15 +380,27 @@ const PLOT_H: u32 = 640;
 const LABEL: u32 = 18;
 const LEGEND_ROW: i32 = 30;
 
-fn draw(
-    path: &Path,
-    figure: &Figure,
-    axes: &[String],
+/// A legend entry: the keys the series are named by, a series, or series i's envelope line.
+enum Entry {
+    Heading,
+    Series(usize),
+    Boundary(usize),
+}
+
+/// What every figure of one sweep shares.
+struct Context<'a> {
+    axes: &'a [String],
+    zipped: &'a [bool],
     x_index: Option<usize>,
-    x_group: &[usize],
-    boundaries: &[(String, f64, String)],
-    summaries: &[PointSummary],
-) -> Result<(), String> {
+    x_group: &'a [usize],
+    boundaries: &'a [(String, f64, String)],
+}
+
+/// One figure: a line per series over a numeric x axis (with its band); over categories
+/// (library names, versions) no line joins them: each series is a marker with its interval
+/// as a bar, set side by side within the category so that none hides another.
+fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) -> Result<(), String> {
+    let Context { axes, zipped, x_index, x_group, boundaries } = *cx;
     let x_texts: Vec<&str> =
         summaries.iter().map(|s| x_index.map(|i| s.axis_values[i].as_str()).unwrap_or("all")).collect();
     let all_numeric = x_index.is_some() && x_texts.iter().all(|t| numeric(t).is_some());
@@ -345,18 +418,42 @@ fn draw(
         }
     };
     let mut lines: Vec<Line> = Vec::new();
+    // Every series has the same keys: the legend names them once, above the values.
+    let mut heading = String::new();
     for (s, x_text) in summaries.iter().zip(&x_texts) {
         let Some((y, lo, hi)) = (figure.value)(s) else { continue };
-        let label = series_label(axes, &s.axis_values, x_group);
+        let parts = series_parts(axes, zipped, &s.axis_values, x_group);
+        let label = parts.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
         let point = (x_of(x_text), y, lo, hi);
         match lines.iter_mut().find(|l| l.label == label) {
             Some(l) => l.points.push(point),
-            None => lines.push(Line { label, points: vec![point] }),
+            None => {
+                let values = parts.iter().map(|(_, v)| v.as_str()).collect::<Vec<_>>().join(", ");
+                lines.push(Line { label, values, points: vec![point] })
+            }
+        }
+        if heading.is_empty() {
+            heading = parts.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ");
         }
     }
     for l in &mut lines {
         l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
+    // Over categories, series k sits at its own offset within each category's slot.
+    let dodge = |k: usize| {
+        if all_numeric || lines.len() < 2 {
+            return 0.0;
+        }
+        let step = (0.8 / lines.len() as f64).min(0.15);
+        (k as f64 - (lines.len() - 1) as f64 / 2.0) * step
+    };
+    // A series with the same values as one before it says so in the legend (on a numeric axis
+    // it is drawn exactly under that one).
+    let same_as: Vec<Option<usize>> = (0..lines.len())
+        .map(|j| {
+            (0..j).find(|&k| lines[k].points.iter().map(|p| (p.0, p.1)).eq(lines[j].points.iter().map(|p| (p.0, p.1))))
+        })
+        .collect();
     // Envelope lines only for the series drawn, and only on a numeric axis.
     let boundaries: Vec<(usize, f64, &str)> = if all_numeric {
         lines
@@ -381,7 +478,7 @@ fn draw(
     let y_max = lines.iter().flat_map(|l| l.points.iter().map(|p| p.3.max(p.1))).fold(0.0_f64, f64::max);
     let y1 = if y_max > 0.0 { y_max * 1.1 } else { 1.0 };
 
-    let x_axis = x_index.map(|i| axes[i].clone()).unwrap_or_default();
+    let x_axis = if x_index.is_some() { group_title(axes, x_group) } else { String::new() };
     let durations = x_texts.iter().all(|t| matches!(parse_value(t), toml::Value::String(_)));
     let drift = all_numeric && x_axis.ends_with("drift_ppm");
     let x_desc = if drift {
@@ -393,11 +490,19 @@ fn draw(
     };
 
     // The legend goes under the plot, off the data: one row per entry that fits.
-    let mut legend: Vec<(Option<usize>, String)> = lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (Some(i), if l.label.is_empty() { "all runs".to_string() } else { l.label.clone() }))
-        .collect();
+    let mut legend: Vec<(Entry, String)> = Vec::new();
+    if !heading.is_empty() {
+        legend.push((Entry::Heading, format!("{heading}:")));
+    }
+    for (i, l) in lines.iter().enumerate() {
+        let name = if l.values.is_empty() { "all runs".to_string() } else { l.values.clone() };
+        let text = match same_as[i] {
+            Some(k) if all_numeric => format!("{name} (identical to {}: drawn under it)", lines[k].values),
+            Some(k) => format!("{name} (identical to {})", lines[k].values),
+            None => name,
+        };
+        legend.push((Entry::Series(i), text));
+    }
     for &(i, _, label) in &boundaries {
         let series = &lines[i].label;
         let text = if series.is_empty() || boundaries.len() == 1 {
@@ -405,12 +510,13 @@ fn draw(
         } else {
             format!("{label} (for {series})")
         };
-        legend.push((None, text));
+        legend.push((Entry::Boundary(i), text));
     }
     let mut placed: Vec<(i32, i32, usize)> = Vec::new();
     let (mut lx, mut row) = (80, 0);
-    for (k, (_, text)) in legend.iter().enumerate() {
-        let w = 44 + width(text, LABEL) + 30;
+    for (k, (entry, text)) in legend.iter().enumerate() {
+        let key = if matches!(entry, Entry::Heading) { 0 } else { 44 };
+        let w = key + width(text, LABEL) + 30;
         if lx + w > W as i32 - 20 && lx > 80 {
             lx = 80;
             row += 1;
@@ -419,17 +525,37 @@ fn draw(
         lx += w;
     }
     let rows = if legend.is_empty() { 0 } else { row + 1 };
-    let height = PLOT_H as i32 + rows * LEGEND_ROW + 10;
+
+    // x tick labels: every value swept. Over categories each label wraps at its hyphens to the
+    // width of its slot (a part wider than that stays whole); over numbers a label is drawn
+    // only where it has room.
+    let mut ticks: Vec<(f64, Vec<String>)> = Vec::new();
+    let slot = (W as i32 - 20 - 36 - 84) / categories.len().max(1) as i32;
+    for t in &x_texts {
+        let v = x_of(t);
+        if !ticks.iter().any(|(x, _)| *x == v) {
+            let label = if all_numeric {
+                vec![if durations { numeric(t).map(number_text).unwrap_or_default() } else { t.to_string() }]
+            } else {
+                wrap_at_hyphens(t, slot - 8)
+            };
+            ticks.push((v, label));
+        }
+    }
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let tick_lines = ticks.iter().map(|t| t.1.len()).max().unwrap_or(1) as i32;
+    let plot_h = PLOT_H as i32 + 22 * (tick_lines - 1);
+    let height = plot_h + rows * LEGEND_ROW + 10;
 
     let root = SVGBackend::new(path, (W, height as u32)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let (plot_area, legend_area) = root.split_vertically(PLOT_H);
+    let (plot_area, legend_area) = root.split_vertically(plot_h as u32);
     let mut chart = ChartBuilder::on(&plot_area)
         .caption(figure.title, ("sans-serif", 24).into_font().style(FontStyle::Bold))
         .margin(20)
         .margin_right(36)
-        .x_label_area_size(if drift { 92 } else { 66 })
+        .x_label_area_size(if drift { 92 } else { 66 + 22 * (tick_lines as u32 - 1) })
         .y_label_area_size(84)
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(|x| e(&x))?;
@@ -446,37 +572,32 @@ fn draw(
         .draw()
         .map_err(|x| e(&x))?;
 
-    // x ticks at the values swept, placed by value, each label only where it has room.
-    let mut ticks: Vec<(f64, String)> = Vec::new();
-    for t in &x_texts {
-        let v = x_of(t);
-        if !ticks.iter().any(|(x, _)| *x == v) {
-            let label =
-                if all_numeric && durations { numeric(t).map(number_text).unwrap_or_default() } else { t.to_string() };
-            ticks.push((v, label));
-        }
-    }
-    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (_, y_bottom) = chart.backend_coord(&(x0, 0.0));
     let (_, y_top) = chart.backend_coord(&(x0, y1));
     let grid = RGBColor(236, 236, 236);
     let mut last_end = i32::MIN;
     for (v, label) in &ticks {
         let (px, _) = chart.backend_coord(&(*v, 0.0));
+        // Over categories the grid line runs between slots, not through the markers.
+        let (gx, _) = chart.backend_coord(&(if all_numeric { *v } else { *v - 0.5 }, 0.0));
         plot_area
-            .draw(&PathElement::new(vec![(px, y_top), (px, y_bottom)], grid.stroke_width(1)))
+            .draw(&PathElement::new(vec![(gx, y_top), (gx, y_bottom)], grid.stroke_width(1)))
             .map_err(|x| e(&x))?;
         plot_area
             .draw(&PathElement::new(vec![(px, y_bottom), (px, y_bottom + 6)], BLACK.stroke_width(1)))
             .map_err(|x| e(&x))?;
-        let half = width(label, LABEL).max(if drift { width(&rate_ratio(*v), LABEL) } else { 0 }) / 2;
-        if px - half < last_end + 10 {
+        let widest = label.iter().map(|l| width(l, LABEL)).max().unwrap_or(0);
+        let half = widest.max(if drift { width(&rate_ratio(*v), LABEL) } else { 0 }) / 2;
+        if all_numeric && px - half < last_end + 10 {
             continue;
         }
         last_end = px + half;
         let centre = Pos::new(HPos::Center, VPos::Top);
         let style = TextStyle::from(("sans-serif", LABEL).into_font()).pos(centre);
-        plot_area.draw(&Text::new(label.clone(), (px, y_bottom + 10), style.clone())).map_err(|x| e(&x))?;
+        for (k, part) in label.iter().enumerate() {
+            let at = (px, y_bottom + 10 + 22 * k as i32);
+            plot_area.draw(&Text::new(part.clone(), at, style.clone())).map_err(|x| e(&x))?;
+        }
         if drift {
             let teal = TextStyle::from(("sans-serif", LABEL).into_font()).color(&RGBColor(0, 110, 110)).pos(centre);
             plot_area.draw(&Text::new(rate_ratio(*v), (px, y_bottom + 34), teal)).map_err(|x| e(&x))?;
@@ -484,44 +605,68 @@ fn draw(
     }
 
     let red = RGBColor(214, 39, 40);
-    for (i, line) in lines.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let mut band: Vec<(f64, f64)> = line.points.iter().map(|p| (p.0, p.3)).collect();
-        band.extend(line.points.iter().rev().map(|p| (p.0, p.2)));
-        chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.14).filled()))).map_err(|x| e(&x))?;
+    if all_numeric {
+        for (i, line) in lines.iter().enumerate() {
+            let colour = style(i).0;
+            let mut band: Vec<(f64, f64)> = line.points.iter().map(|p| (p.0, p.3)).collect();
+            band.extend(line.points.iter().rev().map(|p| (p.0, p.2)));
+            chart.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.14).filled()))).map_err(|x| e(&x))?;
+        }
     }
     // Each series' envelope in the series' colour, dashed red-edged so it reads as a boundary.
     for &(i, bx, _) in &boundaries {
-        let colour = if boundaries.len() == 1 { red } else { COLOURS[i % COLOURS.len()] };
+        let colour = if boundaries.len() == 1 { red } else { style(i).0 };
         let (px, _) = chart.backend_coord(&(bx, 0.0));
         polyline(&plot_area, &[(px, y_top), (px, y_bottom)], colour.stroke_width(2), true)?;
     }
     for (i, line) in lines.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let pixels: Vec<(i32, i32)> = line.points.iter().map(|p| chart.backend_coord(&(p.0, p.1))).collect();
-        polyline(&plot_area, &pixels, colour.stroke_width(3), i % 2 == 1)?;
+        let (colour, mark) = style(i);
+        let pixels: Vec<(i32, i32)> = line.points.iter().map(|p| chart.backend_coord(&(p.0 + dodge(i), p.1))).collect();
+        if all_numeric {
+            polyline(&plot_area, &pixels, colour.stroke_width(3), i % 2 == 1)?;
+        } else {
+            // The interval as a bar with caps, in place of the band.
+            for p in &line.points {
+                let (bx, top) = chart.backend_coord(&(p.0 + dodge(i), p.3));
+                let (_, bottom) = chart.backend_coord(&(p.0 + dodge(i), p.2));
+                if bottom - top >= 2 {
+                    let bar = colour.mix(0.7).stroke_width(2);
+                    for part in [
+                        vec![(bx, top), (bx, bottom)],
+                        vec![(bx - 4, top), (bx + 4, top)],
+                        vec![(bx - 4, bottom), (bx + 4, bottom)],
+                    ] {
+                        plot_area.draw(&PathElement::new(part, bar)).map_err(|x| e(&x))?;
+                    }
+                }
+            }
+        }
         for &p in &pixels {
-            marker(&plot_area, MARKERS[i % MARKERS.len()], p, colour)?;
+            marker(&plot_area, mark, p, colour)?;
         }
     }
 
     for &(lx, row, k) in &placed {
         let y = row * LEGEND_ROW + 14;
-        let (series, text) = &legend[k];
-        match series {
-            Some(i) => {
-                let colour = COLOURS[i % COLOURS.len()];
-                polyline(&legend_area, &[(lx, y), (lx + 36, y)], colour.stroke_width(3), i % 2 == 1)?;
-                marker(&legend_area, MARKERS[i % MARKERS.len()], (lx + 18, y), colour)?;
+        let (entry, text) = &legend[k];
+        let text_x = match *entry {
+            Entry::Heading => lx,
+            Entry::Series(i) => {
+                let (colour, mark) = style(i);
+                if all_numeric {
+                    polyline(&legend_area, &[(lx, y), (lx + 36, y)], colour.stroke_width(3), i % 2 == 1)?;
+                }
+                marker(&legend_area, mark, (lx + 18, y), colour)?;
+                lx + 44
             }
-            None => {
-                let i = boundaries.iter().position(|b| text.starts_with(b.2)).map(|b| boundaries[b].0).unwrap_or(0);
-                let colour = if boundaries.len() == 1 { red } else { COLOURS[i % COLOURS.len()] };
+            Entry::Boundary(i) => {
+                let colour = if boundaries.len() == 1 { red } else { style(i).0 };
                 polyline(&legend_area, &[(lx + 18, y - 11), (lx + 18, y + 11)], colour.stroke_width(2), true)?;
+                lx + 44
             }
-        }
+        };
         let style = TextStyle::from(("sans-serif", LABEL).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-        legend_area.draw(&Text::new(text.clone(), (lx + 44, y), style)).map_err(|x| e(&x))?;
+        legend_area.draw(&Text::new(text.clone(), (text_x, y), style)).map_err(|x| e(&x))?;
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
@@ -530,4 +675,44 @@ fn draw(
 /// Whole numbers without a trailing ".0" (drift_ppm 250000, not 250000.0).
 fn number_text(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{}", (x * 1e6).round() / 1e6) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 33: 13 series got 8 styles, 5 pairs identical. The first 40 are all different.
+    #[test]
+    fn the_first_forty_series_each_have_a_style_of_their_own() {
+        let styles: Vec<(RGBColor, usize)> = (0..40)
+            .map(|i| {
+                let (colour, mark) = style(i);
+                (
+                    colour,
+                    MARKERS.iter().position(|m| std::mem::discriminant(m) == std::mem::discriminant(&mark)).unwrap(),
+                )
+            })
+            .collect();
+        for (i, a) in styles.iter().enumerate() {
+            for (j, b) in styles.iter().enumerate().skip(i + 1) {
+                assert!(a != b, "series {i} and {j} look alike");
+            }
+        }
+    }
+
+    #[test]
+    fn axes_are_named_by_the_shortest_end_no_other_axis_shares() {
+        let axes: Vec<String> = ["nodes.leader.algorithm", "nodes.follower-1.algorithm", "defaults.lease_duration"]
+            .map(String::from)
+            .into();
+        assert_eq!(short_names(&axes), ["leader.algorithm", "follower-1.algorithm", "lease_duration"]);
+        let zipped = [false, false, true];
+        let axes: Vec<String> =
+            ["defaults.lease_duration", "nodes.a.algorithm", "nodes.b.algorithm"].map(String::from).into();
+        let same = ["15s", "fabric8", "fabric8"].map(String::from);
+        assert_eq!(series_label(&axes, &zipped, &same, &[0]), "a.algorithm & b.algorithm=fabric8");
+        let apart = ["15s", "fabric8", "nestjs"].map(String::from);
+        assert_eq!(series_label(&axes, &zipped, &apart, &[0]), "a.algorithm=fabric8, b.algorithm=nestjs");
+        assert_eq!(series_label(&axes, &zipped, &apart, &[1, 2]), "lease_duration=15s");
+    }
 }

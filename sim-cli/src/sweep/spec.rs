@@ -595,7 +595,8 @@ impl SweepSpec {
             let Ok(loaded) = self.load_point(point) else { continue };
             let values: Vec<String> =
                 (0..self.axes.len()).map(|i| self.axes[i].values[self.axis_digit(point, i)].text.clone()).collect();
-            let series = plots::series_label(&names, &values, &self.x_group(x_index));
+            let zipped: Vec<bool> = self.axes.iter().map(|a| a.zipped).collect();
+            let series = plots::series_label(&names, &zipped, &values, &self.x_group(x_index));
             if let Some(mut b) = envelope_boundary(&loaded, &x) {
                 b["series"] = json!(series);
                 boundaries.push(b);
