@@ -110,3 +110,25 @@ fn coordinated_nodes_need_client_go_v0_31_and_valid_versions() {
     // emulationVersion defaults to the binary version, so both are invalid; the first is named.
     assert!(e.contains("Invalid value: \"1.34\": must be a valid semantic version"), "{e}");
 }
+
+/// Issue 33: the election controller's writes were drawn as faults (▼, "fault" in the legend).
+/// They get their own mark, colour and legend entry, and their line ends at the Lease written.
+#[test]
+fn the_election_controllers_writes_have_their_own_mark_and_legend_entry() {
+    let out = run_file("scenarios/coordinated-upgrade.toml", &[]);
+    let meta = sim_cli::report::PlotMeta {
+        scenario: "coordinated-upgrade".into(),
+        subtitle: String::new(),
+        unsafe_mode: false,
+        leases: Vec::new(),
+    };
+    let svg = sim_cli::report::timeline_svg(&out.result, &meta).unwrap();
+    assert!(svg.contains("\nelection controller writes the Lease\n</text>"), "legend entry");
+    assert!(svg.contains("\ncontroller installs cle-a-1.33\n</text>"), "the controller's label");
+    // Navy (30, 50, 150) is the controller's alone: its labels, lines and dots.
+    assert!(svg.contains("#1E3296"), "the controller's colour");
+    let election = out.result.faults.iter().filter(|f| f.kind == "election").count();
+    assert!(election >= 3, "{election} controller writes");
+    // The faults (stops) keep ▼ and the "fault" entry.
+    assert!(svg.contains("\nfault\n</text>"));
+}

@@ -31,6 +31,8 @@ const WRITE_CONFLICT: Rgb = RGBColor(220, 30, 140);
 const WRITE_CONFLICT_TEXT: Rgb = RGBColor(150, 10, 90);
 const SPLIT_BRAIN_WRITE: Rgb = RGBColor(120, 0, 0);
 const FAULT: Rgb = RGBColor(60, 60, 60);
+/// The coordinated-election controller's own writes (it installs holders, sets preferredHolder).
+const ELECTION: Rgb = RGBColor(30, 50, 150);
 const CLOCK: Rgb = RGBColor(0, 128, 128);
 
 // Vertical sizes, pixels.
@@ -194,6 +196,11 @@ struct Annotation {
     color: Rgb,
     /// For faults: the node row the leader line runs to (`None`: the server, all rows).
     fault_node: Option<Option<usize>>,
+    /// A write of the election controller, not a fault: its own mark and legend entry.
+    election: bool,
+    /// The Lease a controller's write went to (`namespace/name`): its line ends at that
+    /// Lease's rows.
+    lease: Option<String>,
 }
 
 /// One election: its Lease's transitions lane and the rows of the nodes electing on it. A run
@@ -258,6 +265,7 @@ enum LegendItem {
     WriteConflict,
     SplitBrainWrite,
     Fault,
+    Election,
     Clock,
 }
 
@@ -276,6 +284,7 @@ impl LegendItem {
             LegendItem::WriteConflict => "write refused (409: field owned by another manager, or fenced)",
             LegendItem::SplitBrainWrite => "write accepted while not holder",
             LegendItem::Fault => "fault",
+            LegendItem::Election => "election controller writes the Lease",
             LegendItem::Clock => "wall clock − true time",
         }
     }
@@ -382,11 +391,22 @@ impl TimelineLayout {
                 lane: None,
                 color: DUAL,
                 fault_node: None,
+                election: false,
+                lease: None,
             });
         }
         // Faults of nodes the plot leaves out are left out with them.
         for f in r.faults.iter().filter(|f| f.node.is_none_or(|n| node_shown.get(n).copied().unwrap_or(true))) {
-            let text = fault_label(r, f.kind, f.node, &f.detail.to_string());
+            let lease = match &f.detail {
+                sim_core::world::FaultDetail::Election { lease, .. } => Some(lease.clone()),
+                _ => None,
+            };
+            let election = lease.is_some();
+            let text = if election {
+                format!("controller {}", f.detail)
+            } else {
+                fault_label(r, f.kind, f.node, &f.detail.to_string())
+            };
             let x = x_of(f.at);
             let tw = text_width(&text, SMALL_SIZE, false);
             // Labels start at their fault; near the right edge they end there instead.
@@ -397,8 +417,10 @@ impl TimelineLayout {
                 x1,
                 anchor_x: x,
                 lane: None,
-                color: FAULT,
+                color: if election { ELECTION } else { FAULT },
                 fault_node: Some(f.node),
+                election,
+                lease,
             });
         }
         let mut order: Vec<usize> = (0..annotations.len()).collect();
@@ -518,7 +540,8 @@ impl TimelineLayout {
                 LegendItem::Transition,
                 leases.iter().zip(&shown_lease).any(|((_, points), &shown)| shown && !points.is_empty()),
             ),
-            (LegendItem::Fault, annotations.iter().any(|a| a.fault_node.is_some())),
+            (LegendItem::Fault, annotations.iter().any(|a| a.fault_node.is_some() && !a.election)),
+            (LegendItem::Election, annotations.iter().any(|a| a.election)),
             (LegendItem::FailedRenewal, shown_marks().any(|m| !m.failed_renewals.is_empty())),
             (LegendItem::LeaseConflict, shown_marks().any(|m| !m.lease_conflicts.is_empty())),
             (LegendItem::WriteConflict, shown_marks().any(|m| !m.write_conflicts.is_empty())),
@@ -836,16 +859,24 @@ impl TimelineLayout {
                 Some(lane) => lane_mid(lane) + 8,
                 None => self.lease_top,
             };
-            let y_to = match fault_node {
-                Some(n) => self.row_of(n).map(|row| row.top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom),
-                None => self.rows_bottom,
+            let block = a.lease.as_deref().and_then(|l| self.blocks.iter().find(|b| b.key == l));
+            let y_to = match (fault_node, block) {
+                (Some(n), _) => {
+                    self.row_of(n).map(|row| row.top + ROLE_BAND + CONDITION_BAND).unwrap_or(self.rows_bottom)
+                }
+                (None, Some(b)) => b.bottom,
+                (None, None) => self.rows_bottom,
             };
-            c.line(vec![(a.anchor_x, y_from), (a.anchor_x, y_to)], FAULT.mix(0.55), 1)?;
+            c.line(vec![(a.anchor_x, y_from), (a.anchor_x, y_to)], a.color.mix(0.55), 1)?;
             let tip = match fault_node {
                 Some(n) => self.row_of(n).map(|row| row.top).unwrap_or(self.lease_top),
                 None => self.lease_top,
             };
-            c.polygon(vec![(a.anchor_x - 5, tip - 7), (a.anchor_x + 5, tip - 7), (a.anchor_x, tip)], FAULT)?;
+            if a.election {
+                c.circle(a.anchor_x, tip - 5, 5, ELECTION, true)?;
+            } else {
+                c.polygon(vec![(a.anchor_x - 5, tip - 7), (a.anchor_x + 5, tip - 7), (a.anchor_x, tip)], FAULT)?;
+            }
         }
         for a in &self.annotations {
             let Some(lane) = a.lane else { continue };
@@ -890,6 +921,10 @@ impl TimelineLayout {
                 LegendItem::Fault => {
                     c.polygon(vec![(mid_x - 5, y - 7), (mid_x + 5, y - 7), (mid_x, y)], FAULT)?;
                     c.line(vec![(mid_x, y - 10), (mid_x, y + 10)], FAULT.mix(0.55), 1)?;
+                }
+                LegendItem::Election => {
+                    c.line(vec![(mid_x, y - 10), (mid_x, y + 10)], ELECTION.mix(0.55), 1)?;
+                    c.circle(mid_x, y - 4, 5, ELECTION, true)?;
                 }
                 LegendItem::WriteConflict => {
                     // Both ways refusals are drawn: a band for a run of them, ◆ for one.

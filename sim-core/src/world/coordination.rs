@@ -265,7 +265,7 @@ impl World {
                 at: now,
                 node: None,
                 kind: "election",
-                detail: super::FaultDetail::Text(detail),
+                detail: super::FaultDetail::Election { lease: format!("{namespace}/{lease}"), text: detail },
             });
             self.lease_written_by_name(now, &namespace, &lease);
         }

@@ -51,13 +51,18 @@ pub struct FaultRecord {
 pub enum FaultDetail {
     Of(FaultKind),
     Text(String),
+    /// A write of the coordinated-election controller to one Lease (`namespace/name`).
+    Election {
+        lease: String,
+        text: String,
+    },
 }
 
 impl std::fmt::Display for FaultDetail {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
             FaultDetail::Of(kind) => f.pad(&kind.detail()),
-            FaultDetail::Text(text) => f.pad(text),
+            FaultDetail::Text(text) | FaultDetail::Election { text, .. } => f.pad(text),
         }
     }
 }
