@@ -260,6 +260,40 @@ fn csharp_orphan_renew_keeps_the_lease_held_after_delay_rd_wins() {
     assert!(acting(&r, 1).iter().all(|&(from, _)| from > first_late), "{:?}", acting(&r, 1));
 }
 
+/// kubernetes-client/csharp LeaderElector.cs:259-274 (`MaybeReportTransition`): OnNewLeader
+/// fires once per change from the last reported holder, after each AcquireAsync attempt (its
+/// `finally`, :252-255; a false attempt reports after its RP wait) and never after a renew. The
+/// leader reports itself before OnStartedLeading; the standby reports the leader after its first
+/// false attempt's RP wait, and itself when it takes over.
+#[test]
+fn csharp_reports_each_new_leader_once_as_maybe_report_transition_does() {
+    let mut s = spec(2, Algorithm::CSharpClient, secs(60));
+    s.faults.push(fault(secs(20), 0, FaultKind::Crash));
+    let r = run(s);
+    let reports = |node: usize| -> Vec<(f64, String)> {
+        r.trace
+            .iter()
+            .filter(|e| e.node == Some(node))
+            .filter_map(|e| match &e.kind {
+                TraceKind::NewLeader { holder } => Some((as_secs_f64(e.t), holder.to_string())),
+                _ => None,
+            })
+            .collect()
+    };
+    let leader = reports(0);
+    assert_eq!(leader.len(), 1, "{leader:?}");
+    assert_eq!(leader[0].1, "widget-operator-0");
+    let started = r.trace.iter().find(|e| e.node == Some(0) && matches!(e.kind, TraceKind::StartedLeading)).unwrap();
+    assert!(leader[0].0 <= as_secs_f64(started.t), "reported before OnStartedLeading");
+    let standby = reports(1);
+    let holders: Vec<&str> = standby.iter().map(|(_, h)| h.as_str()).collect();
+    assert_eq!(holders, ["widget-operator-0", "widget-operator-1"], "{standby:?}");
+    // Its first attempt (at 1 s) is false; the report follows the RP wait of 2 s.
+    assert!((standby[0].0 - 3.0).abs() < 0.1, "{standby:?}");
+    let took_over = acting(&r, 1)[0].0;
+    assert!((standby[1].0 - took_over).abs() < 1e-6, "the new holder reports itself as it starts leading: {standby:?}");
+}
+
 /// kubernetes-client/csharp LeaderElector.cs:171-184: a Lease with a null holder (the Java
 /// client's close() writes one) is "created" again: POST → 409, for ever.
 #[test]

@@ -95,6 +95,8 @@ pub struct CSharpElector {
     queued: Option<(Slot, LockOp)>,
     leading: bool,
     record_duration: bool,
+    /// `reportedLeader`: the holder last passed to `OnNewLeader` (None: null, nothing yet).
+    reported: Option<Sym>,
 }
 
 impl CSharpElector {
@@ -115,6 +117,20 @@ impl CSharpElector {
             queued: None,
             leading: false,
             record_duration,
+            reported: None,
+        }
+    }
+
+    /// `MaybeReportTransition` (LeaderElector.cs:259-274): `OnNewLeader(holder)` when the
+    /// observed record's holder is not the one last reported. Called after each AcquireAsync
+    /// attempt (its `finally`, :252-255: after a success, after the RP wait of a false attempt,
+    /// when the race delay wins) and by the renew task after each failed try's RP wait (:77),
+    /// orphaned tasks included; never after a successful renew or when a round times out.
+    fn maybe_report(&mut self, out: &mut Outputs) {
+        let Some(record) = self.observed else { return };
+        if self.reported != Some(record.holder_identity) {
+            self.reported = Some(record.holder_identity);
+            out.push(Output::NewLeader(record.holder_identity));
         }
     }
 
@@ -177,6 +193,8 @@ impl CSharpElector {
             (Phase::Acquiring, Outcome::Done(true)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
                 out.note(Note::AcquiredLease);
+                // `return` runs the attempt's `finally` before OnStartedLeading.
+                self.maybe_report(out);
                 self.leading = true;
                 out.push(Output::StartedLeading);
                 self.begin_round(now, out);
@@ -188,8 +206,10 @@ impl CSharpElector {
                 self.io.arm(TimerKind::Retry, self.config.retry_period, out);
             }
             (Phase::Acquiring, Outcome::Raised(what)) => {
-                // It propagates out of AcquireAsync, before RunUntilLeadershipLostAsync's try:
-                // no OnStoppedLeading, and the forever loop breaks too.
+                // It propagates out of AcquireAsync (through the attempt's `finally`), before
+                // RunUntilLeadershipLostAsync's try: no OnStoppedLeading, and the forever loop
+                // breaks too.
+                self.maybe_report(out);
                 self.io.cancel_all();
                 self.phase = Phase::Done;
                 out.push(Output::Exception(what));
@@ -338,9 +358,13 @@ impl ElectorLoop for CSharpElector {
                 self.drop_request(Slot::Main, out);
                 self.main = None;
                 out.note(Note::FailedToAcquire);
+                self.maybe_report(out);
                 self.acquire_attempt(now, out);
             }
-            (TimerKind::Retry, Phase::AcquireSleep) => self.acquire_attempt(now, out),
+            (TimerKind::Retry, Phase::AcquireSleep) => {
+                self.maybe_report(out);
+                self.acquire_attempt(now, out)
+            }
             (TimerKind::RoundDeadline, Phase::Round { sleeping }) => {
                 // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan.
                 if self.orphan.is_none()
@@ -367,11 +391,13 @@ impl ElectorLoop for CSharpElector {
             }
             (TimerKind::RoundTick, Phase::Round { sleeping: true }) => {
                 self.phase = Phase::Round { sleeping: false };
+                self.maybe_report(out);
                 self.begin_try(Slot::Main, now, out);
             }
             (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
             (TimerKind::Delay, _) if self.orphan_sleeping => {
                 self.orphan_sleeping = false;
+                self.maybe_report(out);
                 self.begin_try(Slot::Orphan, now, out);
             }
             _ => {}
