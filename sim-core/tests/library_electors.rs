@@ -294,6 +294,77 @@ fn csharp_reports_each_new_leader_once_as_maybe_report_transition_does() {
     assert!((standby[1].0 - took_over).abs() < 1e-6, "the new holder reports itself as it starts leading: {standby:?}");
 }
 
+/// The elector requests of `node` in flight at once, at most (a request ends with its answer
+/// or its timeout).
+fn most_in_flight(trace: &[TraceEvent], node: usize) -> usize {
+    let mut open = std::collections::BTreeSet::new();
+    let mut most = 0;
+    for e in trace.iter().filter(|e| e.node == Some(node)) {
+        match &e.kind {
+            TraceKind::Request { id, origin: "elector", .. } => {
+                open.insert(*id);
+            }
+            TraceKind::Response { id, .. } | TraceKind::Timeout { id } => {
+                open.remove(id);
+            }
+            _ => {}
+        }
+        most = most.max(open.len());
+    }
+    most
+}
+
+/// kubernetes-client/csharp LeaderElector.cs:67-107 and :226-257, MetaObjectLock.cs:27-95: a
+/// renew round that `Delay(RD)` beats leaves its task running, and so does an acquire attempt
+/// that loses its race; nothing bounds how many, and nothing serialises their requests with
+/// the main loop's. A server slowed by 6 s a request (a GET and a PUT outlast RD 10 s and
+/// every race delay): node 0 has three requests in flight at once, its left-running tasks keep
+/// renewing the Lease while it does not lead, and node 1 never leads meanwhile.
+#[test]
+fn csharp_tasks_left_running_are_unbounded_and_not_serialised() {
+    let mut s = spec(2, Algorithm::CSharpClient, secs(120));
+    s.faults.push(TimedFault {
+        at: secs(20),
+        target: Target::Server,
+        kind: FaultKind::ServerSlow { duration: secs(30), extra: secs(6) },
+    });
+    let r = run(s);
+    assert!(most_in_flight(&r.trace, 0) >= 3, "{} in flight at most", most_in_flight(&r.trace, 0));
+    let terms = acting(&r, 0);
+    assert!(terms.len() >= 2, "{terms:?}");
+    let (lost, back) = (terms[0].1, terms[1].0);
+    assert!(lost > 25.0 && back > lost + 10.0, "{terms:?}");
+    let held_idle = applied_writes(&r.trace, 0).into_iter().filter(|&t| t > lost && t < back).count();
+    assert!(held_idle >= 2, "{held_idle} writes of node 0 applied while it did not lead");
+    assert!(acting(&r, 1).is_empty(), "{:?}", acting(&r, 1));
+}
+
+/// kubernetes-client/csharp LeaderElector.cs:240-249: an acquire attempt that loses its race
+/// is not cancelled; its one try goes on, and when it succeeds the Lease is taken with nobody
+/// leading (no OnStartedLeading) until a later attempt finds the record naming itself. One
+/// node starting against a server slowed by 6 s a request: the Lease is created at 12 s by the
+/// first attempt, left running since its race delay ended at 2.4–4.8 s, and the node leads only
+/// once requests are fast again.
+#[test]
+fn csharp_an_acquire_attempt_left_running_takes_the_lease_without_leading() {
+    let mut s = spec(1, Algorithm::CSharpClient, secs(60));
+    s.faults.push(TimedFault {
+        at: 0,
+        target: Target::Server,
+        kind: FaultKind::ServerSlow { duration: secs(30), extra: secs(6) },
+    });
+    let r = run(s);
+    let created = r
+        .trace
+        .iter()
+        .find(|e| matches!(e.kind, TraceKind::Applied { code: 201, .. }))
+        .map(|e| as_secs_f64(e.t))
+        .expect("the Lease is created");
+    assert!((created - 12.0).abs() < 0.1, "created at {created}");
+    let leads = acting(&r, 0)[0].0;
+    assert!(leads > 30.0, "leads at {leads}, the Lease held since {created}");
+}
+
 /// kubernetes-client/csharp LeaderElector.cs:171-184: a Lease with a null holder (the Java
 /// client's close() writes one) is "created" again: POST → 409, for ever.
 #[test]

@@ -11,16 +11,18 @@
 //!   (PR #1707, first tag v19.0.2: `csharp-client`) and the **own configured** LD before
 //!   (`csharp-client-pre-2026`); a missing LD reads as 15 s (LeaseLock.cs:28-35);
 //! - `AcquireAsync` (:226-257): each attempt races `Delay(RP·1.2·(1+U))`; an attempt that loses
-//!   the race is orphaned and a new one starts at once (leasesim abandons the orphaned
-//!   attempt's request); a false attempt waits RP; a transport exception that wins the race
-//!   propagates and kills the elector (notes §9.11);
+//!   the race is left running (its one try goes on to its end, and a success updates the
+//!   shared observed record) and a new one starts at once; a false attempt waits RP; a
+//!   transport exception that wins the race propagates and kills the elector;
 //! - `RunUntilLeadershipLostAsync` (:58-114): OnStartedLeading; rounds race
 //!   `Task.Run(while !TryAcquireOrRenew: Delay(RP))` against `Delay(RD)`; HTTP status errors are
 //!   retried every RP within the round; a transport error or timeout ends the round at once;
 //!   `finally OnStoppedLeading`. **When Delay(RD) wins, the renew task is not cancelled**: it
-//!   keeps trying every RP until one succeeds, renewing a Lease whose owner stopped leading
-//!   (modelled: the orphan shares the elector's one connection, so its requests and the main
-//!   loop's go one at a time);
+//!   keeps trying every RP until one try succeeds (renewing the Lease, or taking it once
+//!   another's record has expired, with no OnStartedLeading) or throws. Nothing bounds the
+//!   number of such tasks or serialises their requests with the main loop's
+//!   (MetaObjectLock.cs:27-95): each is a side task with its own request in flight
+//!   ([`Output::SendSide`]), all sharing the observed record and the lock's cached object;
 //! - no release anywhere; `Dispose` does nothing;
 //! - `after_lost = "rejoin"` (the default here) is `RunAndTryToHoldLeadershipForeverAsync`,
 //!   which re-runs the loop at once in the same process (the orphan lives on); `exit` and
@@ -36,6 +38,7 @@ use super::{
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
+use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -44,16 +47,13 @@ enum Step {
     Put,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Main,
-    Orphan,
-}
-
+/// One `TryAcquireOrRenew` in progress.
 #[derive(Clone, Copy, Debug)]
 struct Try {
     step: Step,
     candidate: Record,
+    /// Its write takes the Lease from another holder (not a renewal).
+    takes: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,11 +71,25 @@ enum Phase {
     Done,
 }
 
-enum Outcome {
-    Pending,
+/// What a try does next.
+enum Next {
+    /// Send this request and wait for its answer.
+    Send(LockOp),
+    /// The try returned true or false.
     Done(bool),
     /// A transport exception or timeout (not an HttpOperationException).
     Raised(&'static str),
+}
+
+/// A task the elector no longer awaits, still running (its request in flight, or asleep).
+#[derive(Clone, Copy, Debug)]
+struct Orphan {
+    task: u32,
+    /// The renew task's `while (!TryAcquireOrRenew) Delay(RP)` (true), or a lost acquire
+    /// attempt's one try (false).
+    loops: bool,
+    /// The try in progress (None while asleep) and the request it waits for.
+    current: Option<(Try, LockOp)>,
 }
 
 #[derive(Debug)]
@@ -87,12 +101,15 @@ pub struct CSharpElector {
     observed: Option<Record>,
     observed_ms: i64,
     phase: Phase,
+    /// The main loop's try.
     main: Option<Try>,
-    orphan: Option<Try>,
-    /// The orphan is in its `Delay(RP)`.
-    orphan_sleeping: bool,
-    in_flight: Option<Slot>,
-    queued: Option<(Slot, LockOp)>,
+    /// When the renew task's `Delay(RP)` ends (monotonic), while the round sleeps.
+    main_wakes_at: i64,
+    /// Tasks left running, by task number.
+    orphans: Vec<Orphan>,
+    /// Orphans asleep in `Delay(RP)`: (wakes at, monotonic; task), in the order they wake.
+    sleepers: VecDeque<(i64, u32)>,
+    next_task: u32,
     leading: bool,
     record_duration: bool,
     /// `reportedLeader`: the holder last passed to `OnNewLeader` (None: null, nothing yet).
@@ -111,10 +128,10 @@ impl CSharpElector {
             observed_ms: 0,
             phase: Phase::Idle,
             main: None,
-            orphan: None,
-            orphan_sleeping: false,
-            in_flight: None,
-            queued: None,
+            main_wakes_at: 0,
+            orphans: Vec::new(),
+            sleepers: VecDeque::new(),
+            next_task: 0,
             leading: false,
             record_duration,
             reported: None,
@@ -141,56 +158,52 @@ impl CSharpElector {
 
     fn acquire_attempt(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Acquiring;
-        // Delay(RP · JitterFactor · (1 + U)) (:236).
+        // Delay(RP · JitterFactor · (1 + U)) (:235).
         let rp = self.config.retry_period as f64;
         let race = (rp * self.config.jitter_factor * (1.0 + self.rng.unit_f64())) as Nanos;
         self.io.arm(TimerKind::RoundDeadline, race, out);
-        self.begin_try(Slot::Main, now, out);
+        self.begin_main_try(now, out);
     }
 
-    fn begin_try(&mut self, slot: Slot, now: Now, out: &mut Outputs) {
-        let t = Try { step: Step::Get, candidate: fresh_record(self.me, self.config.lease_duration_seconds(), now, 0) };
-        match slot {
-            Slot::Main => self.main = Some(t),
-            Slot::Orphan => self.orphan = Some(t),
+    fn fresh_try(&self, now: Now) -> Try {
+        Try {
+            step: Step::Get,
+            candidate: fresh_record(self.me, self.config.lease_duration_seconds(), now, 0),
+            takes: false,
         }
-        self.send(slot, LockOp::Get, out);
     }
 
-    fn send(&mut self, slot: Slot, op: LockOp, out: &mut Outputs) {
-        if self.in_flight.is_none() {
-            self.in_flight = Some(slot);
-            self.io.send(op, self.config.request_timeout, out);
+    fn begin_main_try(&mut self, now: Now, out: &mut Outputs) {
+        self.main = Some(self.fresh_try(now));
+        self.io.send(LockOp::Get, self.config.request_timeout, out);
+    }
+
+    /// The main loop's try is left running as a new side task (its request, if one is in
+    /// flight, goes with it); returns the task.
+    fn orphan_main(&mut self, loops: bool, out: &mut Outputs) -> Option<u32> {
+        let t = self.main.take()?;
+        let task = self.next_task;
+        self.next_task = self.next_task.wrapping_add(1);
+        let current = if self.io.awaiting {
+            self.io.awaiting = false;
+            out.push(Output::Detach { task });
+            let op = match t.step {
+                Step::Get => LockOp::Get,
+                Step::Create => LockOp::Create(t.candidate),
+                Step::Put => LockOp::Write(t.candidate, WriteShape::PUT),
+            };
+            Some((t, op))
         } else {
-            self.queued = Some((slot, op));
-        }
+            None
+        };
+        self.orphans.push(Orphan { task, loops, current });
+        Some(task)
     }
 
-    /// Forgets `slot`'s request (in flight or queued); the other slot's queued one goes out.
-    fn drop_request(&mut self, slot: Slot, out: &mut Outputs) {
-        if self.queued.is_some_and(|(s, _)| s == slot) {
-            self.queued = None;
-        }
-        if self.in_flight == Some(slot) {
-            self.io.abandon(out);
-            self.in_flight = None;
-            self.flush(out);
-        }
-    }
-
-    fn flush(&mut self, out: &mut Outputs) {
-        if self.in_flight.is_none()
-            && let Some((slot, op)) = self.queued.take()
-        {
-            self.in_flight = Some(slot);
-            self.io.send(op, self.config.request_timeout, out);
-        }
-    }
-
-    fn main_outcome(&mut self, outcome: Outcome, now: Now, out: &mut Outputs) {
-        match (self.phase, outcome) {
-            (_, Outcome::Pending) => {}
-            (Phase::Acquiring, Outcome::Done(true)) => {
+    fn main_outcome(&mut self, next: Next, now: Now, out: &mut Outputs) {
+        match (self.phase, next) {
+            (_, Next::Send(_)) => unreachable!("sent by on_result"),
+            (Phase::Acquiring, Next::Done(true)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
                 out.note(Note::AcquiredLease);
                 // `return` runs the attempt's `finally` before OnStartedLeading.
@@ -199,13 +212,13 @@ impl CSharpElector {
                 out.push(Output::StartedLeading);
                 self.begin_round(now, out);
             }
-            (Phase::Acquiring, Outcome::Done(false)) => {
+            (Phase::Acquiring, Next::Done(false)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
                 out.note(Note::FailedToAcquire);
                 self.phase = Phase::AcquireSleep;
                 self.io.arm(TimerKind::Retry, self.config.retry_period, out);
             }
-            (Phase::Acquiring, Outcome::Raised(what)) => {
+            (Phase::Acquiring, Next::Raised(what)) => {
                 // It propagates out of AcquireAsync (through the attempt's `finally`), before
                 // RunUntilLeadershipLostAsync's try: no OnStoppedLeading, and the forever loop
                 // breaks too.
@@ -213,18 +226,23 @@ impl CSharpElector {
                 self.io.cancel_all();
                 self.phase = Phase::Done;
                 out.push(Output::Exception(what));
+                // Tasks left running go on while the process lives.
+                if let Some(&(at, _)) = self.sleepers.front() {
+                    self.io.arm(TimerKind::Delay, at.saturating_sub(now.mono).max(0) as Nanos, out);
+                }
             }
-            (Phase::Round { .. }, Outcome::Done(true)) => {
+            (Phase::Round { .. }, Next::Done(true)) => {
                 self.io.cancel(TimerKind::RoundDeadline);
                 out.note(Note::RenewedLease);
                 self.phase = Phase::BetweenRounds;
                 self.io.arm(TimerKind::NextRound, self.config.retry_period, out);
             }
-            (Phase::Round { .. }, Outcome::Done(false)) => {
+            (Phase::Round { .. }, Next::Done(false)) => {
                 self.phase = Phase::Round { sleeping: true };
+                self.main_wakes_at = now.mono.saturating_add(self.config.retry_period as i64);
                 self.io.arm(TimerKind::RoundTick, self.config.retry_period, out);
             }
-            (Phase::Round { .. }, Outcome::Raised(_)) => {
+            (Phase::Round { .. }, Next::Raised(_)) => {
                 // Caught in the task: OnError, return false: the round (and leadership) ends.
                 self.io.cancel(TimerKind::RoundDeadline);
                 out.note(Note::FailedToRenew);
@@ -237,7 +255,7 @@ impl CSharpElector {
     fn begin_round(&mut self, now: Now, out: &mut Outputs) {
         self.phase = Phase::Round { sleeping: false };
         self.io.arm(TimerKind::RoundDeadline, self.config.renew_deadline, out);
-        self.begin_try(Slot::Main, now, out);
+        self.begin_main_try(now, out);
     }
 
     /// `finally OnStoppedLeading()`; then the forever loop runs AcquireAsync again, or the
@@ -258,22 +276,67 @@ impl CSharpElector {
         }
     }
 
-    /// `TryAcquireOrRenew` (:143-224).
-    fn continue_try(&mut self, slot: Slot, t: &mut Try, now: Now, result: LockResult, out: &mut Outputs) -> Outcome {
+    /// An orphan goes to sleep for RP from `now` (or until `wakes_at`).
+    fn sleep_orphan(&mut self, task: u32, wakes_at: i64, now: Now, out: &mut Outputs) {
+        let first = self.sleepers.front().is_none_or(|&(at, _)| wakes_at < at);
+        // Orphans fall asleep in time order, each for RP: the queue stays in waking order.
+        let k = self.sleepers.partition_point(|&(at, _)| at <= wakes_at);
+        self.sleepers.insert(k, (wakes_at, task));
+        if first {
+            self.io.arm(TimerKind::Delay, wakes_at.saturating_sub(now.mono).max(0) as Nanos, out);
+        }
+    }
+
+    /// Starts a try of orphan `task` (asleep until now).
+    fn wake_orphan(&mut self, task: u32, now: Now, out: &mut Outputs) {
+        let t = self.fresh_try(now);
+        if let Some(o) = self.orphans.iter_mut().find(|o| o.task == task) {
+            o.current = Some((t, LockOp::Get));
+            out.push(Output::SendSide { task });
+        }
+    }
+
+    /// What orphan `task`'s try does after its result.
+    fn orphan_result(&mut self, task: u32, now: Now, result: LockResult, out: &mut Outputs) {
+        let Some(k) = self.orphans.iter().position(|o| o.task == task) else { return };
+        let Some((mut t, _)) = self.orphans[k].current.take() else { return };
+        match self.continue_try(false, &mut t, now, result, out) {
+            Next::Send(op) => {
+                self.orphans[k].current = Some((t, op));
+                out.push(Output::SendSide { task });
+            }
+            // Success ends the task (nobody awaits it): a renewal, or the Lease taken with no
+            // OnStartedLeading. A lost acquire attempt ends after its one try whatever it
+            // returned; an exception is caught (OnError) and ends the renew task (:80-85).
+            Next::Done(true) => {
+                out.note(if t.takes { Note::AcquiredLease } else { Note::RenewedLease });
+                self.orphans.swap_remove(k);
+            }
+            Next::Done(false) if self.orphans[k].loops => {
+                let wakes_at = now.mono.saturating_add(self.config.retry_period as i64);
+                self.sleep_orphan(task, wakes_at, now, out);
+            }
+            Next::Done(false) | Next::Raised(_) => {
+                self.orphans.swap_remove(k);
+            }
+        }
+    }
+
+    /// `TryAcquireOrRenew` (:143-224), one answer at a time. `main`: the main loop's try (the
+    /// trace notes "held by another" for it alone).
+    fn continue_try(&mut self, main: bool, t: &mut Try, now: Now, result: LockResult, out: &mut Outputs) -> Next {
         match (t.step, result) {
-            (_, Err(LockError::Refused)) => Outcome::Raised("HttpRequestException (connection refused)"),
-            (_, Err(LockError::Timeout)) => Outcome::Raised("OperationCanceledException (HttpClientTimeout)"),
+            (_, Err(LockError::Refused)) => Next::Raised("HttpRequestException (connection refused)"),
+            (_, Err(LockError::Timeout)) => Next::Raised("OperationCanceledException (HttpClientTimeout)"),
             (Step::Get, Err(LockError::NotFound)) => {
-                t.step = Step::Create;
-                self.send(slot, LockOp::Create(t.candidate), out);
-                Outcome::Pending
+                (t.step, t.takes) = (Step::Create, true);
+                Next::Send(LockOp::Create(t.candidate))
             }
             (Step::Get, Ok(old)) => {
                 if old.absent.has(Fields::HOLDER) || old.absent.has(Fields::ACQUIRE) || old.absent.has(Fields::RENEW) {
                     // :171-184: Create, which the existing object turns into a 409.
-                    t.step = Step::Create;
-                    self.send(slot, LockOp::Create(t.candidate), out);
-                    return Outcome::Pending;
+                    (t.step, t.takes) = (Step::Create, true);
+                    return Next::Send(LockOp::Create(t.candidate));
                 }
                 let same = self.observed.is_some_and(|o| {
                     o.holder_identity == old.holder_identity
@@ -285,28 +348,28 @@ impl CSharpElector {
                     self.observed_ms = wall_ms(now);
                 }
                 if !old.holder_is_empty() && !self.expired(&old, wall_ms(now)) && !self.is_leader() {
-                    if slot == Slot::Main {
+                    if main {
                         out.note(Note::HeldByAnother);
                     }
-                    return Outcome::Done(false);
+                    return Next::Done(false);
                 }
                 if self.is_leader() {
                     t.candidate.acquire_time_micros = old.acquire_time_micros;
                     t.candidate.leader_transitions = old.leader_transitions;
                 } else {
                     t.candidate.leader_transitions = old.leader_transitions + 1;
+                    t.takes = true;
                 }
                 t.step = Step::Put;
-                self.send(slot, LockOp::Write(t.candidate, WriteShape::PUT), out);
-                Outcome::Pending
+                Next::Send(LockOp::Write(t.candidate, WriteShape::PUT))
             }
             (Step::Create | Step::Put, Ok(_)) => {
                 self.observed = Some(t.candidate);
                 self.observed_ms = wall_ms(now);
-                Outcome::Done(true)
+                Next::Done(true)
             }
             // HttpOperationException: OnError, false.
-            (_, Err(_)) => Outcome::Done(false),
+            (_, Err(_)) => Next::Done(false),
         }
     }
 }
@@ -353,10 +416,9 @@ impl ElectorLoop for CSharpElector {
         }
         match (kind, self.phase) {
             (TimerKind::RoundDeadline, Phase::Acquiring) => {
-                // The delay won: the attempt is orphaned (its request abandoned here), a new
-                // attempt starts at once.
-                self.drop_request(Slot::Main, out);
-                self.main = None;
+                // The delay won: the attempt is left running (:246-249), a new one starts at
+                // once after the attempt's `finally`.
+                self.orphan_main(false, out);
                 out.note(Note::FailedToAcquire);
                 self.maybe_report(out);
                 self.acquire_attempt(now, out);
@@ -366,25 +428,13 @@ impl ElectorLoop for CSharpElector {
                 self.acquire_attempt(now, out)
             }
             (TimerKind::RoundDeadline, Phase::Round { sleeping }) => {
-                // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan.
-                if self.orphan.is_none()
-                    && let Some(t) = self.main.take()
+                // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan,
+                // asleep until its Delay(RP) ends if it was in it.
+                if let Some(task) = self.orphan_main(true, out)
+                    && sleeping
                 {
-                    self.orphan = Some(t);
-                    if self.in_flight == Some(Slot::Main) {
-                        self.in_flight = Some(Slot::Orphan);
-                    }
-                    if let Some((Slot::Main, op)) = self.queued {
-                        self.queued = Some((Slot::Orphan, op));
-                    }
-                    self.orphan_sleeping = sleeping;
-                    if sleeping {
-                        self.io.cancel(TimerKind::RoundTick);
-                        self.io.arm(TimerKind::Delay, self.config.retry_period, out);
-                    }
-                } else {
-                    self.drop_request(Slot::Main, out);
-                    self.main = None;
+                    self.io.cancel(TimerKind::RoundTick);
+                    self.sleep_orphan(task, self.main_wakes_at, now, out);
                 }
                 out.note(Note::FailedToRenew);
                 self.lost(now, out);
@@ -392,13 +442,21 @@ impl ElectorLoop for CSharpElector {
             (TimerKind::RoundTick, Phase::Round { sleeping: true }) => {
                 self.phase = Phase::Round { sleeping: false };
                 self.maybe_report(out);
-                self.begin_try(Slot::Main, now, out);
+                self.begin_main_try(now, out);
             }
             (TimerKind::NextRound, Phase::BetweenRounds) => self.begin_round(now, out),
-            (TimerKind::Delay, _) if self.orphan_sleeping => {
-                self.orphan_sleeping = false;
-                self.maybe_report(out);
-                self.begin_try(Slot::Orphan, now, out);
+            (TimerKind::Delay, _) => {
+                // Every orphan due now wakes (:76-77: MaybeReportTransition, then the next try).
+                let Some(&(due, _)) = self.sleepers.front() else { return };
+                while let Some(&(at, task)) = self.sleepers.front() {
+                    if at > due {
+                        self.io.arm(TimerKind::Delay, at.saturating_sub(now.mono).max(0) as Nanos, out);
+                        break;
+                    }
+                    self.sleepers.pop_front();
+                    self.maybe_report(out);
+                    self.wake_orphan(task, now, out);
+                }
             }
             _ => {}
         }
@@ -406,38 +464,23 @@ impl ElectorLoop for CSharpElector {
 
     fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs) {
         self.io.awaiting = false;
-        let Some(slot) = self.in_flight.take() else { return };
-        let t = match slot {
-            Slot::Main => self.main.take(),
-            Slot::Orphan => self.orphan.take(),
-        };
-        let Some(mut t) = t else {
-            self.flush(out);
-            return;
-        };
-        let outcome = self.continue_try(slot, &mut t, now, result, out);
-        if matches!(outcome, Outcome::Pending) {
-            match slot {
-                Slot::Main => self.main = Some(t),
-                Slot::Orphan => self.orphan = Some(t),
+        let Some(mut t) = self.main.take() else { return };
+        match self.continue_try(true, &mut t, now, result, out) {
+            Next::Send(op) => {
+                self.main = Some(t);
+                self.io.send(op, self.config.request_timeout, out);
             }
+            next => self.main_outcome(next, now, out),
         }
-        match slot {
-            Slot::Orphan => match outcome {
-                Outcome::Pending => {}
-                // Success ends the orphan (no one awaits it); false sleeps RP and tries again;
-                // an exception is caught (`catch any`) and ends it.
-                Outcome::Done(true) => out.note(Note::RenewedLease),
-                Outcome::Done(false) => {
-                    self.orphan = None;
-                    self.orphan_sleeping = true;
-                    self.io.arm(TimerKind::Delay, self.config.retry_period, out);
-                }
-                Outcome::Raised(_) => {}
-            },
-            Slot::Main => self.main_outcome(outcome, now, out),
-        }
-        self.flush(out);
+    }
+
+    fn on_side_result(&mut self, now: Now, task: u32, result: LockResult, out: &mut Outputs) {
+        self.orphan_result(task, now, result, out);
+    }
+
+    fn side_request(&self, task: u32) -> Option<(LockOp, Option<Nanos>)> {
+        let o = self.orphans.iter().find(|o| o.task == task)?;
+        o.current.map(|(_, op)| (op, self.config.request_timeout))
     }
 
     /// The process is stopped: there is no release and no cancellation path but the token,
@@ -446,9 +489,10 @@ impl ElectorLoop for CSharpElector {
         if self.phase == Phase::Done {
             return;
         }
+        // The token cancels every task's request and delay (the orphans' too).
         self.io.abandon(out);
-        self.in_flight = None;
-        self.queued = None;
+        self.orphans.clear();
+        self.sleepers.clear();
         self.io.cancel_all();
         self.phase = Phase::Done;
         if std::mem::take(&mut self.leading) {

@@ -255,6 +255,19 @@ pub enum Output {
     /// Forget the request in flight: its context was cancelled. (The server may still apply
     /// it; the response, if any, is dropped.)
     Abandon,
+    /// Send the request another task of the elector has ready ([`ElectorLoop::side_request`]),
+    /// in flight beside the main one's: its answer comes back through
+    /// [`ElectorLoop::on_side_result`] with `task`. (The C# client's renew tasks left running by
+    /// a round's timeout; no other library has any.) The request is read from the elector, not
+    /// carried here: a second `LockOp` in an `Output` would make every one 8 bytes larger.
+    SendSide {
+        task: u32,
+    },
+    /// The request in flight goes on as side task `task`'s: its answer comes back through
+    /// [`ElectorLoop::on_side_result`], and the main channel is free for the next `Send`.
+    Detach {
+        task: u32,
+    },
     StartedLeading,
     /// The leader context is cancelled: the leader's work (OnStartedLeading's goroutine) stops
     /// now, before release and OnStoppedLeading (a graceful stop cancels the parent context).
@@ -373,6 +386,13 @@ pub trait ElectorLoop {
     fn start(&mut self, now: Now, out: &mut Outputs);
     fn on_timer(&mut self, now: Now, kind: TimerKind, generation: Generation, out: &mut Outputs);
     fn on_result(&mut self, now: Now, result: LockResult, out: &mut Outputs);
+    /// The answer to a request sent with [`Output::SendSide`] for `task`. Only electors that
+    /// send such requests get any.
+    fn on_side_result(&mut self, _now: Now, _task: u32, _result: LockResult, _out: &mut Outputs) {}
+    /// The request side task `task` asked to send ([`Output::SendSide`]) and its timeout.
+    fn side_request(&self, _task: u32) -> Option<(LockOp, Option<Nanos>)> {
+        None
+    }
     /// The run context is cancelled (graceful stop, SIGTERM).
     fn stop(&mut self, now: Now, out: &mut Outputs);
     /// The library's expiry decision: would it, at `now`, take the Lease it last read as
@@ -466,6 +486,16 @@ impl Elector {
             Elector::Loop(e) => e.on_result(now, result, out),
             other => other.others(out, |e, out| each!(e, e => ElectorLoop::on_result(e, now, result, out))),
         }
+    }
+
+    /// The answer to a side task's request ([`Output::SendSide`]).
+    pub fn on_side_result(&mut self, now: Now, task: u32, result: LockResult, out: &mut Outputs) {
+        each!(self, e => ElectorLoop::on_side_result(e, now, task, result, out))
+    }
+
+    /// [`ElectorLoop::side_request`].
+    pub fn side_request(&self, task: u32) -> Option<(LockOp, Option<Nanos>)> {
+        each!(self, e => ElectorLoop::side_request(e, task))
     }
 
     /// A watch event for the node's Lease (`None`: deleted), for electors that watch it

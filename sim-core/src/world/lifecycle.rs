@@ -187,6 +187,9 @@ impl World {
     pub(super) fn elector_response(&mut self, now: Nanos, node: usize, id: u64, msg: u32, plain_text: bool) {
         let expected = self.procs[node].elector_request.filter(|&(expected, _)| expected == id);
         let Some((_, verb)) = expected else {
+            if !self.procs[node].side_requests.is_empty() {
+                return self.side_response(now, node, id, msg, plain_text);
+            }
             // Abandoned or timed out.
             self.net.discard(msg);
             return;
@@ -201,6 +204,37 @@ impl World {
         };
         self.net.discard(msg);
         self.feed_elector_result(now, node, lock_result);
+    }
+
+    /// The answer to a side task's request ([`Output::SendSide`]), if one still waits for it.
+    #[cold]
+    #[inline(never)]
+    fn side_response(&mut self, now: Nanos, node: usize, id: u64, msg: u32, plain_text: bool) {
+        let Some(k) = self.procs[node].side_requests.iter().position(|&(r, _, _)| r == id) else {
+            self.net.discard(msg);
+            return;
+        };
+        let (_, verb, task) = self.procs[node].side_requests.swap_remove(k);
+        let Stage::Answered { response: Response::Lease(result), .. } = &self.net.get(msg).stage else {
+            unreachable!("elector requests are Lease requests, answered")
+        };
+        let lock_result = match result {
+            &Err(code) if plain_text => Err(LockError::NotStatus(code)),
+            result => self.procs[node].lock.response(verb, result.as_ref().map_err(|&code| code)),
+        };
+        self.net.discard(msg);
+        self.feed_side_result(now, node, task, lock_result);
+    }
+
+    /// A side task's answer (or its request's failure) fed to the elector.
+    #[cold]
+    pub(super) fn feed_side_result(&mut self, now: Nanos, node: usize, task: u32, result: LockResult) {
+        if matches!(result, Err(LockError::Conflict)) {
+            self.obs.node_metrics[node].lease_conflicts += 1;
+        }
+        let mut out = self.take_scratch();
+        self.procs[node].drive(now, &mut out, |el, clock_now, out| el.on_side_result(clock_now, task, result, out));
+        self.process_outputs(now, node, out);
     }
 
     /// Carries out what the elector asked for. New outputs produced while doing so (an
@@ -230,24 +264,25 @@ impl World {
                 Carried::NotMine => {}
             }
             match &out[i - 1] {
-                Output::Send { op, timeout } => match self.procs[node].lock.request(op, &self.server) {
-                    Err(e) => {
-                        if self.lock_refused(now, node, e, &mut out) {
-                            break;
-                        }
+                &Output::Send { op, timeout } => {
+                    if self.send_elector_request(now, node, &op, timeout, None, &mut out) {
+                        break;
                     }
-                    Ok(request) => {
-                        let id = self.net.next_id();
-                        let verb = request.verb();
-                        self.procs[node].elector_request = Some((id, verb));
-                        let lock = &self.procs[node].lock;
-                        let payload = match request {
-                            LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
-                            LockRequest::Generic(request) => Payload::Generic(request),
-                        };
-                        self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), *timeout);
+                }
+                &Output::Detach { task } => {
+                    let p = &mut self.procs[node];
+                    if let Some((id, verb)) = p.elector_request.take() {
+                        p.side_requests.push((id, verb, task));
                     }
-                },
+                }
+                &Output::SendSide { task } => {
+                    let request = self.procs[node].elector.as_ref().and_then(|e| e.side_request(task));
+                    if let Some((op, timeout)) = request
+                        && self.send_elector_request(now, node, &op, timeout, Some(task), &mut out)
+                    {
+                        break;
+                    }
+                }
                 &Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
@@ -260,6 +295,47 @@ impl World {
         }
         out.clear();
         self.scratch = out;
+    }
+
+    /// An elector request the sink left to `process_outputs` (a generic lock's, a troubled
+    /// client's, a side task's), built and sent; true if the lock's refusal killed the process.
+    fn send_elector_request(
+        &mut self,
+        now: Nanos,
+        node: usize,
+        op: &crate::elector::LockOp,
+        timeout: Option<Nanos>,
+        task: Option<u32>,
+        out: &mut Outputs,
+    ) -> bool {
+        match self.procs[node].lock.request(op, &self.server) {
+            Err(e) => match task {
+                None => self.lock_refused(now, node, e, out),
+                Some(task) => {
+                    if e == LockError::Panic {
+                        return self.lock_refused(now, node, e, out);
+                    }
+                    self.procs[node]
+                        .drive(now, out, |el, clock_now, out| el.on_side_result(clock_now, task, Err(e), out));
+                    false
+                }
+            },
+            Ok(request) => {
+                let id = self.net.next_id();
+                let verb = request.verb();
+                match task {
+                    None => self.procs[node].elector_request = Some((id, verb)),
+                    Some(task) => self.procs[node].side_requests.push((id, verb, task)),
+                }
+                let lock = &self.procs[node].lock;
+                let payload = match request {
+                    LockRequest::Typed(op) => Payload::Lease { lease: lock.lease(), user: lock.user(), op },
+                    LockRequest::Generic(request) => Payload::Generic(request),
+                };
+                self.send(now, node, id, Origin::Elector, payload, (verb, Kind::Lease), timeout);
+                false
+            }
+        }
     }
 
     /// The lock refused to build a request: an unrecovered panic kills the process (returns
@@ -324,7 +400,13 @@ impl World {
                     self.process_exited(now, node)
                 }
             }
-            Output::Send { .. } | Output::Timer { .. } | Output::Abandon | Output::NewLeader(_) | Output::Note(_) => {
+            Output::Send { .. }
+            | Output::SendSide { .. }
+            | Output::Detach { .. }
+            | Output::Timer { .. }
+            | Output::Abandon
+            | Output::NewLeader(_)
+            | Output::Note(_) => {
                 unreachable!("carried out by `process_outputs`")
             }
         }

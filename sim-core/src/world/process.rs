@@ -54,6 +54,10 @@ pub(super) struct Process {
     pub(super) lock: LeaseLock,
     /// The elector's request in flight: (request id, verb).
     pub(super) elector_request: Option<(u64, Verb)>,
+    /// Requests of the elector's other tasks in flight at the same time (`Output::SendSide`:
+    /// the C# client's renew tasks that a round's timeout left running): (request id, verb,
+    /// task). Empty for every other library.
+    pub(super) side_requests: Vec<(u64, Verb, u32)>,
     pub(super) stop_requested: bool,
     /// An exception ended the elector while it led: the leader's work is still running.
     pub(super) orphan_work: bool,
@@ -107,6 +111,7 @@ impl Process {
             elector: None,
             lock: Self::new_lock(spec, user, lease, field_manager),
             elector_request: None,
+            side_requests: Vec::new(),
             stop_requested: false,
             orphan_work: false,
             work_stop: None,
@@ -172,6 +177,7 @@ impl Process {
         self.paused_until = None;
         stale.append(&mut self.deferred);
         self.elector_request = None;
+        self.side_requests.clear();
         self.lock = Self::new_lock(spec, self.user, self.lease, self.field_manager);
         self.starts += 1;
         let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
@@ -203,8 +209,15 @@ impl Process {
         self.work_stop = None;
         self.exit_deferred = false;
         self.elector_request = None;
+        self.side_requests.clear();
         stale.append(&mut self.deferred);
         self.paused_until = None;
+    }
+
+    /// Is the elector (any of its tasks) waiting for the answer to request `id`?
+    #[inline]
+    pub(super) fn elector_awaits(&self, id: u64) -> bool {
+        self.elector_request.is_some_and(|(r, _)| r == id) || self.side_requests.iter().any(|&(r, _, _)| r == id)
     }
 
     /// Feeds the elector one input, its outputs going to `out`.

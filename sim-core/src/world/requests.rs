@@ -350,7 +350,7 @@ impl World {
         let m = self.net.get(msg);
         let Some(wait) = m.injected.as_ref().and_then(|i| i.retry_after) else { return false };
         let node = m.node as usize;
-        if m.origin != Origin::Elector || self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+        if m.origin != Origin::Elector || !self.procs[node].elector_awaits(m.id) {
             return false;
         }
         let code = m.code;
@@ -436,7 +436,7 @@ impl World {
         let m = self.net.get(msg);
         let node = m.node as usize;
         let waited_for = match m.origin {
-            Origin::Elector => self.procs[node].elector_request.map(|(id, _)| id) == Some(m.id),
+            Origin::Elector => self.procs[node].elector_awaits(m.id),
             Origin::Reconciler | Origin::Candidate | Origin::Recorder => true,
         };
         if !waited_for {
@@ -459,7 +459,7 @@ impl World {
     pub(super) fn resend(&mut self, now: Nanos, msg: u32) {
         let m = self.net.get(msg);
         let node = m.node as usize;
-        if self.procs[node].elector_request.map(|(id, _)| id) != Some(m.id) {
+        if !self.procs[node].elector_awaits(m.id) {
             self.net.discard(msg);
             return;
         }
@@ -498,6 +498,12 @@ impl World {
                         trace!(self, now, Some(node), TraceKind::Timeout { id: request });
                     }
                     self.feed_elector_result(now, node, Err(error));
+                } else if let Some(k) = self.procs[node].side_requests.iter().position(|&(r, _, _)| r as u32 == id) {
+                    let (request, _, task) = self.procs[node].side_requests.swap_remove(k);
+                    if error == LockError::Timeout {
+                        trace!(self, now, Some(node), TraceKind::Timeout { id: request });
+                    }
+                    self.feed_side_result(now, node, task, Err(error));
                 }
             }
             Origin::Reconciler => {
