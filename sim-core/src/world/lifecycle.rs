@@ -263,19 +263,19 @@ impl World {
                 }
                 Carried::NotMine => {}
             }
-            match &out[i - 1] {
-                &Output::Send { op, timeout } => {
+            match out[i - 1] {
+                Output::Send { op, timeout } => {
                     if self.send_elector_request(now, node, &op, timeout, None, &mut out) {
                         break;
                     }
                 }
-                &Output::Detach { task } => {
+                Output::Detach { task } => {
                     let p = &mut self.procs[node];
                     if let Some((id, verb)) = p.elector_request.take() {
                         p.side_requests.push((id, verb, task));
                     }
                 }
-                &Output::SendSide { task } => {
+                Output::SendSide { task } => {
                     let request = self.procs[node].elector.as_ref().and_then(|e| e.side_request(task));
                     if let Some((op, timeout)) = request
                         && self.send_elector_request(now, node, &op, timeout, Some(task), &mut out)
@@ -283,14 +283,14 @@ impl World {
                         break;
                     }
                 }
-                &Output::NewLeader(holder) => {
+                Output::NewLeader(holder) => {
                     if self.obs.tracing() {
                         let holder = self.name(holder);
                         trace!(self, now, Some(node), TraceKind::NewLeader { holder });
                     }
                 }
                 // Leadership changes, exits and the rest: once a term, not once a round.
-                &rare => self.rare_output(now, node, rare),
+                rare => self.rare_output(now, node, rare),
             }
         }
         out.clear();
