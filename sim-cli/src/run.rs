@@ -160,7 +160,9 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
                 Some(_) if !loaded.overrides.iter().any(|o| o.trim_start().starts_with("from_cluster")) => {
                     CliError::input(crate::scenario_file::located(&loaded.path, &loaded.source, span, &m))
                 }
-                _ => CliError::input(format!("{}: --from-cluster: {m}", loaded.path)),
+                _ => {
+                    CliError::input(format!("{}: {m} (given with --from-cluster, --set or a sweep's set)", loaded.path))
+                }
             }
         })?;
     }

@@ -487,3 +487,67 @@ fn a_key_both_set_and_swept_or_swept_twice_is_refused() {
     assert!(text.contains("is both set") && text.contains("grid axis"), "{text}");
     assert!(!out.exists());
 }
+
+/// A path in a sweep file's `set` is taken from the sweep file's folder, as its `scenario` is
+/// (issue 33: it was taken from the working directory, and the error blamed --from-cluster).
+#[test]
+fn a_sweep_files_from_cluster_is_found_beside_it_from_any_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("sub");
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let dump = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: coordination.k8s.io/v1\n  kind: Lease\n  metadata:\n    \
+                name: leasesim\n    namespace: default\n  spec:\n    holderIdentity: x\n    leaseDurationSeconds: 15\n    \
+                renewTime: \"2026-01-01T00:00:00.000000Z\"\n    acquireTime: \"2026-01-01T00:00:00.000000Z\"\n    \
+                leaseTransitions: 3\n";
+    std::fs::write(sub.join("dump.yaml"), dump).unwrap();
+    std::fs::write(
+        sub.join("s.toml"),
+        "name = \"fc\"\ndescription = \"t\"\nduration = \"30s\"\n[[nodes]]\nidentity = \"a\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sub.join("sw.toml"),
+        "scenario = \"s.toml\"\nseeds = \"1..=2\"\nset = [\"from_cluster=dump.yaml\"]\n[grid]\n\"defaults.renew_deadline\" = [\"8s\", \"10s\"]\n",
+    )
+    .unwrap();
+    for (dir, file) in [(&other, "../sub/sw.toml"), (&sub, "sw.toml")] {
+        let o =
+            Command::new(env!("CARGO_BIN_EXE_leasesim")).args(["validate", file]).current_dir(dir).output().unwrap();
+        assert!(o.status.success(), "from {}: {}", dir.display(), String::from_utf8_lossy(&o.stderr));
+    }
+    std::fs::remove_file(sub.join("dump.yaml")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_leasesim"))
+        .args(["validate", "../sub/sw.toml"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("sub/dump.yaml") && !err.contains(": --from-cluster:"), "{err}");
+}
+
+/// A zip group whose values agree at some points only: no legend heading (it would name the
+/// keys of the first series alone); each series names its own keys.
+#[test]
+fn series_with_different_keys_name_their_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("zt.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "scenario = \"{}\"\nseeds = \"1..=2\"\nplot_x = \"defaults.renew_deadline\"\n[grid]\n\"defaults.renew_deadline\" = [\"8s\", \"10s\"]\n\
+             [[zip]]\n\"nodes.widget-operator-1.algorithm\" = [\"client-go\", \"fabric8\"]\n\"nodes.widget-operator-2.algorithm\" = [\"client-go\", \"renew-time\"]\n",
+            workspace().join("scenarios/renew.toml").display()
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("o");
+    let spec = SweepSpec::from_args(&SweepArgs { file: Some(file), ..Default::default() }).unwrap();
+    run_sweep(&spec, &opts(&out, 1)).unwrap();
+    let svg = String::from_utf8(read(&out, "dual_probability.svg")).unwrap();
+    assert!(!svg.contains("algorithm:\n</text>"), "a heading naming one series' keys");
+    assert!(svg.contains("\nwidget-operator-1.algorithm &amp; widget-operator-2.algorithm=client-go"), "{svg}");
+    assert!(svg.contains("\nwidget-operator-1.algorithm=fabric8, widget-operator-2.algorithm=renew-time"), "{svg}");
+}

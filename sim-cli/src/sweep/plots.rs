@@ -418,8 +418,11 @@ fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) 
         }
     };
     let mut lines: Vec<Line> = Vec::new();
-    // Every series has the same keys: the legend names them once, above the values.
-    let mut heading = String::new();
+    // When every series has the same keys the legend names them once, above the values (a zip
+    // group's keys are named together only where its values agree: then each series says its
+    // own).
+    let mut heading: Option<String> = None;
+    let mut mixed_keys = false;
     for (s, x_text) in summaries.iter().zip(&x_texts) {
         let Some((y, lo, hi)) = (figure.value)(s) else { continue };
         let parts = series_parts(axes, zipped, &s.axis_values, x_group);
@@ -432,8 +435,11 @@ fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) 
                 lines.push(Line { label, values, points: vec![point] })
             }
         }
-        if heading.is_empty() {
-            heading = parts.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ");
+        let keys = parts.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ");
+        match &heading {
+            None => heading = Some(keys),
+            Some(h) if *h != keys => mixed_keys = true,
+            Some(_) => {}
         }
     }
     for l in &mut lines {
@@ -448,7 +454,7 @@ fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) 
         (k as f64 - (lines.len() - 1) as f64 / 2.0) * step
     };
     // A series with the same values as one before it says so in the legend (on a numeric axis
-    // it is drawn exactly under that one).
+    // it is drawn exactly over that one: series are drawn in order).
     let same_as: Vec<Option<usize>> = (0..lines.len())
         .map(|j| {
             (0..j).find(|&k| lines[k].points.iter().map(|p| (p.0, p.1)).eq(lines[j].points.iter().map(|p| (p.0, p.1))))
@@ -491,14 +497,16 @@ fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) 
 
     // The legend goes under the plot, off the data: one row per entry that fits.
     let mut legend: Vec<(Entry, String)> = Vec::new();
-    if !heading.is_empty() {
-        legend.push((Entry::Heading, format!("{heading}:")));
+    let heading = heading.filter(|h| !h.is_empty() && !mixed_keys);
+    if let Some(h) = &heading {
+        legend.push((Entry::Heading, format!("{h}:")));
     }
+    let shown = |l: &Line| if heading.is_some() { l.values.clone() } else { l.label.clone() };
     for (i, l) in lines.iter().enumerate() {
-        let name = if l.values.is_empty() { "all runs".to_string() } else { l.values.clone() };
+        let name = if l.label.is_empty() { "all runs".to_string() } else { shown(l) };
         let text = match same_as[i] {
-            Some(k) if all_numeric => format!("{name} (identical to {}: drawn under it)", lines[k].values),
-            Some(k) => format!("{name} (identical to {})", lines[k].values),
+            Some(k) if all_numeric => format!("{name} (identical to {}: drawn over it)", shown(&lines[k])),
+            Some(k) => format!("{name} (identical to {})", shown(&lines[k])),
             None => name,
         };
         legend.push((Entry::Series(i), text));

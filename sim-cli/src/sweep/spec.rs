@@ -12,8 +12,9 @@ use std::cell::RefCell;
 use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 
-/// Bumped whenever the meaning of a sweep's files changes; part of the sweep id.
-pub const SWEEP_FORMAT: u32 = 2;
+/// Bumped whenever the meaning of a sweep's files changes; part of the sweep id. (3: the series
+/// names in `plot.boundaries` name keys by their shortest unique path end.)
+pub const SWEEP_FORMAT: u32 = 3;
 
 /// The most values one grid axis may have, and the most runs a sweep may have (a sweep of more
 /// would take years; shards split one of at most this size).
@@ -257,6 +258,21 @@ pub(super) fn normalise(path: &Path) -> PathBuf {
     if out.as_os_str().is_empty() { PathBuf::from(".") } else { out }
 }
 
+/// A sweep file's `set` entry with a relative `from_cluster` path taken from the file's folder.
+fn set_beside_file(entry: &str, file: &Path) -> String {
+    let Some((key, value)) = entry.split_once('=') else { return entry.to_string() };
+    if key.trim() != "from_cluster" {
+        return entry.to_string();
+    }
+    let raw = value.trim();
+    let path = match parse_value(raw) {
+        toml::Value::String(s) => s,
+        _ => raw.to_string(),
+    };
+    let placed = crate::scenario_file::beside_file(&file.to_string_lossy(), &path);
+    format!("{}={}", key.trim(), toml::Value::String(placed))
+}
+
 impl SweepSpec {
     /// Combines a sweep file (if any) with the command line.
     pub fn from_args(args: &SweepArgs) -> Result<SweepSpec, CliError> {
@@ -333,7 +349,8 @@ impl SweepSpec {
                     }
                 };
                 metrics = doc.metrics;
-                set = doc.set;
+                // A path the sweep file names is relative to it, as its `scenario` is.
+                set = doc.set.iter().map(|o| set_beside_file(o, file)).collect();
                 plot_x = doc.plot_x;
                 let dir = file.parent().unwrap_or(Path::new(""));
                 let beside = normalise(&dir.join(&doc.scenario));
