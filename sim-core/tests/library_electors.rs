@@ -125,6 +125,30 @@ fn fabric8_6_9_release_empties_the_holder() {
     assert_eq!(lease.spec.lease_duration_seconds, Some(1));
 }
 
+/// fabric8 before 6.9.0 (v6.8.1 LE:117-154; fixed by `0f6c696509`, #5463): with
+/// releaseOnCancel, `stopLeading` only calls `release()`, whose Get is outside its try. A leader
+/// partitioned past its renew deadline: the Get times out, the exception leaves `stopLeading`,
+/// `onStopLeading` never runs and the work goes on beside the standby that took the Lease.
+/// 6.9.0 catches it and calls `onStopLeading`.
+#[test]
+fn fabric8_6_8_skips_on_stop_leading_when_the_release_read_fails() {
+    let stops = |version: u8| {
+        let mut s = spec(2, Algorithm::Fabric8, secs(120));
+        s.nodes[0].elector.release_on_cancel = true;
+        s.nodes[0].elector.version = version;
+        s.faults.push(fault(secs(30), 0, partition(secs(40), PartitionMode::Drop)));
+        let r = run(s);
+        (acting(&r, 0), r.metrics.dual_leader_seconds)
+    };
+    let (terms, dual) = stops(3); // "6.8.1"
+    assert_eq!(terms.len(), 1);
+    assert!(terms[0].1 >= 119.9, "6.8.1 acts to the end: {terms:?}");
+    assert!(dual > 60.0, "{dual}");
+    let (terms, dual) = stops(2); // "6.9.0"
+    assert!(terms[0].1 < 60.0, "6.9.0 stops: {terms:?}");
+    assert!(dual < 10.0, "{dual}");
+}
+
 /// fabric8 before 7.7.0 (v7.6.1 LE:221-250, fixed by `094ff8c999`, #7350): a Get naming self
 /// is observed before the write, so a process restarted under the same name starts leading
 /// before its patch is even sent; 7.7.0 starts leading only once the write is answered.

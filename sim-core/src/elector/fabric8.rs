@@ -30,10 +30,13 @@
 //! The `version` key picks an older release ([`Release`]): "7.5.0" (7.5.x–7.6.x) observes a Get
 //! naming self before the write, so `onStartLeading` fires before the patch (#7350, fixed by
 //! `094ff8c999` in 7.7.0); "6.9.0" (6.9.x–7.4.x) also judges expiry by its own LD and releases
-//! by writing holder `""` (`e65b32915c`, `2e72b95aba` in 7.5.0).
+//! by writing holder `""` (`e65b32915c`, `2e72b95aba` in 7.5.0); "6.8.1" (6.6.0–6.8.x: the
+//! JSON merge patch release since `f91e0bd8e3`) also skips `onStopLeading` with releaseOnCancel
+//! unless the release succeeds, and hangs `start()` when the release's Get fails (`0f6c696509`,
+//! #5463, fixed in 6.9.0).
 //!
 //! Not modelled: the 15 s fail-safe per attempt, connect timeouts distinct from read timeouts,
-//! releases before 6.9.0 (`onStopLeading` skipped when the release fails, `0f6c696509`).
+//! releases before 6.6.0.
 
 use super::ElectorLoop;
 use super::Outputs;
@@ -81,15 +84,21 @@ struct Release {
     own_lease_duration: bool,
     /// Before 7.5.0: the release writes holder `""` (since, `null`, which the merge patch omits).
     release_empties_holder: bool,
+    /// Before 6.9.0 (`0f6c696509`, #5463): with releaseOnCancel, `stopLeading` only releases;
+    /// `onStopLeading` fires only from a successful release's `updateObserved`. A release that
+    /// finds another holder returns silently, a failed patch is logged, and a failed Get throws
+    /// out of `stopLeading` (v6.8.1 LE:117-154).
+    stop_only_after_release: bool,
 }
 
 impl Release {
-    /// `config.version` indexes the library row's `versions`: "7.7.0", "7.5.0", "6.9.0".
+    /// `config.version` indexes the library row's `versions`: "7.7.0", "7.5.0", "6.9.0", "6.8.1".
     fn of(config: &ElectorConfig) -> Release {
         Release {
             observes_own_get: config.version >= 1,
             own_lease_duration: config.version >= 2,
             release_empties_holder: config.version >= 2,
+            stop_only_after_release: config.version >= 3,
         }
     }
 }
@@ -310,6 +319,21 @@ impl Fabric8Elector {
                 // updateObserved(holder null): self → null fires onStopLeading.
                 let released = Record { holder_identity: Sym::EMPTY, ..self.candidate };
                 self.update_observed(released, out);
+                self.finish(out);
+            }
+            // Before 6.9.0 (v6.8.1 LE:117-154): no onStopLeading. The Get is outside the
+            // release's try: its exception leaves `stopLeading` inside the renew future's
+            // `whenComplete`, so `start()`'s future never completes and the leader's work runs
+            // on; another holder found, or a failed patch (caught and logged), and it returns.
+            (Step::Get, Err(_)) if self.release.stop_only_after_release => {
+                out.note(Note::ReleaseFailed);
+                self.stopped = true;
+                self.io.cancel_all();
+                self.phase = Phase::Done;
+                out.push(Output::Exception("KubernetesClientException from release()'s Get, out of stopLeading"));
+            }
+            _ if self.release.stop_only_after_release => {
+                out.note(Note::ReleaseFailed);
                 self.finish(out);
             }
             // Not self (release returns false) or a KubernetesClientException: onStopLeading.

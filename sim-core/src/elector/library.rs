@@ -487,7 +487,7 @@ libraries! {
         build: |config, me, rng| Elector::Manager(manager::ManagerElector::new(config, me, rng)),
         ..CLIENT_GO
     },
-    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.7.0; `version` picks 7.5.0, 6.9.0).
+    /// fabric8io/kubernetes-client's `LeaderElector` (Java, v7.7.0; `version` picks 7.5.0, 6.9.0, 6.8.1).
     Fabric8 => Library {
         name: "fabric8",
         called: "fabric8",
@@ -509,7 +509,7 @@ libraries! {
         retry_after: RetryAfter::ClientGo,
         envelope: Envelope::NoClosedForm,
         work_ends: work_ends_unnoticed,
-        versions: &["7.7.0", "7.5.0", "6.9.0"],
+        versions: &["7.7.0", "7.5.0", "6.9.0", "6.8.1"],
         build: |config, me, rng| Elector::Fabric8(fabric8::Fabric8Elector::new(config, me, rng)),
     },
     /// kubernetes-client/java's `LeaderElector`.
