@@ -381,6 +381,37 @@ fn child_path(prefix: &str, key: &str) -> String {
     path
 }
 
+/// Tracked fields of an object kept as JSON (`Stored::Json`: a LeaseCandidate, an Event), the
+/// same map [`leaf_fields`] gives for its whole JSON: only its metadata is rendered (without
+/// managedFields, which is untracked), and its other fields are read where they are. Rendering
+/// the whole object for each side was most of a LeaseCandidate write (docs/performance.md).
+pub fn json_object_leaves<'a>(
+    meta: &'a Map<String, Value>,
+    rest: &'a Map<String, Value>,
+) -> BTreeMap<String, Option<&'a Value>> {
+    let mut out = BTreeMap::new();
+    // `apiVersion` and `kind` are untracked, so the wire's are not needed.
+    collect_leaves(rest, "", &mut out);
+    collect_leaves(meta, "metadata", &mut out);
+    out
+}
+
+/// [`json_diff`] of two field maps.
+pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<String, Option<&Value>>) -> FieldDiff {
+    let mut diff = FieldDiff::default();
+    for (path, value) in after {
+        if before.get(path) != Some(value) {
+            diff.changed.insert(path.clone());
+        }
+    }
+    for path in before.keys() {
+        if !after.contains_key(path) {
+            diff.removed.insert(path.clone());
+        }
+    }
+    diff
+}
+
 /// Diff of two JSON objects' tracked fields (`live` absent = a create).
 pub fn json_diff(live: Option<&Value>, new: &Value) -> FieldDiff {
     let before = live.map(leaf_fields).unwrap_or_default();

@@ -23,9 +23,10 @@ pub enum Body {
     Json(Value),
     /// Raw JSON text as a user sent it: decode errors are the server's.
     Text(String),
-    /// A core/v1 Event as the server keeps it (what decoding its JSON gives): an elector's
-    /// recorder builds it directly, so no JSON is built, copied and decoded for it.
-    Event(Arc<JsonObject>),
+    /// An object of a kind kept as JSON (an Event, a LeaseCandidate) as the server keeps it
+    /// (what decoding its JSON gives): an elector's recorder and a candidate's `ensureLease`
+    /// build it directly, so no JSON is built, copied and decoded for it.
+    JsonKind(Kind, Arc<JsonObject>),
 }
 
 #[derive(Clone, Debug)]
@@ -52,6 +53,9 @@ pub enum Object {
     ConfigMap(Arc<ConfigMap>),
     /// Other kinds and lists, as the server's JSON.
     Json(Value),
+    /// An object of a kind kept as JSON (a LeaseCandidate, an Event) as stored: its JSON
+    /// (`kubectl::to_json`) is rendered only where it is wanted, not for every write's answer.
+    JsonKind(Kind, Arc<JsonObject>),
     Deleted,
 }
 
@@ -243,6 +247,7 @@ impl Stored {
         match self {
             Stored::Lease(o) => Object::Lease(Arc::clone(o)),
             Stored::ConfigMap(o) => Object::ConfigMap(Arc::clone(o)),
+            Stored::Json(kind, o) => Object::JsonKind(*kind, Arc::clone(o)),
             other => Object::Json(other.to_json()),
         }
     }

@@ -55,11 +55,45 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
     match (live, new) {
         (None, Stored::Lease(n)) => lease_diff(None, n),
         (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
+        (live_stored @ (None | Some(Stored::Json(..))), Stored::Json(_, n)) => {
+            let live = live_stored.and_then(|l| match l {
+                Stored::Json(_, l) => Some(l),
+                _ => None,
+            });
+            let live_meta = live.map(|l| tracked_meta(&l.metadata));
+            let new_meta = tracked_meta(&n.metadata);
+            let before = live
+                .zip(live_meta.as_ref())
+                .map(|(l, m)| super::managed_fields::json_object_leaves(m, &l.rest))
+                .unwrap_or_default();
+            let after = super::managed_fields::json_object_leaves(&new_meta, &n.rest);
+            let diff = super::managed_fields::leaves_diff(&before, &after);
+            // Debug builds (every test) check it against the whole objects' JSON.
+            if cfg!(debug_assertions) {
+                let live_whole = live_stored.map(Stored::json_for_diff);
+                let whole = json_diff(live_whole.as_ref(), &new.json_for_diff());
+                assert!(whole == diff, "the JSON object diff disagrees with the whole object's");
+            }
+            diff
+        }
         _ => match live_json {
             Some(json) => json_diff(Some(json), &new.json_for_diff()),
             None => json_diff(live.map(Stored::json_for_diff).as_ref(), &new.json_for_diff()),
         },
     }
+}
+
+/// The tracked part of an object's metadata as its JSON would hold it: labels and annotations
+/// (every other key of `ObjectMeta` is untracked; see `managed_fields::UNTRACKED`).
+fn tracked_meta(meta: &super::types::ObjectMeta) -> serde_json::Map<String, Value> {
+    let mut map = serde_json::Map::new();
+    for (key, entries) in [("labels", &meta.labels), ("annotations", &meta.annotations)] {
+        if !entries.is_empty() {
+            let entries = entries.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+            map.insert(key.to_string(), Value::Object(entries));
+        }
+    }
+    map
 }
 
 #[derive(Clone)]
@@ -1385,13 +1419,13 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
         Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
             return Ok(Stored::ConfigMap(Arc::clone(cm)));
         }
-        Body::Event(event) if kind == Kind::Event => return Ok(Stored::Json(Kind::Event, Arc::clone(event))),
+        Body::JsonKind(body_kind, object) if *body_kind == kind => return Ok(Stored::Json(kind, Arc::clone(object))),
         Body::Json(value) => value,
         Body::Text(text) => {
             rendered = parse_text(kind, text)?;
             &rendered
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => {
             rendered = typed_body_json(body).expect("a typed body");
             &rendered
         }
@@ -1415,13 +1449,13 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
     Stored::decode(kind, value).map_err(|e| decode_error(kind, &e))
 }
 
-/// A typed body (a Lease, a ConfigMap, an Event) as the JSON a client would have sent; `None`
+/// A typed body (a Lease, a ConfigMap, an Event, a LeaseCandidate) as the JSON a client would have sent; `None`
 /// for the others.
 fn typed_body_json(body: &Body) -> Option<Value> {
     match body {
         Body::Lease(lease) => Some(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
-        Body::Event(event) => Some(object_json(Kind::Event, event.as_ref())),
+        Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
         Body::None | Body::Json(_) | Body::Text(_) => None,
     }
 }
@@ -1451,7 +1485,7 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
-        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => Ok(typed_body_json(body).expect("a typed body")),
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => Ok(typed_body_json(body).expect("a typed body")),
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
     }
 }
@@ -1468,7 +1502,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::Event(_) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => {
             parsed = typed_body_json(body).expect("a typed body");
             &parsed
         }

@@ -3,27 +3,9 @@
 //! clock and controller). The routes that move them are `coordination`'s.
 
 use super::election::Controller;
+use crate::api::JsonObject;
 use crate::clock::NodeClock;
-use serde_json::Value;
-
-/// The informer's copy of a LeaseCandidate: the server's answer to a write (JSON), or the
-/// stored object a watch event delivered, shared and rendered only if `ensureLease` sends it
-/// back (most watch events are followed by another before that: rendering each was a third of
-/// a coordinated run's time).
-#[derive(Debug)]
-pub(super) enum Cached {
-    Json(Value),
-    Stored(crate::api::object::Stored),
-}
-
-impl Cached {
-    pub(super) fn to_json(&self) -> Value {
-        match self {
-            Cached::Json(v) => v.clone(),
-            Cached::Stored(s) => s.to_json(),
-        }
-    }
-}
+use std::sync::Arc;
 
 /// One node's candidacy.
 #[derive(Debug)]
@@ -32,8 +14,11 @@ pub(super) struct Candidacy {
     pub(super) lease: String,
     pub(super) binary_version: String,
     pub(super) emulation_version: String,
-    /// The informer's copy of the node's LeaseCandidate.
-    pub(super) cache: Option<Cached>,
+    /// The informer's copy of the node's LeaseCandidate: the server's answer to a write, or the
+    /// stored object a watch event delivered, as the server keeps it (shared, never rendered to
+    /// JSON: `ensureLease` sends it back typed, `Body::JsonKind`; rendering and decoding it at
+    /// every write was most of a coordinated run's time).
+    pub(super) cache: Option<Arc<JsonObject>>,
     /// Failures ever (the rate limiter's count for key 0).
     pub(super) failures: u32,
     /// The queued `ensureLease`: a newer one replaces it.

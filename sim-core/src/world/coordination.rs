@@ -16,15 +16,15 @@
 //! The controller runs on the apiserver's clock (`[server] clock`); its queue's runs are events.
 
 use super::World;
-use super::candidacy::Cached;
 use super::election::{GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
-use crate::api::{Body, Kind, MicroTime, Object, Request, Verb};
+use crate::api::{Body, JsonObject, Kind, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
 use crate::trace::TraceKind;
 use serde_json::{Value, json};
+use std::sync::Arc;
 
 const RENEW_INTERVAL: Nanos = 5 * 60 * 1_000_000_000;
 const MAX_BACKOFF: Nanos = 1000 * 1_000_000_000;
@@ -46,8 +46,10 @@ impl World {
         let Some(cle) = self.cle.as_mut() else { return };
         let Some(c) = cle.candidates[node].as_mut() else { return };
         // A new process has an empty cache and a fresh rate limiter; it lists what exists.
-        c.cache =
-            self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity).map(Cached::Stored);
+        c.cache = self
+            .server
+            .peek_stored(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity)
+            .and_then(json_object);
         c.failures = 0;
         c.in_flight = None;
         self.candidate_schedule(now, node, 0);
@@ -83,20 +85,24 @@ impl World {
         let (verb, body) = match &c.cache {
             None => (
                 Verb::Create,
-                json!({
+                Body::Json(json!({
                     "apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
                     "metadata": {"name": identity.as_ref(), "namespace": c.namespace},
                     "spec": {"leaseName": c.lease, "binaryVersion": c.binary_version,
                              "emulationVersion": c.emulation_version, "strategy": "OldestEmulationVersion",
                              "renewTime": renew},
-                }),
+                })),
             ),
             Some(cached) => {
-                let mut body = cached.to_json();
-                body["spec"]["renewTime"] = json!(renew);
-                body["apiVersion"] = json!("coordination.k8s.io/v1beta1");
-                body["kind"] = json!("LeaseCandidate");
-                (Verb::Update, body)
+                // The cached object with renewTime set: what decoding `body["spec"]["renewTime"]
+                // = renew` over its JSON gives (the key keeps its place, or goes last).
+                let mut object = JsonObject::clone(cached);
+                let spec = object.rest.entry("spec").or_insert(Value::Null);
+                if !spec.is_object() {
+                    *spec = Value::Object(serde_json::Map::new());
+                }
+                spec["renewTime"] = json!(renew);
+                (Verb::Update, Body::JsonKind(Kind::LeaseCandidate, Arc::new(object)))
             }
         };
         let request = Request {
@@ -105,7 +111,7 @@ impl World {
             kind: Kind::LeaseCandidate,
             namespace: c.namespace.as_str().into(),
             name: identity.as_ref().into(),
-            body: Body::Json(body),
+            body,
             field_manager: None,
             force: false,
         };
@@ -132,8 +138,8 @@ impl World {
         }
         c.in_flight = None;
         let after = match response {
-            Some(Response::Object(Ok(Object::Json(object)))) => {
-                c.cache = Some(Cached::Json(object));
+            Some(Response::Object(Ok(Object::JsonKind(_, object)))) => {
+                c.cache = Some(object);
                 if std::mem::take(&mut c.dirty) { 0 } else { RENEW_INTERVAL }
             }
             _ => {
@@ -172,7 +178,7 @@ impl World {
         let object = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
         let pending = object.as_ref().and_then(|o| o.json_field("spec")).is_some_and(ping_pending);
         if let Some(object) = object {
-            c.cache = Some(Cached::Stored(object));
+            c.cache = json_object(object);
         }
         if pending {
             if c.in_flight.is_some() {
@@ -289,5 +295,13 @@ impl World {
         }
         let at = self.cle.as_ref().map_or(now, |c| c.clock.timer_fires_at(now, GC_PERIOD));
         self.queue.schedule(at, Event::ElectionGc {});
+    }
+}
+
+/// A stored LeaseCandidate as the informer keeps it.
+fn json_object(object: crate::api::object::Stored) -> Option<Arc<JsonObject>> {
+    match object {
+        crate::api::object::Stored::Json(_, o) => Some(o),
+        _ => None,
     }
 }

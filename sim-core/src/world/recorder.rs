@@ -67,7 +67,7 @@ pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<U
         kind: Kind::Event,
         namespace: source.namespace.into(),
         name: "".into(),
-        body: Body::Event(Arc::new(JsonObject { metadata, rest })),
+        body: Body::JsonKind(Kind::Event, Arc::new(JsonObject { metadata, rest })),
         field_manager: Some(source.field_manager.into()),
         force: false,
     };
