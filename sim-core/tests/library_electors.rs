@@ -389,6 +389,28 @@ fn csharp_an_acquire_attempt_left_running_takes_the_lease_without_leading() {
     assert!(leads > 30.0, "leads at {leads}, the Lease held since {created}");
 }
 
+/// kubernetes-client/java before 12.0.0 (11.0.3 LE:268-273 and :347-351; changed by
+/// `4797b083d6`, PR #1460): `close()` releases nothing, and a record with a null holder or
+/// time goes to `createLock` — a 409 on the existing Lease, for ever. So an 11.0.3 leader's
+/// standby waits out the Lease after a graceful stop, and an 11.0.3 standby never takes a Lease
+/// released by a newer leader.
+#[test]
+fn java_11_neither_releases_nor_takes_a_released_lease() {
+    let handover = |leader: u8, standby: u8| {
+        let mut s = spec(2, Algorithm::JavaClient, secs(60));
+        s.nodes[0].elector.release_on_cancel = true;
+        s.nodes[0].elector.version = leader;
+        s.nodes[1].elector.version = standby;
+        s.faults.push(fault(secs(20), 0, FaultKind::Stop));
+        acting(&run(s), 1).first().map(|&(from, _)| from)
+    };
+    let released = handover(0, 0).expect("27.0.0 takes the released Lease");
+    assert!(released < 24.0, "27.0.0 ← 27.0.0: {released}");
+    let waited = handover(1, 0).expect("the Lease expires");
+    assert!(waited > 33.0, "no release by 11.0.3: the standby waits out the Lease ({waited})");
+    assert_eq!(handover(0, 1), None, "11.0.3 never takes a Lease with a null holder");
+}
+
 /// kubernetes-client/csharp LeaderElector.cs:171-184: a Lease with a null holder (the Java
 /// client's close() writes one) is "created" again: POST → 409, for ever.
 #[test]

@@ -19,6 +19,10 @@
 //!   acquireTime and renewTime null, LD own, transitions kept (a stale resourceVersion → 409,
 //!   "Failed to give up the lock"); modelled on a graceful stop when `release_on_cancel`.
 //!
+//! `version = "11.0.3"` (11.0.x, the first releases with `LeaseLock`): before `4797b083d6`
+//! (PR #1460, first in 12.0.0) a record with a null holder or time goes to `createLock` (a 409
+//! on an existing Lease, so a released Lease is never taken) and `close()` releases nothing.
+//!
 //! Not modelled: the read timeout is unlimited (`readTimeout = 0`, ClientBuilder.java:70-71)
 //! but a cancelled attempt's request is abandoned here (in the real client a hung request that
 //! ignores interrupts keeps blocking the single lease worker); the executors' shutdown waits.
@@ -76,12 +80,17 @@ pub struct JavaElector {
     /// The caller thread's polls are at `poll_anchor + k·RP`.
     poll_anchor: i64,
     leading: bool,
+    /// `version = "11.0.3"` (11.0.0–11.0.x, before `4797b083d6`, PR #1460, first in 12.0.0): a
+    /// record with a null holder or time is "created" (a 409 on an existing Lease, for ever),
+    /// and `close()` only shuts the executors down (no release).
+    before_12: bool,
 }
 
 impl JavaElector {
     pub fn new(config: ElectorConfig, me: Sym, mut rng: ComponentRng) -> Self {
         let rp = config.retry_period;
         let delay = rp + (rp as f64 * config.jitter_factor * rng.unit_f64()) as Nanos;
+        let before_12 = config.version >= 1;
         JavaElector {
             config,
             me,
@@ -95,6 +104,7 @@ impl JavaElector {
             delay,
             poll_anchor: 0,
             leading: false,
+            before_12,
         }
     }
 
@@ -139,7 +149,15 @@ impl JavaElector {
                     out.note(Note::FailedToAcquire);
                     return Some(false);
                 }
-                if old.absent.has(Fields::ACQUIRE) || old.absent.has(Fields::RENEW) || old.absent.has(Fields::HOLDER) {
+                let empty =
+                    old.absent.has(Fields::ACQUIRE) || old.absent.has(Fields::RENEW) || old.absent.has(Fields::HOLDER);
+                if empty && self.before_12 {
+                    // 11.0.3 LE:268-273: createLock, which the existing object turns into a 409.
+                    self.step = Step::Create;
+                    self.io.send(LockOp::Create(self.candidate), self.config.request_timeout, out);
+                    return None;
+                }
+                if empty {
                     // :310-325: no expiry check.
                     self.candidate.leader_transitions = old.leader_transitions + 1;
                 } else {
@@ -306,7 +324,8 @@ impl ElectorLoop for JavaElector {
         if std::mem::take(&mut self.leading) {
             out.push(Output::StoppedLeading);
         }
-        if self.config.release_on_cancel && self.is_leader() {
+        // Before 12.0.0 `close()` only shuts the executors down (11.0.3 LE:347-351).
+        if self.config.release_on_cancel && self.is_leader() && !self.before_12 {
             let transitions = self.observed.map(|o| o.leader_transitions).unwrap_or(0);
             let released = Record {
                 holder_identity: Sym::EMPTY,
