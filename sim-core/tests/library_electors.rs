@@ -260,6 +260,15 @@ fn csharp_pre_2026_and_post_differ_exactly_on_mixed_lds() {
         (acting(&r, 0), acting(&r, 1))
     };
     assert_eq!(same(Algorithm::CSharpClientPre2026), same(Algorithm::CSharpClient));
+    // `version = "18.0.13"` on csharp-client is the pre-2026 behaviour, to the byte.
+    let mut s = spec(2, Algorithm::CSharpClient, secs(60));
+    for node in &mut s.nodes {
+        node.elector.version = 1;
+    }
+    let leader = &mut s.nodes[0].elector;
+    (leader.lease_duration, leader.renew_deadline, leader.retry_period) = (secs(60), secs(40), secs(20));
+    let r = run(s);
+    assert_eq!((acting(&r, 1), r.metrics.dual_leader_seconds), (pre, pre_dual));
 }
 
 /// kubernetes-client/csharp LeaderElector.cs:58-114: when `Delay(RD)` wins the race the renew

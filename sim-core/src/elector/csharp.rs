@@ -118,7 +118,9 @@ pub struct CSharpElector {
 
 impl CSharpElector {
     pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
-        let record_duration = config.algorithm == Algorithm::CSharpClient;
+        // `csharp-client` 19.0.2 (06c216b9); `version = "18.0.13"` and `csharp-client-pre-2026`
+        // judge expiry by the own LeaseDuration.
+        let record_duration = config.algorithm == Algorithm::CSharpClient && config.version == 0;
         CSharpElector {
             config,
             me,

@@ -421,7 +421,8 @@ const CSHARP: Library = Library {
     retry_after: RetryAfter::ClientGo,
     envelope: Envelope::NoClosedForm,
     work_ends: work_ends_unnoticed,
-    versions: &[],
+    // "18.0.13" is `csharp-client-pre-2026`'s behaviour, named as the other libraries' releases are.
+    versions: &["19.0.2", "18.0.13"],
     build: |config, me, rng| Elector::CSharp(csharp::CSharpElector::new(config, me, rng)),
 };
 
@@ -548,6 +549,7 @@ libraries! {
         name: "csharp-client-pre-2026",
         called: "csharp-client-pre-2026",
         source: Source { version: "before 06c216b9 (v19.0.2)", ..CSHARP.source },
+        versions: &[],
         ..CSHARP
     },
     /// Precise-Finance/nestjs-k8s-leader-election (TypeScript, v2.0.0).
