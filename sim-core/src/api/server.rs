@@ -86,8 +86,19 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
 /// The tracked part of an object's metadata as its JSON would hold it: labels and annotations
 /// (every other key of `ObjectMeta` is untracked; see `managed_fields::UNTRACKED`).
 fn tracked_meta(meta: &super::types::ObjectMeta) -> serde_json::Map<String, Value> {
+    // Every field named: a new one fails to compile here until it is placed.
+    let super::types::ObjectMeta {
+        name: _,
+        namespace: _,
+        uid: _,
+        resource_version: _,
+        creation_timestamp: _,
+        labels,
+        annotations,
+        managed_fields: _,
+    } = meta;
     let mut map = serde_json::Map::new();
-    for (key, entries) in [("labels", &meta.labels), ("annotations", &meta.annotations)] {
+    for (key, entries) in [("labels", labels), ("annotations", annotations)] {
         if !entries.is_empty() {
             let entries = entries.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
             map.insert(key.to_string(), Value::Object(entries));

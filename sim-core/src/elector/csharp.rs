@@ -180,12 +180,18 @@ impl CSharpElector {
         self.io.send(LockOp::Get, self.config.request_timeout, out);
     }
 
-    /// The main loop's try is left running as a new side task (its request, if one is in
-    /// flight, goes with it); returns the task.
-    fn orphan_main(&mut self, loops: bool, out: &mut Outputs) -> Option<u32> {
-        let t = self.main.take()?;
+    fn new_task(&mut self) -> u32 {
         let task = self.next_task;
         self.next_task = self.next_task.wrapping_add(1);
+        task
+    }
+
+    /// The main loop's try, its request in flight, is left running as a new side task (the
+    /// request goes with it); returns the task.
+    fn orphan_main(&mut self, loops: bool, out: &mut Outputs) -> Option<u32> {
+        let t = self.main.take()?;
+        debug_assert!(self.io.awaiting, "a try between its requests: it sends the next at once");
+        let task = self.new_task();
         let current = if self.io.awaiting {
             self.io.awaiting = false;
             out.push(Output::Detach { task });
@@ -431,12 +437,14 @@ impl ElectorLoop for CSharpElector {
             }
             (TimerKind::RoundDeadline, Phase::Round { sleeping }) => {
                 // Delay(RD) won: the renew task is not cancelled; it carries on as an orphan,
-                // asleep until its Delay(RP) ends if it was in it.
-                if let Some(task) = self.orphan_main(true, out)
-                    && sleeping
-                {
+                // asleep until its Delay(RP) ends if it was in it, else with its request.
+                if sleeping {
+                    let task = self.new_task();
+                    self.orphans.push(Orphan { task, loops: true, current: None });
                     self.io.cancel(TimerKind::RoundTick);
                     self.sleep_orphan(task, self.main_wakes_at, now, out);
+                } else {
+                    self.orphan_main(true, out);
                 }
                 out.note(Note::FailedToRenew);
                 self.lost(now, out);
@@ -488,13 +496,18 @@ impl ElectorLoop for CSharpElector {
     /// The process is stopped: there is no release and no cancellation path but the token,
     /// which ends the loop (OnStoppedLeading in the finally) and the process.
     fn stop(&mut self, _now: Now, out: &mut Outputs) {
+        // The token cancels every task's request and delay, the tasks left running too (also
+        // after an exception ended the loop, which leaves them running).
+        if !self.orphans.is_empty() {
+            self.orphans.clear();
+            self.sleepers.clear();
+            self.io.cancel(TimerKind::Delay);
+            out.push(Output::AbandonSides);
+        }
         if self.phase == Phase::Done {
             return;
         }
-        // The token cancels every task's request and delay (the orphans' too).
         self.io.abandon(out);
-        self.orphans.clear();
-        self.sleepers.clear();
         self.io.cancel_all();
         self.phase = Phase::Done;
         if std::mem::take(&mut self.leading) {
@@ -505,5 +518,72 @@ impl ElectorLoop for CSharpElector {
 
     fn lease_expired(&self, now: Now) -> Option<bool> {
         self.observed.map(|r| self.expired(&r, wall_ms(now)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sym::Symbols;
+
+    /// The live timer of `kind` among `out`'s outputs, its generation.
+    fn timer(out: &Outputs, kind: TimerKind) -> Option<Generation> {
+        out.list.iter().rev().find_map(|o| match *o {
+            Output::Timer { kind: k, generation, .. } if k == kind => Some(generation),
+            _ => None,
+        })
+    }
+
+    /// LeaderElector.cs:74-77 and docs/sources/csharp-client.md: a renew task asleep in its
+    /// `Delay(RP)` when `Delay(RD)` wins is not cancelled either: it wakes when its delay ends
+    /// and tries again (before, leasesim dropped it, since the main try is gone while it
+    /// sleeps). A round whose PUTs get a 500 until RD passes leaves one task asleep; it wakes
+    /// RP after its last failure and sends its Get on a side channel.
+    #[test]
+    fn a_renew_task_asleep_when_the_deadline_wins_wakes_and_tries_again() {
+        let me = Symbols::new().intern("a");
+        let config = ElectorConfig::new("a", Algorithm::CSharpClient);
+        let (rp, rd) = (config.retry_period as i64, config.renew_deadline as i64);
+        let mut e = CSharpElector::new(config, me, ComponentRng::new(1, "test"));
+        let at = |mono: i64| Now { mono, wall: 1_767_225_600_000_000_000 + mono };
+        let mut out = Outputs::new(false);
+        e.start(at(0), &mut out);
+        // Get → 404 → Create → 201: leading, the first round's Get goes out.
+        e.on_result(at(1), Err(LockError::NotFound), &mut out);
+        let created = fresh_record(me, 15, at(2), 0);
+        e.on_result(at(2), Ok(created), &mut out);
+        assert!(e.leading && e.phase == Phase::Round { sleeping: false });
+        let deadline = timer(&out, TimerKind::RoundDeadline).unwrap();
+        // Each try: Get (the record names self) then a PUT answered 500, then Delay(RP).
+        let mut t = 3;
+        while t + rp < rd {
+            out.clear();
+            e.on_result(at(t), Ok(created), &mut out);
+            e.on_result(at(t + 1), Err(LockError::Status(500)), &mut out);
+            assert_eq!(e.phase, Phase::Round { sleeping: true });
+            let tick = timer(&out, TimerKind::RoundTick).unwrap();
+            t += rp;
+            out.clear();
+            e.on_timer(at(t), TimerKind::RoundTick, tick, &mut out);
+        }
+        // Asleep again when the deadline fires.
+        e.on_result(at(t + 1), Ok(created), &mut out);
+        e.on_result(at(t + 2), Err(LockError::Status(500)), &mut out);
+        let wakes = t + 2 + rp;
+        out.clear();
+        e.on_timer(at(rd), TimerKind::RoundDeadline, deadline, &mut out);
+        assert!(out.list.contains(&Output::StoppedLeading));
+        assert_eq!(e.orphans.len(), 1, "the sleeping renew task lives on");
+        assert_eq!(e.sleepers.front().map(|&(at, _)| at), Some(wakes));
+        let delay = timer(&out, TimerKind::Delay).expect("its Delay(RP) goes on");
+        out.clear();
+        e.on_timer(at(wakes), TimerKind::Delay, delay, &mut out);
+        let task = e.orphans[0].task;
+        assert!(out.list.contains(&Output::SendSide { task }), "{:?}", out.list);
+        assert_eq!(e.side_request(task).map(|(op, _)| op), Some(LockOp::Get));
+        // A graceful stop cancels it with the rest.
+        out.clear();
+        e.stop(at(wakes + 1), &mut out);
+        assert!(e.orphans.is_empty() && out.list.contains(&Output::AbandonSides));
     }
 }

@@ -268,6 +268,8 @@ pub enum Output {
     Detach {
         task: u32,
     },
+    /// Forget every side task's request (their context was cancelled).
+    AbandonSides,
     StartedLeading,
     /// The leader context is cancelled: the leader's work (OnStartedLeading's goroutine) stops
     /// now, before release and OnStoppedLeading (a graceful stop cancels the parent context).

@@ -93,17 +93,7 @@ impl World {
                              "renewTime": renew},
                 })),
             ),
-            Some(cached) => {
-                // The cached object with renewTime set: what decoding `body["spec"]["renewTime"]
-                // = renew` over its JSON gives (the key keeps its place, or goes last).
-                let mut object = JsonObject::clone(cached);
-                let spec = object.rest.entry("spec").or_insert(Value::Null);
-                if !spec.is_object() {
-                    *spec = Value::Object(serde_json::Map::new());
-                }
-                spec["renewTime"] = json!(renew);
-                (Verb::Update, Body::JsonKind(Kind::LeaseCandidate, Arc::new(object)))
-            }
+            Some(cached) => (Verb::Update, Body::JsonKind(Kind::LeaseCandidate, Arc::new(renewed(cached, &renew)))),
         };
         let request = Request {
             user,
@@ -298,10 +288,73 @@ impl World {
     }
 }
 
+/// `ensureLease`'s update: the cached object with renewTime set, what decoding
+/// `body["spec"]["renewTime"] = renew` over its JSON gives (the key keeps its place, or goes
+/// last; a test pins it).
+fn renewed(cached: &JsonObject, renew: &str) -> JsonObject {
+    let mut object = cached.clone();
+    let spec = object.rest.entry("spec").or_insert(Value::Null);
+    if !spec.is_object() {
+        *spec = Value::Object(serde_json::Map::new());
+    }
+    spec["renewTime"] = json!(renew);
+    object
+}
+
 /// A stored LeaseCandidate as the informer keeps it.
 fn json_object(object: crate::api::object::Stored) -> Option<Arc<JsonObject>> {
     match object {
         crate::api::object::Stored::Json(_, o) => Some(o),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ApiServer, User};
+
+    /// The typed update `ensureLease` sends is what the JSON body it replaced decodes to: the
+    /// same answers, the same stored object and resourceVersion, from a candidate with and
+    /// without a pingTime, labels and an earlier writer's managedFields.
+    #[test]
+    fn the_typed_candidate_update_is_the_json_body_decoded() {
+        let create = |spec: Value, labels: Value| {
+            json!({"apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
+                   "metadata": {"name": "a", "namespace": "default", "labels": labels}, "spec": spec})
+        };
+        let spec = json!({"leaseName": "l", "binaryVersion": "1.33.0", "emulationVersion": "1.33.0",
+                          "strategy": "OldestEmulationVersion", "renewTime": "2026-01-01T00:00:00.000000Z"});
+        let mut pinged = spec.clone();
+        pinged["pingTime"] = json!("2026-01-01T00:00:03.000000Z");
+        let mut no_renew = spec.clone();
+        no_renew.as_object_mut().unwrap().shift_remove("renewTime");
+        for (spec, labels) in [(spec, json!({})), (pinged, json!({"x": "1"})), (no_renew, json!({"y": ""}))] {
+            let request = |verb, body| Request {
+                user: Arc::new(User::admin()),
+                verb,
+                kind: Kind::LeaseCandidate,
+                namespace: "default".into(),
+                name: "a".into(),
+                body,
+                field_manager: None,
+                force: false,
+            };
+            let mut server = ApiServer::new(crate::time::DEFAULT_EPOCH_UNIX_NANOS);
+            server.handle(1_000, &request(Verb::Create, Body::Json(create(spec, labels)))).unwrap();
+            let stored = server.peek_stored(Kind::LeaseCandidate, "default", "a").and_then(json_object).unwrap();
+            let renew = "2026-01-01T00:00:05.123456Z";
+            let mut body = crate::api::object_json(Kind::LeaseCandidate, stored.as_ref());
+            body["spec"]["renewTime"] = json!(renew);
+            body["apiVersion"] = json!("coordination.k8s.io/v1beta1");
+            body["kind"] = json!("LeaseCandidate");
+            let outcome = |body: Body| {
+                let mut server = server.clone();
+                let answer = server.handle(2_000, &request(Verb::Update, body)).map(|o| crate::api::to_json(&o));
+                (answer.map_err(|e| e.message), server.peek_json(Kind::LeaseCandidate, "default", "a"))
+            };
+            let typed = Body::JsonKind(Kind::LeaseCandidate, Arc::new(renewed(&stored, renew)));
+            assert_eq!(outcome(typed), outcome(Body::Json(body)));
+        }
     }
 }

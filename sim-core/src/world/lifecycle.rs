@@ -271,10 +271,12 @@ impl World {
                 }
                 Output::Detach { task } => {
                     let p = &mut self.procs[node];
+                    debug_assert!(p.elector_request.is_some(), "Detach with no request in flight");
                     if let Some((id, verb)) = p.elector_request.take() {
                         p.side_requests.push((id, verb, task));
                     }
                 }
+                Output::AbandonSides => self.procs[node].side_requests.clear(),
                 Output::SendSide { task } => {
                     let request = self.procs[node].elector.as_ref().and_then(|e| e.side_request(task));
                     if let Some((op, timeout)) = request
@@ -403,6 +405,7 @@ impl World {
             Output::Send { .. }
             | Output::SendSide { .. }
             | Output::Detach { .. }
+            | Output::AbandonSides
             | Output::Timer { .. }
             | Output::Abandon
             | Output::NewLeader(_)

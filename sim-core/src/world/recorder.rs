@@ -30,7 +30,7 @@ pub(super) struct EventSource<'a> {
 }
 
 /// The create request for one leader-election Event, as `user`. The body is the Event as the
-/// server keeps it ([`Body::Event`]): what decoding the JSON below would give, field for field
+/// server keeps it ([`Body::JsonKind`]): what decoding the JSON below would give, field for field
 /// and in the same order (`recorded_events_are_the_json_bodies_decoded` pins it), without
 /// building that JSON, copying it and decoding it (a fifth of an Event's cost).
 pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<User>) -> (Request, String) {
