@@ -54,4 +54,8 @@ pub(super) struct Cle {
     pub(super) clock: NodeClock,
     pub(super) controller: Controller,
     pub(super) candidates: Vec<Option<Candidacy>>,
+    /// The coordinated nodes by identity (a LeaseCandidate's name), in node order: a write to a
+    /// candidate finds the informers to notify without a pass over the fleet. (Identities are
+    /// fixed; `identity_per_start` renames the holder, not the candidate.)
+    pub(super) owners: std::collections::HashMap<Arc<str>, Vec<usize>>,
 }

@@ -219,11 +219,9 @@ impl World {
         if !pending {
             self.election_enqueue(key, now, now);
         }
-        let owners: Vec<usize> = (0..self.procs.len())
-            .filter(|&n| self.procs[n].identity.as_ref() == name)
-            .filter(|&n| self.cle.as_ref().is_some_and(|c| c.candidates[n].is_some()))
-            .collect();
-        for n in owners {
+        let count = self.cle.as_ref().and_then(|c| c.owners.get(name)).map_or(0, Vec::len);
+        for k in 0..count {
+            let Some(n) = self.cle.as_ref().and_then(|c| c.owners.get(name)).map(|o| o[k]) else { break };
             self.candidate_notify(now, n);
         }
     }
