@@ -196,10 +196,8 @@ struct Annotation {
     color: Rgb,
     /// For faults: the node row the leader line runs to (`None`: the server, all rows).
     fault_node: Option<Option<usize>>,
-    /// A write of the election controller, not a fault: its own mark and legend entry.
-    election: bool,
-    /// The Lease a controller's write went to (`namespace/name`): its line ends at that
-    /// Lease's rows.
+    /// For a write of the election controller (not a fault: its own mark and legend entry), the
+    /// Lease it went to (`namespace/name`): its line ends at that Lease's rows.
     lease: Option<String>,
 }
 
@@ -391,7 +389,6 @@ impl TimelineLayout {
                 lane: None,
                 color: DUAL,
                 fault_node: None,
-                election: false,
                 lease: None,
             });
         }
@@ -419,7 +416,6 @@ impl TimelineLayout {
                 lane: None,
                 color: if election { ELECTION } else { FAULT },
                 fault_node: Some(f.node),
-                election,
                 lease,
             });
         }
@@ -540,8 +536,8 @@ impl TimelineLayout {
                 LegendItem::Transition,
                 leases.iter().zip(&shown_lease).any(|((_, points), &shown)| shown && !points.is_empty()),
             ),
-            (LegendItem::Fault, annotations.iter().any(|a| a.fault_node.is_some() && !a.election)),
-            (LegendItem::Election, annotations.iter().any(|a| a.election)),
+            (LegendItem::Fault, annotations.iter().any(|a| a.fault_node.is_some() && a.lease.is_none())),
+            (LegendItem::Election, annotations.iter().any(|a| a.lease.is_some())),
             (LegendItem::FailedRenewal, shown_marks().any(|m| !m.failed_renewals.is_empty())),
             (LegendItem::LeaseConflict, shown_marks().any(|m| !m.lease_conflicts.is_empty())),
             (LegendItem::WriteConflict, shown_marks().any(|m| !m.write_conflicts.is_empty())),
@@ -872,7 +868,7 @@ impl TimelineLayout {
                 Some(n) => self.row_of(n).map(|row| row.top).unwrap_or(self.lease_top),
                 None => self.lease_top,
             };
-            if a.election {
+            if a.lease.is_some() {
                 c.circle(a.anchor_x, tip - 5, 5, ELECTION, true)?;
             } else {
                 c.polygon(vec![(a.anchor_x - 5, tip - 7), (a.anchor_x + 5, tip - 7), (a.anchor_x, tip)], FAULT)?;

@@ -248,7 +248,11 @@ fn wrap_at_hyphens(text: &str, max: i32) -> Vec<String> {
 /// twice); a `[[zip]]` group whose values are all one is named once
 /// ("follower-1.algorithm & follower-2.algorithm=client-go"). Empty with one axis.
 pub fn series_label(axes: &[String], zipped: &[bool], values: &[String], x_group: &[usize]) -> String {
-    let parts = series_parts(axes, zipped, values, x_group);
+    label_of(&series_parts(axes, zipped, values, x_group))
+}
+
+/// `keys=value, …` of a series' parts.
+fn label_of(parts: &[(String, String)]) -> String {
     parts.iter().map(|(keys, value)| format!("{keys}={value}")).collect::<Vec<_>>().join(", ")
 }
 
@@ -426,7 +430,7 @@ fn draw(path: &Path, figure: &Figure, cx: &Context, summaries: &[PointSummary]) 
     for (s, x_text) in summaries.iter().zip(&x_texts) {
         let Some((y, lo, hi)) = (figure.value)(s) else { continue };
         let parts = series_parts(axes, zipped, &s.axis_values, x_group);
-        let label = parts.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ");
+        let label = label_of(&parts);
         let point = (x_of(x_text), y, lo, hi);
         match lines.iter_mut().find(|l| l.label == label) {
             Some(l) => l.points.push(point),

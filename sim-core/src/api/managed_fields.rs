@@ -396,7 +396,8 @@ pub fn json_object_leaves<'a>(
     out
 }
 
-/// [`json_diff`] of two field maps.
+/// The diff of two objects' tracked fields, given as field maps ([`leaf_fields`],
+/// [`json_object_leaves`]).
 pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<String, Option<&Value>>) -> FieldDiff {
     let mut diff = FieldDiff::default();
     for (path, value) in after {
@@ -414,20 +415,7 @@ pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<S
 
 /// Diff of two JSON objects' tracked fields (`live` absent = a create).
 pub fn json_diff(live: Option<&Value>, new: &Value) -> FieldDiff {
-    let before = live.map(leaf_fields).unwrap_or_default();
-    let after = leaf_fields(new);
-    let mut diff = FieldDiff::default();
-    for (path, value) in &after {
-        if before.get(path) != Some(value) {
-            diff.changed.insert(path.clone());
-        }
-    }
-    for path in before.keys() {
-        if !after.contains_key(path) {
-            diff.removed.insert(path.clone());
-        }
-    }
-    diff
+    leaves_diff(&live.map(leaf_fields).unwrap_or_default(), &leaf_fields(new))
 }
 
 /// The Lease diff computed from typed fields, without any JSON (the renewal hot path).

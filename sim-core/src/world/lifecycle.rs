@@ -195,6 +195,14 @@ impl World {
             return;
         };
         self.procs[node].elector_request = None;
+        let lock_result = self.read_elector_answer(node, verb, msg, plain_text);
+        self.feed_elector_result(now, node, lock_result);
+    }
+
+    /// An elector request's answer through the node's lock (which caches what it reads); the
+    /// message's slot is freed.
+    #[inline(always)]
+    fn read_elector_answer(&mut self, node: usize, verb: Verb, msg: u32, plain_text: bool) -> LockResult {
         let Stage::Answered { response: Response::Lease(result), .. } = &self.net.get(msg).stage else {
             unreachable!("elector requests are Lease requests, answered")
         };
@@ -203,7 +211,7 @@ impl World {
             result => self.procs[node].lock.response(verb, result.as_ref().map_err(|&code| code)),
         };
         self.net.discard(msg);
-        self.feed_elector_result(now, node, lock_result);
+        lock_result
     }
 
     /// The answer to a side task's request ([`Output::SendSide`]), if one still waits for it.
@@ -215,14 +223,7 @@ impl World {
             return;
         };
         let (_, verb, task) = self.procs[node].side_requests.swap_remove(k);
-        let Stage::Answered { response: Response::Lease(result), .. } = &self.net.get(msg).stage else {
-            unreachable!("elector requests are Lease requests, answered")
-        };
-        let lock_result = match result {
-            &Err(code) if plain_text => Err(LockError::NotStatus(code)),
-            result => self.procs[node].lock.response(verb, result.as_ref().map_err(|&code| code)),
-        };
-        self.net.discard(msg);
+        let lock_result = self.read_elector_answer(node, verb, msg, plain_text);
         self.feed_side_result(now, node, task, lock_result);
     }
 
