@@ -1,6 +1,6 @@
 //! `leasesim serve` under load, beside a bare server of the same HTTP stack (hyper 1 on tokio,
-//! HTTP/1.1 keep-alive) answering a fixed 200 with a body of a Lease's size, in the same run on
-//! the same machine: N clients, each renewing its own Lease (GET, then PUT with the
+//! HTTP/1.1 keep-alive) answering a fixed 200 with the body serve answers a Lease GET (so the
+//! clients' own work is the same against both), in the same run on the same machine: N clients, each renewing its own Lease (GET, then PUT with the
 //! resourceVersion it read) over one keep-alive connection, for a few seconds per point.
 //!
 //!   cargo run --release -p leasesim-benches --bin serve-bench [-- SECONDS_PER_POINT [CLIENTS…]]
@@ -104,6 +104,26 @@ async fn drive(port: u16, token: &str, clients: usize, seconds: f64) -> (f64, Ve
     (all.len() as f64 / elapsed, all)
 }
 
+/// CPU seconds (user + system) used so far by this process's threads whose name starts with
+/// `prefix` (Linux: `/proc/self/task/*/stat`; 0 elsewhere).
+fn cpu_seconds(prefix: &str) -> f64 {
+    let ticks = 100.0; // USER_HZ on Linux
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
+    let mut total = 0u64;
+    for task in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+        if !stat[open + 1..close].starts_with(prefix) {
+            continue;
+        }
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+        total += fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        total += fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    }
+    total as f64 / ticks
+}
+
 fn percentile(sorted: &[u32], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -136,6 +156,18 @@ async fn bare(listener: TcpListener, body: Bytes) {
     }
 }
 
+/// The body serve answers a GET of `lease-0`.
+async fn served_lease(port: u16, token: &str) -> Vec<u8> {
+    let stream = TcpStream::connect(("127.0.0.1", port)).await.expect("connect");
+    let mut conn = Conn { stream, buf: Vec::new() };
+    let get = format!(
+        "GET /apis/coordination.k8s.io/v1/namespaces/default/leases/lease-0 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    let (status, body) = conn.request(&get, b"").await;
+    assert!(status == 200, "serve answered {status} to a Lease GET");
+    body
+}
+
 fn lease_json(i: usize) -> serde_json::Value {
     serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
         "metadata": {"name": format!("lease-{i}"), "namespace": "default"},
@@ -156,36 +188,68 @@ fn main() {
     spec.setup_objects = Arc::new((0..max_clients).map(lease_json).collect());
     spec.epoch = EPOCH;
     let world = sim_core::world::World::new(spec).expect("a world");
-    let core = sim_cli::serve::core::Core::new(
+    let mut core = sim_cli::serve::core::Core::new(
         world,
         sim_cli::serve::clock::ServeClock::running(sim_cli::serve::clock::ClockMode::Wall),
         sim_cli::serve::clients::Clients::new(1, &[], &[]),
         1,
         EPOCH,
     );
+    // Every exchange recorded to a file, as `leasesim serve` does.
+    let record = std::env::temp_dir().join(format!("serve-bench-record-{}.jsonl", std::process::id()));
+    core.record_to(&record).expect("the record file");
     let limits = sim_cli::serve::http::Limits { max_connections: 8192, ..Default::default() };
     let served = sim_cli::serve::spawn(core, "127.0.0.1:0", 1.0, limits).expect("the server starts");
     let token = served.admin_token();
-    // The bare server and the clients on a runtime of their own (two threads, as the server's).
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
-    let bare_listener = rt.block_on(TcpListener::bind("127.0.0.1:0")).expect("bind");
+    // The clients on a runtime of their own, the bare server on another of two worker threads
+    // (as serve's), so a profile tells the three apart by thread name.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("bench-clients")
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bare_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("bare-server")
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let bare_listener = bare_rt.block_on(TcpListener::bind("127.0.0.1:0")).expect("bind");
     let bare_port = bare_listener.local_addr().expect("addr").port();
-    let fixed = Bytes::from(serde_json::to_vec(&lease_json(0)).expect("json"));
-    rt.spawn(bare(bare_listener, fixed));
-    println!("clients  serve req/s  bare req/s  ratio  serve p50/p99 ms  bare p50/p99 ms");
+    // The bare server answers with the very body serve answers a renewal's GET (its
+    // managedFields included), so the clients do the same work against both.
+    let fixed = Bytes::from(rt.block_on(served_lease(served.port, &token)));
+    bare_rt.spawn(bare(bare_listener, fixed));
+    println!(
+        "clients  serve req/s  bare req/s  ratio  serve p50/p99 ms  bare p50/p99 ms  CPU µs/request: serve bare clients(serve) clients(bare)"
+    );
     for clients in points {
+        let (serve_cpu, clients_cpu) = (cpu_seconds("leasesim-serve"), cpu_seconds("bench-clients"));
         let (serve_rate, mut serve_lat) = rt.block_on(drive(served.port, &token, clients, seconds));
+        let (serve_cpu, clients_cpu_serve) =
+            (cpu_seconds("leasesim-serve") - serve_cpu, cpu_seconds("bench-clients") - clients_cpu);
+        let (bare_cpu, clients_cpu) = (cpu_seconds("bare-server"), cpu_seconds("bench-clients"));
         let (bare_rate, mut bare_lat) = rt.block_on(drive(bare_port, &token, clients, seconds));
+        let (bare_cpu, clients_cpu_bare) =
+            (cpu_seconds("bare-server") - bare_cpu, cpu_seconds("bench-clients") - clients_cpu);
         serve_lat.sort_unstable();
         bare_lat.sort_unstable();
+        let per = |cpu: f64, n: usize| cpu * 1e6 / n.max(1) as f64;
         println!(
-            "{clients:>7}  {serve_rate:>11.0}  {bare_rate:>10.0}  {:>5.2}  {:>7.2} / {:<7.2}  {:>6.2} / {:.2}",
+            "{clients:>7}  {serve_rate:>11.0}  {bare_rate:>10.0}  {:>5.2}  {:>7.2} / {:<7.2}  {:>6.2} / {:<6.2}  {:>6.1} {:>5.1} {:>6.1} {:>6.1}",
             serve_rate / bare_rate,
             percentile(&serve_lat, 0.5),
             percentile(&serve_lat, 0.99),
             percentile(&bare_lat, 0.5),
-            percentile(&bare_lat, 0.99)
+            percentile(&bare_lat, 0.99),
+            per(serve_cpu, serve_lat.len()),
+            per(bare_cpu, bare_lat.len()),
+            per(clients_cpu_serve, serve_lat.len()),
+            per(clients_cpu_bare, bare_lat.len()),
         );
     }
     served.stop();
+    let _ = std::fs::remove_file(&record);
+    bare_rt.shutdown_background();
 }

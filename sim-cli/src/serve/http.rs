@@ -120,6 +120,26 @@ impl AsyncWrite for Conn {
         }
     }
 
+    /// Vectored, as the streams are: hyper then writes an answer's head and body in one
+    /// `writev` instead of copying them together first.
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match &mut self.stream {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.stream {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         match &mut self.stream {
             Stream::Plain(s) => Pin::new(s).poll_flush(cx),
@@ -201,6 +221,7 @@ fn full(reply: Reply) -> Response<Body> {
             }
             response.body(Full::new(Bytes::from(body)).boxed()).expect("a valid response")
         }
+        object @ Reply::Object { .. } => full(object.rendered()),
         Reply::Watch { .. } | Reply::Live => unreachable!("streams are built by their own functions"),
     }
 }
@@ -223,7 +244,10 @@ async fn read_request(req: Request<Incoming>) -> Result<HttpRequest, Response<Bo
             return Err(full(Reply::json(413, &status)));
         }
     };
-    Ok(HttpRequest { method: parts.method.as_str().to_string(), path, query, headers, body })
+    let mut req =
+        HttpRequest { method: parts.method.as_str().to_string(), path, query, headers, body, typed_body: None };
+    req.typed_body = kube::typed_body(&req);
+    Ok(req)
 }
 
 async fn handle(

@@ -14,6 +14,10 @@ pub struct HttpRequest {
     /// Header names in lower case.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The body already decoded to the typed object the server would decode it to (a
+    /// Lease's create or update, decoded before the server's lock is taken); `None`: the
+    /// server decodes `body` itself.
+    pub typed_body: Option<sim_core::api::Body>,
 }
 
 impl HttpRequest {
@@ -106,6 +110,11 @@ pub enum Reply {
     },
     /// Server-sent events of the live view.
     Live,
+    /// An object as JSON, rendered where it is sent (after the server's lock is let go).
+    Object {
+        status: u16,
+        object: sim_core::api::Object,
+    },
 }
 
 impl Reply {
@@ -127,9 +136,22 @@ impl Reply {
         }
     }
 
+    /// An object answer's JSON as bytes, everything else as it is.
+    pub fn rendered(self) -> Reply {
+        match self {
+            Reply::Object { status, object } => Reply::Body {
+                status,
+                content_type: "application/json".into(),
+                body: sim_core::api::to_json_bytes(&object),
+                headers: Vec::new(),
+            },
+            other => other,
+        }
+    }
+
     pub fn status(&self) -> u16 {
         match self {
-            Reply::Body { status, .. } => *status,
+            Reply::Body { status, .. } | Reply::Object { status, .. } => *status,
             Reply::Watch { .. } | Reply::Live => 200,
         }
     }

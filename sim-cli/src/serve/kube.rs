@@ -118,6 +118,9 @@ fn wants_table(req: &HttpRequest) -> bool {
 /// The body as the JSON the API server was sent: JSON as text (its decode errors are the
 /// server's), protobuf decoded, YAML (an apply's) read into JSON.
 fn body_of(req: &HttpRequest) -> Result<Body, Reply> {
+    if let Some(body) = &req.typed_body {
+        return Ok(body.clone());
+    }
     let content_type = req.header("content-type").unwrap_or("application/json");
     if req.body.is_empty() {
         return Ok(Body::None);
@@ -135,6 +138,25 @@ fn body_of(req: &HttpRequest) -> Result<Body, Reply> {
         Ok(text) => Ok(Body::Text(text.to_string())),
         Err(_) => Err(error_reply(&ApiError::bad_request("the request body is not UTF-8"))),
     }
+}
+
+/// The typed object a create or update's JSON body decodes to, where that can be known
+/// without the server (no lock held): a PUT or POST of a Lease whose body [`body_of`] would
+/// take as JSON text. `None` leaves the decoding to the server.
+pub fn typed_body(req: &HttpRequest) -> Option<Body> {
+    if !matches!(req.method.as_str(), "PUT" | "POST") || req.body.is_empty() {
+        return None;
+    }
+    let content_type = req.header("content-type").unwrap_or("application/json");
+    if content_type.starts_with("application/vnd.kubernetes.protobuf")
+        || content_type.starts_with("application/apply-patch+yaml")
+        || proto::is_protobuf(&req.body)
+    {
+        return None;
+    }
+    let Route::Resource { resource, .. } = route(&req.path) else { return None };
+    let text = std::str::from_utf8(&req.body).ok()?;
+    api::typed_body_from_text(resource.stored?, text)
 }
 
 /// The answer to a Kubernetes API request by `user`, at true time `now` (`wall`: the server's
@@ -315,12 +337,7 @@ fn resource_request(
                     &api::table(kind, &[api::to_json(&object)], rv, wall, include_object(req)),
                 );
             }
-            Reply::Body {
-                status: if created { 201 } else { 200 },
-                content_type: "application/json".into(),
-                body: api::to_json_bytes(&object),
-                headers: Vec::new(),
-            }
+            Reply::Object { status: if created { 201 } else { 200 }, object }
         }
         Err(e) => error_reply(&e),
     }

@@ -263,6 +263,7 @@ impl Running {
 pub fn spawn(mut core: Core, listen: &str, rate: f64, limits: http::Limits) -> Result<Running, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("leasesim-serve")
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the server: {e}"))?;

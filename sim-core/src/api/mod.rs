@@ -48,7 +48,7 @@ pub use object::{Body, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
 pub use selectors::{FieldSelector, LabelSelector};
 pub(crate) use server::identical_json_slices;
-pub use server::{ApiServer, AuditRecord, Change, ChangeType};
+pub use server::{ApiServer, AuditRecord, Change, ChangeType, typed_body_from_text};
 pub use table::{human_duration, table};
 pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,

@@ -1450,3 +1450,47 @@ fn bad_labels_and_annotations_are_refused_with_the_validators_texts() {
     let err = s.handle(secs(3), &req).unwrap_err();
     assert_eq!((err.code, err.message.as_str()), (404, "namespaces \"missing\" not found"));
 }
+
+/// The HTTP adapter decodes a Lease's JSON before taking the server's lock
+/// (`typed_body_from_text`); where it does, the server's answer is the one the text would
+/// have got, and where the text is anything unusual it leaves the text to the server.
+#[test]
+fn a_lease_decoded_before_the_server_answers_as_its_text_does() {
+    let meta = r#""metadata":{"name":"lock","namespace":"default","labels":{"a":"1","a":"2"}}"#;
+    let spec = r#""spec":{"holderIdentity":"x","leaseDurationSeconds":15,"renewTime":"2026-01-01T00:00:00.000000Z"}"#;
+    let texts = [
+        format!(r#"{{"apiVersion":"coordination.k8s.io/v1","kind":"Lease",{meta},{spec}}}"#),
+        format!(r#" {{{meta},{spec},"unknown":[1,2]}}"#),
+        format!(r#"{{"apiVersion":null,"kind":"Lease",{meta},{spec}}}"#),
+    ];
+    for text in &texts {
+        let typed = typed_body_from_text(Kind::Lease, text).expect("a plain Lease is decoded before the server");
+        for verb in [Verb::Create, Verb::Update] {
+            let name = if verb == Verb::Create { "" } else { "lock" };
+            let (mut a, mut b) = (server(), server());
+            if verb == Verb::Update {
+                create_lease(&mut a, 0, "lock", "x");
+                create_lease(&mut b, 0, "lock", "x");
+            }
+            let by_text = a.handle(secs(1), &admin(verb, Kind::Lease, name, Body::Text(text.clone())));
+            let by_type = b.handle(secs(1), &admin(verb, Kind::Lease, name, typed.clone()));
+            assert_eq!(format!("{by_text:?}"), format!("{by_type:?}"), "{verb:?} of {text}");
+        }
+    }
+    // Left to the server: not an object, another kind or version, a field twice, a wrong
+    // type, trailing bytes, bad JSON, kinds other than Lease.
+    let left = [
+        format!(r#"[{{{meta}}}]"#),
+        format!(r#"{{"apiVersion":"v1","kind":"Lease",{meta}}}"#),
+        format!(r#"{{"kind":"ConfigMap",{meta}}}"#),
+        format!(r#"{{{meta},{meta}}}"#),
+        format!(r#"{{"apiVersion":1,{meta}}}"#),
+        format!(r#"{{{meta}}} x"#),
+        "{".to_string(),
+        r#"{"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#.to_string(),
+    ];
+    for text in &left {
+        assert!(typed_body_from_text(Kind::Lease, text).is_none(), "{text}");
+    }
+    assert!(typed_body_from_text(Kind::ConfigMap, r#"{"metadata":{"name":"c"}}"#).is_none());
+}
