@@ -466,7 +466,7 @@ fn session_output(result: RunResult, spec: &WorldSpec, name: &str, requests: u64
         unsafe_mode: spec.unsafe_mode,
         scenario_name: name.to_string(),
         description: "A live session of leasesim serve: the simulated electors and the real clients' Lease writes (or their own word) as judged by the server.".into(),
-        effective: serde_json::Value::Null,
+        effective: None,
         subtitle: crate::report::subtitle_from_spec(spec),
         lease_groups: crate::report::lease_groups_from_spec(spec),
         traced: true,
