@@ -44,8 +44,39 @@ impl MicroTime {
     /// The error is Go's text, e.g. `parsing time "…Z" as "2006-01-02T15:04:05.000000Z07:00":
     /// cannot parse "Z" as ".000000"`.
     pub fn parse(s: &str) -> Result<Self, String> {
+        if let Some(parsed) = Self::parse_canonical(s) {
+            if cfg!(debug_assertions) {
+                let (unix_secs, nanos) = go_time_parse(MICRO_TIME_LAYOUT, s).expect("a canonical MicroTime parses");
+                assert_eq!(parsed.unix_micros, unix_secs * 1_000_000 + nanos / 1_000, "{s}");
+            }
+            return Ok(parsed);
+        }
         let (unix_secs, nanos) = go_time_parse(MICRO_TIME_LAYOUT, s)?;
         Ok(MicroTime { unix_micros: unix_secs * 1_000_000 + nanos / 1_000 })
+    }
+
+    /// The form every writer here and client-go send, `2026-01-01T00:00:00.000000Z`, read
+    /// without the general layout parser (a coordinated election reads two of them per
+    /// candidate event); `None` for anything else, day 29–31 included, which then takes
+    /// [`go_time_parse`] and its errors. Debug builds check each against it.
+    fn parse_canonical(s: &str) -> Option<MicroTime> {
+        let b: &[u8; 27] = s.as_bytes().try_into().ok()?;
+        let punctuation = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'.'), (26, b'Z')];
+        if punctuation.iter().any(|&(i, c)| b[i] != c) {
+            return None;
+        }
+        let number = |from: usize, to: usize| -> Option<i64> {
+            b[from..to].iter().try_fold(0i64, |n, &d| d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0')))
+        };
+        let (year, month, day) = (number(0, 4)?, number(5, 7)?, number(8, 10)?);
+        let (hour, minute, second, micros) = (number(11, 13)?, number(14, 16)?, number(17, 19)?, number(20, 26)?);
+        let plain = year >= 1000 && (1..=12).contains(&month) && (1..=28).contains(&day);
+        if !plain || hour > 23 || minute > 59 || second > 59 {
+            return None;
+        }
+        let days = days_from_civil(year, month as u32, day as u32);
+        let unix_secs = days * 86_400 + hour * 3_600 + minute * 60 + second;
+        Some(MicroTime { unix_micros: unix_secs * 1_000_000 + micros })
     }
 
     /// `2026-01-01T00:00:00.000000Z`.
@@ -400,6 +431,41 @@ mod tests {
     use super::*;
 
     const EPOCH_2026_NS: i64 = 1_767_225_600 * 1_000_000_000;
+
+    /// The canonical form read without the layout parser gives what the parser gives, and
+    /// anything else (the 29th and later, leap days, bad digits, other zones, other lengths)
+    /// goes to the parser: random times and their text, then edits of it.
+    #[test]
+    fn canonical_micro_times_read_as_the_parser_reads_them() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let micros = (x % 253_402_300_799_000_000) as i64 - 30_000_000_000_000_000;
+            let text = MicroTime { unix_micros: micros }.to_rfc3339();
+            let general = go_time_parse(MICRO_TIME_LAYOUT, &text).map(|(s, n)| s * 1_000_000 + n / 1_000);
+            assert_eq!(MicroTime::parse(&text).map(|m| m.unix_micros), general, "{text}");
+            assert_eq!(general, Ok(micros), "{text}");
+        }
+        for text in [
+            "2024-02-29T12:00:00.000000Z",
+            "2026-02-29T12:00:00.000000Z",
+            "2026-04-31T00:00:00.000000Z",
+            "2026-13-01T00:00:00.000000Z",
+            "2026-01-01T24:00:00.000000Z",
+            "2026-01-01T00:60:00.000000Z",
+            "2026-01-01T00:00:60.000000Z",
+            "2026-01-01T00:00:00.00000aZ",
+            "2026-01-01T00:00:00.000000+00:00",
+            "2026-01-01T00:00:00Z",
+            "0999-01-01T00:00:00.000000Z",
+            "+026-01-01T00:00:00.000000Z",
+        ] {
+            let general = go_time_parse(MICRO_TIME_LAYOUT, text).map(|(s, n)| s * 1_000_000 + n / 1_000);
+            assert_eq!(MicroTime::parse(text).map(|m| m.unix_micros), general, "{text}");
+        }
+    }
 
     /// The stack-written serialisation is `to_rfc3339`'s text (quoted), in and out of the years
     /// it writes itself.

@@ -327,11 +327,13 @@ pub fn validate_lease_spec(spec: &LeaseSpec) -> Vec<FieldError> {
 /// function appends `.Child("strategy")` again (validation.go@02f19cb0; a bug, reproduced).
 fn validate_strategy(strategy: &str) -> Vec<FieldError> {
     let field = "spec.strategy.strategy";
-    let quoted = format!("{strategy:?}");
+    // Quoted only for an error: the common, valid strategy allocates nothing.
+    let quoted = || format!("{strategy:?}");
     match strategy.split_once('/') {
         None if strategy == "OldestEmulationVersion" => Vec::new(),
-        None => vec![FieldError::not_supported(field, &quoted, &["OldestEmulationVersion"])],
+        None => vec![FieldError::not_supported(field, &quoted(), &["OldestEmulationVersion"])],
         Some((prefix, name)) => {
+            let quoted = quoted();
             let mut errors = Vec::new();
             if prefix.is_empty() {
                 errors.push(FieldError::invalid(field, &quoted, "prefix part must be non-empty"));
