@@ -350,20 +350,27 @@ pub fn leaf_fields(object: &Value) -> BTreeMap<String, Option<&Value>> {
 fn collect_leaves<'a>(map: &'a Map<String, Value>, prefix: &str, out: &mut BTreeMap<String, Option<&'a Value>>) {
     for (key, value) in map {
         let path = child_path(prefix, key);
-        if UNTRACKED.contains(&path.as_str()) || value.is_null() {
+        if UNTRACKED.contains(&path.as_str()) {
             continue;
         }
-        match value {
-            Value::Object(child) if GRANULAR_MAPS.contains(&path.as_str()) => {
-                for (k, v) in child {
-                    out.insert(child_path(&path, k), Some(v));
-                }
-                out.insert(path, None);
+        collect_entry(path, value, out);
+    }
+}
+
+/// The tracked fields under one field at `path` (itself tracked): none for a null, a granular
+/// map's keys and the map itself, an object's fields, or the leaf.
+fn collect_entry<'a>(path: String, value: &'a Value, out: &mut BTreeMap<String, Option<&'a Value>>) {
+    match value {
+        Value::Null => {}
+        Value::Object(child) if GRANULAR_MAPS.contains(&path.as_str()) => {
+            for (k, v) in child {
+                out.insert(child_path(&path, k), Some(v));
             }
-            Value::Object(child) => collect_leaves(child, &path, out),
-            leaf => {
-                out.insert(path, Some(leaf));
-            }
+            out.insert(path, None);
+        }
+        Value::Object(child) => collect_leaves(child, &path, out),
+        leaf => {
+            out.insert(path, Some(leaf));
         }
     }
 }
@@ -411,6 +418,115 @@ pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<S
         }
     }
     diff
+}
+
+/// The diff of two objects kept as JSON (`Stored::Json`), each given as its tracked metadata
+/// and its other fields (`before` absent = a create): `leaves_diff` of both objects'
+/// [`json_object_leaves`], computed by walking both at once and passing over every field whose
+/// value is the same on both sides, so that only what changed builds paths (a LeaseCandidate's
+/// renewal changes one field of about twenty). Paths are unique only while no key holds the
+/// separator; an object with such a key takes the whole-map diff. Debug builds check it
+/// against the whole objects' diff at every write.
+pub fn json_object_diff(
+    before: Option<(&Map<String, Value>, &Map<String, Value>)>,
+    after: (&Map<String, Value>, &Map<String, Value>),
+) -> FieldDiff {
+    let separator_in_keys = |map: &Map<String, Value>| {
+        fn any(map: &Map<String, Value>) -> bool {
+            map.iter().any(|(k, v)| k.contains(SEP) || matches!(v, Value::Object(child) if any(child)))
+        }
+        any(map)
+    };
+    let plain = [Some(after), before]
+        .into_iter()
+        .flatten()
+        .all(|(meta, rest)| !separator_in_keys(meta) && !separator_in_keys(rest));
+    if !plain {
+        let before = before.map(|(meta, rest)| json_object_leaves(meta, rest)).unwrap_or_default();
+        return leaves_diff(&before, &json_object_leaves(after.0, after.1));
+    }
+    let mut diff = FieldDiff::default();
+    walk_diff(before.map(|b| b.1), Some(after.1), "", &mut diff);
+    walk_diff(before.map(|b| b.0), Some(after.0), "metadata", &mut diff);
+    diff
+}
+
+/// [`json_object_diff`] of the fields of one map level under `prefix`.
+fn walk_diff(
+    before: Option<&Map<String, Value>>,
+    after: Option<&Map<String, Value>>,
+    prefix: &str,
+    out: &mut FieldDiff,
+) {
+    // Two versions of one object keep their keys in one order: read them side by side, with
+    // no lookup by key.
+    if let (Some(b), Some(a)) = (before, after)
+        && b.len() == a.len()
+        && b.keys().zip(a.keys()).all(|(kb, ka)| kb == ka)
+    {
+        for ((key, b), (_, a)) in b.iter().zip(a) {
+            walk_entry(prefix, key, Some(b), Some(a), out);
+        }
+        return;
+    }
+    for (key, a) in after.into_iter().flatten() {
+        walk_entry(prefix, key, before.and_then(|m| m.get(key)), Some(a), out);
+    }
+    for (key, b) in before.into_iter().flatten() {
+        if !after.is_some_and(|m| m.contains_key(key)) {
+            walk_entry(prefix, key, Some(b), None, out);
+        }
+    }
+}
+
+fn walk_entry(prefix: &str, key: &str, before: Option<&Value>, after: Option<&Value>, out: &mut FieldDiff) {
+    let same = match (before, after) {
+        (Some(b), Some(a)) => same_value(b, a),
+        (None, None) => true,
+        _ => false,
+    };
+    if same {
+        return;
+    }
+    let path = child_path(prefix, key);
+    if UNTRACKED.contains(&path.as_str()) {
+        return;
+    }
+    match (before, after) {
+        (Some(Value::Object(b)), Some(Value::Object(a))) if !GRANULAR_MAPS.contains(&path.as_str()) => {
+            walk_diff(Some(b), Some(a), &path, out)
+        }
+        _ => {
+            // A leaf that changed, a field that came or went, a granular map: the leaves of
+            // each side under it, diffed as the whole-map diff would.
+            let (mut b, mut a) = (BTreeMap::new(), BTreeMap::new());
+            if let Some(before) = before {
+                collect_entry(path.clone(), before, &mut b);
+            }
+            if let Some(after) = after {
+                collect_entry(path, after, &mut a);
+            }
+            let diff = leaves_diff(&b, &a);
+            out.changed.extend(diff.changed);
+            out.removed.extend(diff.removed);
+        }
+    }
+}
+
+/// `a == b`, reading objects whose keys lie in the same order side by side instead of looking
+/// each key up (hashing it) in the other.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() => {
+            if x.keys().zip(y.keys()).all(|(kx, ky)| kx == ky) {
+                x.values().zip(y.values()).all(|(vx, vy)| same_value(vx, vy))
+            } else {
+                a == b
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(vx, vy)| same_value(vx, vy)),
+        _ => a == b,
+    }
 }
 
 /// Diff of two JSON objects' tracked fields (`live` absent = a create).
@@ -661,6 +777,64 @@ pub fn remove_field(object: &mut Value, path: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The walking diff of objects kept as JSON gives the whole-map diff: random edits of a
+    /// LeaseCandidate-like object (values changed, fields added, removed, nulled, turned from a
+    /// leaf into an object and back, labels changed, a key holding the separator).
+    #[test]
+    fn the_walking_json_object_diff_is_the_whole_map_diff() {
+        let base = json!({
+            "spec": {"leaseName": "l", "binaryVersion": "1.34.0", "renewTime": "t0", "strategy": "OldestEmulationVersion",
+                     "nested": {"a": 1, "b": [1, 2], "c": {"d": null}}},
+            "status": null,
+        });
+        let meta = json!({"labels": {"app": "x", "tier": "y"}, "annotations": {"k": "v"}});
+        // Edits of the spec apply while it is an object (one edit makes it a leaf).
+        fn spec(o: &mut Value) -> Option<&mut Value> {
+            o.get_mut("spec").filter(|s| s.is_object())
+        }
+        let edits: Vec<fn(&mut Value, &mut Value)> = vec![
+            |o, _| _ = spec(o).map(|s| s["renewTime"] = json!("t1")),
+            |o, _| _ = spec(o).map(|s| s["nested"]["a"] = json!(2)),
+            |o, _| _ = spec(o).map(|s| s["nested"]["c"] = json!({"d": 1, "e": {}})),
+            |o, _| _ = spec(o).map(|s| s["nested"]["b"] = json!({"x": 1})),
+            |o, _| _ = spec(o).map(|s| s["leaseName"] = Value::Null),
+            |o, _| _ = spec(o).map(|s| s.as_object_mut().map(|m| m.shift_remove("strategy"))),
+            |o, _| o["status"] = json!({"phase": "p"}),
+            |o, _| o["extra"] = json!("new"),
+            |o, _| o["spec"] = json!("a leaf now"),
+            |_, m| m["labels"]["app"] = json!("z"),
+            |_, m| m["labels"] = Value::Null,
+            |_, m| m["annotations"]["new\u{1f}key"] = json!("v"),
+            |o, _| _ = spec(o).map(|s| s["odd\u{1f}key"] = json!({"a": 1})),
+            |o, _| o["apiVersion"] = json!("v2"),
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..2_000 {
+            let (mut before, mut before_meta) = (base.clone(), meta.clone());
+            let (mut after, mut after_meta) = (base.clone(), meta.clone());
+            for target in [(&mut before, &mut before_meta), (&mut after, &mut after_meta)] {
+                for _ in 0..3 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    if x % 3 > 0 {
+                        edits[(x / 3 % edits.len() as u64) as usize](target.0, target.1);
+                    }
+                }
+            }
+            let (b, bm) = (before.as_object().unwrap(), before_meta.as_object().unwrap());
+            let (a, am) = (after.as_object().unwrap(), after_meta.as_object().unwrap());
+            let whole = leaves_diff(&json_object_leaves(bm, b), &json_object_leaves(am, a));
+            assert_eq!(
+                json_object_diff(Some((bm, b)), (am, a)),
+                whole,
+                "{before} {before_meta} → {after} {after_meta}"
+            );
+            let created = leaves_diff(&BTreeMap::new(), &json_object_leaves(am, a));
+            assert_eq!(json_object_diff(None, (am, a)), created);
+        }
+    }
 
     fn set(paths: &[&str]) -> BTreeSet<String> {
         paths.iter().map(|p| p.replace('.', "\u{1f}")).collect()
