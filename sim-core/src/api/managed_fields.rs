@@ -420,6 +420,9 @@ pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<S
     diff
 }
 
+/// An object kept as JSON, as a diff reads it: its tracked metadata and its other fields.
+pub type JsonObjectFields<'a> = (&'a Map<String, Value>, &'a Map<String, Value>);
+
 /// The diff of two objects kept as JSON (`Stored::Json`), each given as its tracked metadata
 /// and its other fields (`before` absent = a create): `leaves_diff` of both objects'
 /// [`json_object_leaves`], computed by walking both at once and passing over every field whose
@@ -427,10 +430,7 @@ pub fn leaves_diff(before: &BTreeMap<String, Option<&Value>>, after: &BTreeMap<S
 /// renewal changes one field of about twenty). Paths are unique only while no key holds the
 /// separator; an object with such a key takes the whole-map diff. Debug builds check it
 /// against the whole objects' diff at every write.
-pub fn json_object_diff(
-    before: Option<(&Map<String, Value>, &Map<String, Value>)>,
-    after: (&Map<String, Value>, &Map<String, Value>),
-) -> FieldDiff {
+pub fn json_object_diff(before: Option<JsonObjectFields>, after: JsonObjectFields) -> FieldDiff {
     let separator_in_keys = |map: &Map<String, Value>| {
         fn any(map: &Map<String, Value>) -> bool {
             map.iter().any(|(k, v)| k.contains(SEP) || matches!(v, Value::Object(child) if any(child)))
