@@ -818,7 +818,7 @@ mod tests {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x % 3 > 0 {
+                    if !x.is_multiple_of(3) {
                         edits[(x / 3 % edits.len() as u64) as usize](target.0, target.1);
                     }
                 }
