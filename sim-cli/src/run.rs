@@ -27,8 +27,6 @@ pub struct RunOutput {
     pub subtitle: String,
     /// Each Lease elected on, with its settings in words, for plot labels.
     pub lease_groups: Vec<crate::report::LeaseGroup>,
-    /// Every metric by path (`sim_core::scenario::metric_values`), computed once per run.
-    pub metric_values: std::collections::BTreeMap<String, f64>,
     /// The history checks of a traced run with a reconciler, computed once per run (the summary,
     /// the table, `history.jsonl` and hunts all read them).
     pub history: Option<sim_core::history::HistoryReport>,
@@ -237,7 +235,8 @@ pub fn run_budgeted(
     // The world holds its own copy; this one is not read again (720 bytes an elector).
     drop(spec);
     let result = run_world(loaded, world, duration, estimate.events, trace, budget)?;
-    let metric_values = metric_values(&result.metrics);
+    // Every metric by path, for the expectations only (20 MB at 10,000 electors: not kept).
+    let metric_values = if expectations.is_empty() { Default::default() } else { metric_values(&result.metrics) };
     let expectations = expectations
         .into_iter()
         .map(|(text, e)| {
@@ -245,6 +244,7 @@ pub fn run_budgeted(
             ExpectationResult { text, passed, seen }
         })
         .collect();
+    drop(metric_values);
     let history = check_history(&result, trace);
     Ok(RunOutput {
         history,
@@ -259,7 +259,6 @@ pub fn run_budgeted(
         subtitle,
         lease_groups,
         traced: trace,
-        metric_values,
     })
 }
 

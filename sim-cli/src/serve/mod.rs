@@ -457,7 +457,6 @@ pub fn merge_real_clients(result: &mut RunResult, core: &Core, end: Nanos) {
 }
 
 fn session_output(result: RunResult, spec: &WorldSpec, name: &str, requests: u64) -> crate::run::RunOutput {
-    let metric_values = sim_core::scenario::metric_values(&result.metrics);
     crate::run::RunOutput {
         history: None,
         expectations: Vec::new(),
@@ -470,7 +469,6 @@ fn session_output(result: RunResult, spec: &WorldSpec, name: &str, requests: u64
         subtitle: crate::report::subtitle_from_spec(spec),
         lease_groups: crate::report::lease_groups_from_spec(spec),
         traced: true,
-        metric_values,
         result,
     }
 }

@@ -60,8 +60,9 @@ fn pretty(v: &Value) -> String {
 /// same for every run of a scenario with these nodes), plus `transitions_per_hour`.
 fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     let loaded = spec.load_point(0)?;
-    let mut out = run::run(&loaded, Some(spec.seeds.0), false)?;
-    let mut columns: Vec<String> = run_metrics(&mut out.metric_values, &out.result).into_keys().collect();
+    let out = run::run(&loaded, Some(spec.seeds.0), false)?;
+    let mut values = sim_core::scenario::metric_values(&out.result.metrics);
+    let mut columns: Vec<String> = run_metrics(&mut values, &out.result).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
