@@ -141,22 +141,15 @@ fn body_of(req: &HttpRequest) -> Result<Body, Reply> {
 }
 
 /// The typed object a create or update's JSON body decodes to, where that can be known
-/// without the server (no lock held): a PUT or POST of a Lease whose body [`body_of`] would
-/// take as JSON text. `None` leaves the decoding to the server.
+/// without the server (no lock held): a PUT or POST whose body [`body_of`] sends as JSON text.
+/// `None` leaves the decoding to the server.
 pub fn typed_body(req: &HttpRequest) -> Option<Body> {
-    if !matches!(req.method.as_str(), "PUT" | "POST") || req.body.is_empty() {
-        return None;
-    }
-    let content_type = req.header("content-type").unwrap_or("application/json");
-    if content_type.starts_with("application/vnd.kubernetes.protobuf")
-        || content_type.starts_with("application/apply-patch+yaml")
-        || proto::is_protobuf(&req.body)
-    {
+    if !matches!(req.method.as_str(), "PUT" | "POST") {
         return None;
     }
     let Route::Resource { resource, .. } = route(&req.path) else { return None };
-    let text = std::str::from_utf8(&req.body).ok()?;
-    api::typed_body_from_text(resource.stored?, text)
+    let Ok(Body::Text(text)) = body_of(req) else { return None };
+    api::typed_body_from_text(resource.stored?, &text)
 }
 
 /// The answer to a Kubernetes API request by `user`, at true time `now` (`wall`: the server's
