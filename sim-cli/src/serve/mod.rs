@@ -375,9 +375,7 @@ fn finish(
     {
         staged.write(&file, bytes).map_err(CliError::input)?;
     }
-    staged
-        .write("summary.json", crate::format::pretty_json(&crate::outputs::summary_json(&output)))
-        .map_err(CliError::input)?;
+    staged.write_with("summary.json", |w| crate::outputs::Summary::of(&output).write(w)).map_err(CliError::input)?;
     staged.write_with("trace.jsonl", |w| crate::outputs::write_trace_jsonl(&output, w)).map_err(CliError::input)?;
     let record = std::fs::read(session.join("record.jsonl")).unwrap_or_default();
     staged.write("record.jsonl", record).map_err(CliError::input)?;
