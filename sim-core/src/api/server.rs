@@ -1480,10 +1480,7 @@ pub fn typed_body_from_text(kind: Kind, text: &str) -> Option<Body> {
     }
     // A duplicate field, a wrong type, trailing bytes: an error here, the server's path then.
     let decoded: LeaseText = serde_json::from_str(text).ok()?;
-    let matches = |given: &Option<String>, wanted: &str| given.as_deref().is_none_or(|g| g == wanted);
-    if !matches(&decoded.api_version, kind.api_version()) || !matches(&decoded.kind, kind.kind_name()) {
-        return None;
-    }
+    check_type_meta_of(kind, decoded.api_version.as_deref(), decoded.kind.as_deref()).ok()?;
     let lease = Arc::new(Lease { metadata: decoded.metadata, spec: decoded.spec });
     if cfg!(debug_assertions) {
         match decode_body(kind, &Body::Text(text.to_string())) {
@@ -1507,8 +1504,13 @@ fn typed_body_json(body: &Body) -> Option<Value> {
 
 /// apiVersion/kind of a body against the URL's (create.go / update.go).
 fn check_type_meta(kind: Kind, value: &Value) -> Result<(), ApiError> {
-    let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or(kind.api_version());
-    let body_kind = value.get("kind").and_then(Value::as_str).unwrap_or(kind.kind_name());
+    check_type_meta_of(kind, value.get("apiVersion").and_then(Value::as_str), value.get("kind").and_then(Value::as_str))
+}
+
+/// [`check_type_meta`] of a body's `apiVersion` and `kind` (absent: the URL's).
+fn check_type_meta_of(kind: Kind, api_version: Option<&str>, body_kind: Option<&str>) -> Result<(), ApiError> {
+    let api_version = api_version.unwrap_or(kind.api_version());
+    let body_kind = body_kind.unwrap_or(kind.kind_name());
     if api_version != kind.api_version() {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({api_version}) does not match the expected API version ({})",
