@@ -187,25 +187,19 @@ impl CSharpElector {
     }
 
     /// The main loop's try, its request in flight, is left running as a new side task (the
-    /// request goes with it); returns the task.
-    fn orphan_main(&mut self, loops: bool, out: &mut Outputs) -> Option<u32> {
-        let t = self.main.take()?;
+    /// request goes with it).
+    fn orphan_main(&mut self, loops: bool, out: &mut Outputs) {
+        let Some(t) = self.main.take() else { return };
         debug_assert!(self.io.awaiting, "a try between its requests: it sends the next at once");
+        self.io.awaiting = false;
         let task = self.new_task();
-        let current = if self.io.awaiting {
-            self.io.awaiting = false;
-            out.push(Output::Detach { task });
-            let op = match t.step {
-                Step::Get => LockOp::Get,
-                Step::Create => LockOp::Create(t.candidate),
-                Step::Put => LockOp::Write(t.candidate, WriteShape::PUT),
-            };
-            Some((t, op))
-        } else {
-            None
+        out.push(Output::Detach { task });
+        let op = match t.step {
+            Step::Get => LockOp::Get,
+            Step::Create => LockOp::Create(t.candidate),
+            Step::Put => LockOp::Write(t.candidate, WriteShape::PUT),
         };
-        self.orphans.push(Orphan { task, loops, current });
-        Some(task)
+        self.orphans.push(Orphan { task, loops, current: Some((t, op)) });
     }
 
     fn main_outcome(&mut self, next: Next, now: Now, out: &mut Outputs) {
