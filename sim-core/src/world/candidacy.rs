@@ -57,5 +57,5 @@ pub(super) struct Cle {
     /// The coordinated nodes by identity (a LeaseCandidate's name), in node order: a write to a
     /// candidate finds the informers to notify without a pass over the fleet. (Identities are
     /// fixed; `identity_per_start` renames the holder, not the candidate.)
-    pub(super) owners: std::collections::HashMap<Arc<str>, Vec<usize>>,
+    pub(super) owners: std::collections::HashMap<Arc<str>, Arc<[usize]>>,
 }

@@ -219,9 +219,8 @@ impl World {
         if !pending {
             self.election_enqueue(key, now, now);
         }
-        let count = self.cle.as_ref().and_then(|c| c.owners.get(name)).map_or(0, Vec::len);
-        for k in 0..count {
-            let Some(n) = self.cle.as_ref().and_then(|c| c.owners.get(name)).map(|o| o[k]) else { break };
+        let owners = self.cle.as_ref().and_then(|c| c.owners.get(name)).cloned();
+        for &n in owners.iter().flat_map(|o| o.iter()) {
             self.candidate_notify(now, n);
         }
     }

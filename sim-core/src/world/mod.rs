@@ -322,10 +322,11 @@ impl World {
                 .collect();
             // The garbage collector runs once at the controller's start, then every 30 minutes.
             queue.schedule(0, Event::ElectionGc {});
-            let mut owners: std::collections::HashMap<std::sync::Arc<str>, Vec<usize>> = Default::default();
+            let mut by_identity: std::collections::HashMap<&str, Vec<usize>> = Default::default();
             for (node, n) in spec.nodes.iter().enumerate().filter(|(_, n)| n.candidacy.is_some()) {
-                owners.entry(n.identity().into()).or_default().push(node);
+                by_identity.entry(n.identity()).or_default().push(node);
             }
+            let owners = by_identity.into_iter().map(|(identity, nodes)| (identity.into(), nodes.into())).collect();
             Some(Box::new(candidacy::Cle { clock, controller: election::Controller::new(), candidates, owners }))
         } else {
             None
