@@ -236,15 +236,18 @@ pub fn run_budgeted(
     drop(spec);
     let result = run_world(loaded, world, duration, estimate.events, trace, budget)?;
     // Every metric by path, for the expectations only (20 MB at 10,000 electors: not kept).
-    let metric_values = if expectations.is_empty() { Default::default() } else { metric_values(&result.metrics) };
-    let expectations = expectations
-        .into_iter()
-        .map(|(text, e)| {
-            let (passed, seen) = expect::check(&e, &metric_values, &result.actions);
-            ExpectationResult { text, passed, seen }
-        })
-        .collect();
-    drop(metric_values);
+    let expectations = if expectations.is_empty() {
+        Vec::new()
+    } else {
+        let values = metric_values(&result.metrics);
+        expectations
+            .into_iter()
+            .map(|(text, e)| {
+                let (passed, seen) = expect::check(&e, &values, &result.actions);
+                ExpectationResult { text, passed, seen }
+            })
+            .collect()
+    };
     let history = check_history(&result, trace);
     Ok(RunOutput {
         history,
