@@ -12,13 +12,15 @@ use crate::time::Nanos;
 
 /// A min-queue of events keyed by `(time, sequence)`.
 ///
-/// A binary heap laid out for the cache: positions count from 1, so the two children of
-/// position `i` are `2i` and `2i + 1`, and with 32-byte entries on 64-byte-aligned lines they
-/// share one cache line. Each level of a sift then waits for one line from memory, not two (a
-/// zero-based heap such as `std`'s `BinaryHeap` puts siblings `2i + 1` and `2i + 2` across a
-/// line boundary). In a fleet of thousands of electors the heap outgrows the core's caches and
-/// those waits are most of its cost. Keys are unique (the sequence number breaks every tie), so
-/// the order events come out in is the same as any other correct priority queue's.
+/// A four-ary heap laid out for the cache: the four children of position `i` are positions
+/// `4i - 2 ..= 4i + 1`, stored two slots further on, so that with 32-byte entries on
+/// 64-byte-aligned lines each group of four siblings fills exactly two whole lines. A sift down
+/// one level then waits for two lines that the prefetcher already asked for, and the heap has
+/// half the levels of a binary one. In a fleet of thousands of electors the heap outgrows the
+/// core's caches and those waits are most of its cost (measured against the binary heap with
+/// siblings on one line that it replaced: docs/performance.md, "Fleet scale"). Keys are unique
+/// (the sequence number breaks every tie), so the order events come out in is the same as any
+/// other correct priority queue's.
 ///
 /// `repr(C)` keeps `len` and `next_seq` apart: side by side, a push's two increments were
 /// merged into one 16-byte load and store of both, and that load could not be forwarded from
@@ -26,9 +28,10 @@ use crate::time::Nanos;
 /// (a fifth of `transmit`'s samples, where a request's arrival is pushed).
 #[repr(C)]
 pub struct EventQueue<E: QueueEvent> {
-    /// Entry `i` (1-based) is `lines[i / 2].0[i % 2]`. Every slot is initialised (a new line is
-    /// filled with copies of the entry that needed it), so no slot is ever read uninitialised;
-    /// slots past `len` and slot 0 hold stale copies and are never read as entries.
+    /// Position `i` (1-based) is slot `i + SLOT_OFFSET`, and slot `s` is `lines[s / 2].0[s % 2]`.
+    /// Every slot is initialised (a new line is filled with copies of the entry that needed
+    /// it), so no slot is ever read uninitialised; slots past position `len` and the first
+    /// three hold stale copies and are never read as entries.
     lines: Vec<Line<E>>,
     len: usize,
     now: Nanos,
@@ -40,6 +43,22 @@ pub struct EventQueue<E: QueueEvent> {
 /// prefetches would only cost instructions. (Measured: 3,000 electors, a heap of 3,000 entries,
 /// ran 0.98x with the prefetches and 1.03x without, against `std`'s heap.)
 const PREFETCH_FROM_LEN: usize = 1024;
+
+/// Position `i` is slot `i + 2`: the children of position `i` (`4i - 2 ..= 4i + 1`) are then
+/// slots `4i ..= 4i + 3`, a multiple of four, two whole lines.
+const SLOT_OFFSET: usize = 2;
+
+/// The parent of position `i > 1`.
+#[inline(always)]
+fn parent(i: usize) -> usize {
+    (i + 2) >> 2
+}
+
+/// The first of the four children of position `i`.
+#[inline(always)]
+fn first_child(i: usize) -> usize {
+    (i << 2) - 2
+}
 
 #[derive(Clone, Copy)]
 #[repr(C)]
@@ -137,7 +156,7 @@ fn store_word(dst: *mut u128, word: u128) {
     }
 }
 
-/// Two entries on one cache line: the children of one heap position.
+/// Two entries on one cache line: half of the four children of one heap position.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Line<E: Copy>([Entry<E>; 2]);
@@ -154,7 +173,7 @@ impl<E: QueueEvent> EventQueue<E> {
     }
 
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue { lines: Vec::with_capacity(capacity / 2 + 1), len: 0, next_seq: 0, now: 0 }
+        EventQueue { lines: Vec::with_capacity((capacity + SLOT_OFFSET) / 2 + 1), len: 0, next_seq: 0, now: 0 }
     }
 
     /// The time of the event most recently popped (0 before the first).
@@ -177,14 +196,15 @@ impl<E: QueueEvent> EventQueue<E> {
     #[inline(always)]
     fn entry(&self, i: usize) -> &Entry<E> {
         debug_assert!(i >= 1 && i <= self.len);
-        // SAFETY: `i <= len` and every line up to position `len` exists (`push` adds the line
-        // of each new position before it writes there; lines are never removed). `Line` is
+        let slot = i + SLOT_OFFSET;
+        // SAFETY: `i <= len` and every line up to position `len`'s slot exists (`push` adds the
+        // line of each new position before it writes there; lines are never removed). `Line` is
         // `repr(C)` around its two entries, so when it has no padding the entries are an array.
         unsafe {
             if Self::CONTIGUOUS {
-                &*(self.lines.as_ptr() as *const Entry<E>).add(i)
+                &*(self.lines.as_ptr() as *const Entry<E>).add(slot)
             } else {
-                self.lines.get_unchecked(i >> 1).0.get_unchecked(i & 1)
+                self.lines.get_unchecked(slot >> 1).0.get_unchecked(slot & 1)
             }
         }
     }
@@ -198,12 +218,13 @@ impl<E: QueueEvent> EventQueue<E> {
     #[inline(always)]
     fn slot_mut(&mut self, i: usize) -> *mut Entry<E> {
         debug_assert!(i >= 1 && i <= self.len);
+        let slot = i + SLOT_OFFSET;
         // SAFETY: as in `entry`.
         unsafe {
             if Self::CONTIGUOUS {
-                (self.lines.as_mut_ptr() as *mut Entry<E>).add(i)
+                (self.lines.as_mut_ptr() as *mut Entry<E>).add(slot)
             } else {
-                self.lines.get_unchecked_mut(i >> 1).0.get_unchecked_mut(i & 1)
+                self.lines.get_unchecked_mut(slot >> 1).0.get_unchecked_mut(slot & 1)
             }
         }
     }
@@ -236,7 +257,7 @@ impl<E: QueueEvent> EventQueue<E> {
     #[inline(always)]
     fn sift_up(&mut self, mut hole: usize, key: u128) -> usize {
         while hole > 1 {
-            let parent = hole >> 1;
+            let parent = parent(hole);
             if self.key(parent) <= key {
                 break;
             }
@@ -250,7 +271,7 @@ impl<E: QueueEvent> EventQueue<E> {
     #[inline(always)]
     fn push_entry(&mut self, entry: Entry<E>) {
         self.len += 1;
-        if self.len >> 1 == self.lines.len() {
+        while (self.len + SLOT_OFFSET) >> 1 >= self.lines.len() {
             self.lines.push(Line([entry, entry]));
         }
         let hole = self.sift_up(self.len, entry.key);
@@ -269,27 +290,44 @@ impl<E: QueueEvent> EventQueue<E> {
         if end == 0 {
             return Some(top);
         }
-        // Floyd's pop: the hole at the top goes down to the bottom by the smaller child, one
-        // comparison a level, then the last entry rises from there (it belongs near the bottom).
+        // Floyd's pop: the hole at the top goes down to the bottom by the smallest child, three
+        // comparisons a level, then the last entry rises from there (it belongs near the bottom).
         let mut hole = 1;
-        let mut child = 2;
         let deep = end > PREFETCH_FROM_LEN;
-        while child < end {
-            // The next level's two candidate lines, while this level's compare waits.
-            if deep && let Some(next) = self.lines.get(child..child + 2) {
-                crate::prefetch::prefetch(&next[0]);
-                crate::prefetch::prefetch(&next[1]);
+        loop {
+            let child = first_child(hole);
+            if child + 3 > end {
+                // The last, partial group (or none).
+                if child <= end {
+                    let mut best = child;
+                    for c in child + 1..=end {
+                        if self.key(c) < self.key(best) {
+                            best = c;
+                        }
+                    }
+                    let moved = *self.entry(best);
+                    self.set(hole, moved);
+                    hole = best;
+                }
+                break;
             }
-            child += usize::from(self.key(child + 1) < self.key(child));
-            let moved = *self.entry(child);
+            // The four groups of grandchildren (16 slots, 8 lines, back to back) while this
+            // level's comparisons wait: one of them is the next level.
+            if deep {
+                let first = (first_child(child) + SLOT_OFFSET) >> 1;
+                if let Some(next) = self.lines.get(first..first + 8) {
+                    for line in next {
+                        crate::prefetch::prefetch(line);
+                    }
+                }
+            }
+            let (k0, k1, k2, k3) = (self.key(child), self.key(child + 1), self.key(child + 2), self.key(child + 3));
+            let (a, ka) = if k1 < k0 { (child + 1, k1) } else { (child, k0) };
+            let (b, kb) = if k3 < k2 { (child + 3, k3) } else { (child + 2, k2) };
+            let best = if kb < ka { b } else { a };
+            let moved = *self.entry(best);
             self.set(hole, moved);
-            hole = child;
-            child = hole << 1;
-        }
-        if child == end {
-            let moved = *self.entry(child);
-            self.set(hole, moved);
-            hole = child;
+            hole = best;
         }
         let hole = self.sift_up(hole, last.key);
         self.set(hole, last);
