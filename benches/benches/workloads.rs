@@ -4,9 +4,11 @@
 //! - `flap`: the flap family (500 one-hour runs of three client-go nodes, one core) against a
 //!   bare binary-heap loop firing the same number of events;
 //! - `trace`: the same runs with the event trace kept, against trace off;
-//! - `scale`: 30 … 10,000 electors (three per Lease) for one simulated hour, each against the bare
-//!   loop at that queue size; writes `scale.csv` and `scale.svg` (seconds per simulated hour
-//!   against electors) to `--out` (default `target/bench`).
+//! - `scale`: 30 … 100,000 electors (three per Lease; up to `--max-electors`, default 30,000)
+//!   for one simulated hour, each against the bare loop at that queue size; writes `scale.csv`
+//!   and `scale.svg` (wall microseconds per simulated elector-hour against electors: flat is
+//!   linear) to `--out` (default `target/bench`), and says which vector extensions the
+//!   processor has (the figures of an AVX-512 host and an AVX2-only one differ).
 //!
 //! Run: `cargo bench -p leasesim-benches --bench workloads -- [flap|trace|scale|all]
 //! [--pairs N] [--seeds N] [--max-electors N] [--out DIR]`. Measurements alternate A B A B …
@@ -28,7 +30,7 @@ fn options() -> Options {
         what: "all".into(),
         pairs: 5,
         seeds: 100,
-        max_electors: 10_000,
+        max_electors: 30_000,
         out: std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../target/bench")),
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
@@ -120,7 +122,9 @@ fn trace(o: &Options) {
 }
 
 fn scale(o: &Options) {
-    let sizes: Vec<usize> = [30, 100, 300, 1_000, 3_000, 10_000].into_iter().filter(|&n| n <= o.max_electors).collect();
+    let sizes: Vec<usize> =
+        [30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000].into_iter().filter(|&n| n <= o.max_electors).collect();
+    println!("scale: {}", machine());
     let mut rows = Vec::new();
     for &n in &sizes {
         let pairs = if n >= 3_000 { 1 } else { o.pairs.min(3) };
@@ -148,6 +152,7 @@ fn scale(o: &Options) {
     }
     std::fs::create_dir_all(&o.out).expect("--out");
     let mut csv = String::from("electors,events,seconds_per_simulated_hour,bare_loop_seconds\n");
+    // Per elector-hour: the cost of a fleet is linear in its size when this is flat.
     for (n, events, sim, bare) in &rows {
         csv.push_str(&format!("{n},{events},{sim:.4},{bare:.4}\n"));
     }
@@ -156,48 +161,66 @@ fn scale(o: &Options) {
     println!("wrote {}/scale.csv and scale.svg", o.out.display());
 }
 
+/// The processor and the vector extensions the ChaCha8 refill can take (its widest is used).
+fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown processor".into());
+    #[cfg(target_arch = "x86_64")]
+    let features = format!(
+        "AVX2 {}, AVX-512F {}",
+        if std::arch::is_x86_feature_detected!("avx2") { "yes" } else { "no" },
+        if std::arch::is_x86_feature_detected!("avx512f") { "yes" } else { "no" }
+    );
+    #[cfg(not(target_arch = "x86_64"))]
+    let features = "not x86_64".to_string();
+    format!("{model}; {features}")
+}
+
+/// Microseconds of wall time per simulated elector-hour against electors (a log axis), leasesim
+/// and the bare loop of the same events and queue size: a flat line is a cost linear in the fleet.
 fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
     use plotters::prelude::*;
     sim_cli::sweep::plots::ensure_font();
+    let per = |seconds: f64, n: usize| seconds * 1e6 / n as f64;
     let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).expect("draw");
-    let max_x = rows.iter().map(|r| r.0).max().unwrap_or(1) as f64 * 1.05;
-    let max_y = rows.iter().map(|r| r.2.max(r.3)).fold(0.0, f64::max) * 1.15;
-    let decimals = if max_y >= 20.0 {
-        0
-    } else if max_y >= 2.0 {
-        1
-    } else {
-        2
-    };
+    let min_x = rows.iter().map(|r| r.0).min().unwrap_or(1) as f64 / 1.3;
+    let max_x = rows.iter().map(|r| r.0).max().unwrap_or(1) as f64 * 1.3;
+    let max_y = rows.iter().map(|r| per(r.2, r.0).max(per(r.3, r.0))).fold(0.0, f64::max) * 1.2;
     let mut chart = ChartBuilder::on(&root)
-        .caption("leasesim: seconds per simulated hour against electors (3 per Lease)", ("sans-serif", 22))
+        .caption("leasesim: wall time per simulated elector-hour (3 electors per Lease)", ("sans-serif", 22))
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..max_x, 0.0..max_y)
+        .build_cartesian_2d((min_x..max_x).log_scale(), 0.0..max_y)
         .expect("chart");
     chart
         .configure_mesh()
-        .x_desc("electors")
-        .y_desc("wall seconds per simulated hour")
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        // Ticks fall on halves or tenths below about ten seconds: whole numbers would print
-        // "4, 4, 3, 3" there.
-        .y_label_formatter(&|y| format!("{y:.decimals$}"))
+        .x_desc("electors (log scale)")
+        .y_desc("wall µs per elector-hour")
+        .x_label_formatter(&|x| {
+            if *x >= 1000.0 { format!("{}k", (x / 1000.0).round()) } else { format!("{x:.0}") }
+        })
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .label_style(("sans-serif", 16))
         .axis_desc_style(("sans-serif", 18))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .expect("mesh");
-    let sim: Vec<(f64, f64)> = rows.iter().map(|r| (r.0 as f64, r.2)).collect();
-    let bare: Vec<(f64, f64)> = rows.iter().map(|r| (r.0 as f64, r.3)).collect();
+    let sim: Vec<(f64, f64)> = rows.iter().map(|r| (r.0 as f64, per(r.2, r.0))).collect();
+    let bare: Vec<(f64, f64)> = rows.iter().map(|r| (r.0 as f64, per(r.3, r.0))).collect();
     let blue = RGBColor(31, 119, 180);
     let grey = RGBColor(127, 127, 127);
     chart
         .draw_series(LineSeries::new(sim.clone(), blue.stroke_width(3)))
         .expect("line")
-        .label("leasesim (whole run)")
+        .label("leasesim (whole run, in process)")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], blue.stroke_width(3)));
     chart.draw_series(sim.iter().map(|&p| Circle::new(p, 5, blue.filled()))).expect("points");
     chart
