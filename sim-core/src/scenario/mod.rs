@@ -236,7 +236,7 @@ impl Scenario {
                 check_name(Kind::Namespace, ns, "a namespace").map_err(|m| err(&["leases", name, "namespace"], m))?;
             }
         }
-        let mut nodes = Vec::new();
+        let mut nodes = Vec::with_capacity(self.nodes.len());
         for (i, doc) in self.nodes.iter().enumerate() {
             nodes.push(self.node_spec(i, doc, &identities[i], &self.lease_of(doc).0, &lease_name)?);
         }
@@ -742,10 +742,13 @@ struct RbacKey {
 /// cache's comparison. The last answer is remembered per thread and handed out shared, so a run
 /// like the one before it gets the same `Arc`, which the setup cache recognises by address. A
 /// memory of a pure function (`objects` compared as text, key order and all), so no answer
-/// depends on it.
+/// depends on it. The answer is remembered weakly: it lives as long as a spec or a setup cache
+/// holds it (a sweep's cache does, between runs), and a single run's world lets it go once its
+/// server is set up (a fleet's ServiceAccounts and binding subjects as JSON are ~1.2 KB an
+/// elector).
 fn setup_objects(key: SetupKey, objects: &[serde_json::Value]) -> std::sync::Arc<Vec<serde_json::Value>> {
-    use std::sync::Arc;
-    type Memo = Option<(SetupKey, Vec<serde_json::Value>, Arc<Vec<serde_json::Value>>)>;
+    use std::sync::{Arc, Weak};
+    type Memo = Option<(SetupKey, Vec<serde_json::Value>, Weak<Vec<serde_json::Value>>)>;
     thread_local! {
         static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
     }
@@ -754,13 +757,14 @@ fn setup_objects(key: SetupKey, objects: &[serde_json::Value]) -> std::sync::Arc
         if let Some((k, o, answer)) = last.as_ref()
             && *k == key
             && crate::api::identical_json_slices(o, objects)
+            && let Some(answer) = answer.upgrade()
         {
-            return Arc::clone(answer);
+            return answer;
         }
         let mut built = key.build();
         built.extend(objects.iter().cloned());
         let answer = Arc::new(built);
-        *last = Some((key, objects.to_vec(), Arc::clone(&answer)));
+        *last = Some((key, objects.to_vec(), Arc::downgrade(&answer)));
         answer
     })
 }

@@ -93,7 +93,8 @@ pub struct World {
     server: ApiServer,
     procs: Vec<Process>,
     net: Network,
-    recs: Vec<Option<Reconciler>>,
+    /// Boxed: most nodes have none, and a fleet's would each take a reconciler's size inline.
+    recs: Vec<Option<Box<Reconciler>>>,
     /// Each node's child object as a slot (`u32::MAX`: no reconciler): nodes whose reconcilers
     /// write the same object share one.
     child_slot: Vec<u32>,
@@ -185,7 +186,10 @@ impl World {
         Ok(server)
     }
 
-    fn with_server(spec: WorldSpec, mut server: ApiServer) -> Result<World, SetupError> {
+    fn with_server(mut spec: WorldSpec, mut server: ApiServer) -> Result<World, SetupError> {
+        // The server holds its objects now: the spec's JSON of them is let go (the setup cache
+        // keeps its own reference where there is one).
+        spec.setup_objects = Arc::new(Vec::new());
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
         let mut lease_index: HashMap<(&str, &str), usize> = HashMap::new();
@@ -215,7 +219,7 @@ impl World {
             procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease, field_manager));
             links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
         }
-        let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(Reconciler::new)).collect();
+        let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(|r| Box::new(Reconciler::new(r)))).collect();
         let mut objects: Vec<(&str, &str)> = Vec::new();
         let child_slot: Vec<u32> = spec
             .nodes
@@ -235,7 +239,9 @@ impl World {
             })
             .collect();
         let child_last_writer = vec![None; objects.len()];
-        let mut queue = EventQueue::with_capacity(64 + 8 * spec.nodes.len());
+        // About two events a node wait at once (a timer, or a request and its timeout); a
+        // queue that holds more grows.
+        let mut queue = EventQueue::with_capacity(64 + 2 * spec.nodes.len());
         // Everything known before the run (starts, the timeline's faults, actions, and the
         // occurrences of random fault processes, all drawn up front from each process's own
         // stream) is the agenda: sequence numbers are taken now, in this order, but only the
@@ -651,10 +657,6 @@ impl World {
     fn finish(self, end: Nanos) -> RunResult {
         // Clock offsets, for plots, only for nodes whose clock is not perfect: sampled when a
         // plot asks (a sweep or a hunt draws none).
-        let server = &self.server;
-        let transitions = |l: &LeaseTrack| {
-            l.lease_ref.and_then(|r| server.lease_spec(r)).and_then(|s| s.lease_transitions).unwrap_or(0) as i64
-        };
         let clocks = self
             .procs
             .iter()
@@ -662,7 +664,21 @@ impl World {
             .filter(|(_, p)| *p.clock.spec() != crate::clock::ClockSpec::default())
             .map(|(i, p)| (i, p.clock.clone()))
             .collect();
-        self.obs.finish(end, transitions, ClockOffsets { end, clocks }, self.events_processed)
+        // Each Lease's last leaseTransitions read now, and the rest of the world let go before
+        // the result is built: a fleet's processes, links and server would otherwise still
+        // take their memory while the result takes its own (the run's peak).
+        let transitions: Vec<i64> = self
+            .obs
+            .leases
+            .iter()
+            .map(|l| {
+                l.lease_ref.and_then(|r| self.server.lease_spec(r)).and_then(|s| s.lease_transitions).unwrap_or(0)
+                    as i64
+            })
+            .collect();
+        let World { obs, events_processed, spec, queue, server, procs, net, recs, agenda, watches, cle, .. } = self;
+        drop((spec, queue, server, procs, net, recs, agenda, watches, cle));
+        obs.finish(end, |lease| transitions[lease], ClockOffsets { end, clocks }, events_processed)
     }
 }
 

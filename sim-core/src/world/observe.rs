@@ -413,7 +413,7 @@ impl Observer {
     pub(super) fn finish(
         mut self,
         end: Nanos,
-        transitions: impl Fn(&LeaseTrack) -> i64,
+        transitions: impl Fn(usize) -> i64,
         clock_offsets: super::ClockOffsets,
         events_processed: u64,
     ) -> RunResult {
@@ -451,7 +451,7 @@ impl Observer {
         }
         // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
         let mut per_lease = std::collections::BTreeMap::new();
-        for l in self.leases.iter().filter(|l| !l.name.is_empty()) {
+        for (index, l) in self.leases.iter().enumerate().filter(|(_, l)| !l.name.is_empty()) {
             let m = LeaseMetrics {
                 dual_leader_seconds: as_secs_f64(l.dual_ns),
                 dual_leader_windows: l.windows,
@@ -459,7 +459,7 @@ impl Observer {
                 leaderless_seconds: as_secs_f64(l.leaderless_ns),
                 first_leader_seconds: as_secs_f64(l.first_leader_at.unwrap_or(end)),
                 elected: l.first_leader_at.is_some(),
-                lease_transitions: transitions(l),
+                lease_transitions: transitions(index),
                 leader_changes: l.leader_changes,
             };
             self.metrics.dual_leader_seconds += m.dual_leader_seconds;
