@@ -26,7 +26,7 @@ use crate::scenario_file::{CliError, LoadedScenario};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sim_core::rng::ComponentRng;
-use sim_core::scenario::{ClockDoc, Duration, FaultDoc, LatencyDoc, NetworkDoc, Scenario, metric_values};
+use sim_core::scenario::{Duration, FaultDoc, LatencyDoc, Scenario, metric_values};
 use sim_core::time::{Nanos, format_duration, secs};
 use sim_core::world::{RunResult, SpanKind};
 use std::path::{Path, PathBuf};
@@ -374,13 +374,13 @@ impl Hunt {
         s.seed = c.seed;
         for (i, node) in s.nodes.iter_mut().enumerate() {
             if self.bounds.drift_ppm > 0.0 {
-                let clock = node.clock.get_or_insert_with(ClockDoc::default);
+                let clock = node.clock.get_or_insert_with(Box::default);
                 clock.drift_ppm = Some(c.drift_ppm[i]);
                 clock.drift_ppm_dist = None;
             }
             // The drawn latency replaces the scenario's in both directions; its loss stays.
             if let Some(l) = c.latency[i] {
-                let network = node.network.get_or_insert_with(NetworkDoc::default);
+                let network = node.network.get_or_insert_with(Box::default);
                 network.latency = Some(LatencyDoc::Fixed(Duration(l)));
                 for direction in [&mut network.up, &mut network.down].into_iter().flatten() {
                     direction.latency = None;

@@ -80,7 +80,9 @@ fn measure(n: usize) -> Phases {
     let base = LIVE.load(Relaxed);
     let live = || LIVE.load(Relaxed) - base;
     let doc = fleet(n);
-    let scenario: sim_core::scenario::Scenario = serde_json::from_value(doc).expect("a valid scenario");
+    let mut scenario: sim_core::scenario::Scenario = serde_json::from_value(doc).expect("a valid scenario");
+    // As `scenario_file::load` keeps it.
+    scenario.nodes.shrink_to_fit();
     let scenario_bytes = live();
     let spec = scenario.to_world_spec(false).expect("a valid scenario");
     let spec_bytes = live();
