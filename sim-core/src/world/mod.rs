@@ -438,6 +438,7 @@ impl World {
             }
             if self.prefetching {
                 self.prefetch_next();
+                self.prefetch_ahead();
             }
             self.handle(now, event.get());
         }
@@ -450,6 +451,27 @@ impl World {
     #[inline]
     fn prefetch_next(&self) {
         self.prefetch_for(self.queue.peek());
+    }
+
+    /// The event after the next one: its node's state, or its message (whose node the next
+    /// prefetch then finds in cache), without reading anything that may not be in cache yet.
+    #[inline]
+    fn prefetch_ahead(&self) {
+        match self.queue.peek_second() {
+            Some(
+                Event::Timer { node, .. }
+                | Event::ReconcileTick { node, .. }
+                | Event::Timeout { node, .. }
+                | Event::Start { node },
+            ) => {
+                prefetch(&self.procs[*node as usize]);
+                self.net.prefetch_link(*node as usize);
+            }
+            Some(Event::Respond { msg } | Event::Arrive { msg } | Event::Apply { msg }) => {
+                self.net.prefetch_message(*msg)
+            }
+            _ => {}
+        }
     }
 
     #[inline]
