@@ -8,11 +8,12 @@
 //! golden trace must survive a dependency upgrade.
 //!
 //! The stream is `rand_chacha`'s `ChaCha8Rng` (seeded with `seed_from_u64`, stream selected with
-//! `set_stream`), word for word, buffered four blocks at a time as that type does (312 bytes
-//! a generator): a block's rounds are one chain of dependent steps, so a pass costs the
-//! chain's latency and the blocks computed beside it come nearly free (AVX-512 holds four in
-//! one set of registers, AVX2 interleaves two sets of two). Two blocks a pass took twice the
-//! cycles a word; one block at a time (120 bytes a generator) twice the instructions. A test
+//! `set_stream`), word for word, buffered two blocks at a time (184 bytes a generator): a
+//! block's rounds are one chain of dependent steps, so a pass costs the chain's latency and the
+//! block computed beside it comes nearly free (AVX2 holds two in one set of registers). Four
+//! blocks a pass (AVX-512, or AVX2 interleaving two sets) halved the cycles a word, but made
+//! a fleet's generators 312 bytes each, three per node, cold between a node's events (see
+//! `chacha8_blocks`); one block at a time (120 bytes) took twice the instructions. A test
 //! checks our words against `rand_chacha`'s.
 
 use rand_chacha::ChaCha8Rng;
@@ -25,14 +26,14 @@ pub struct ComponentRng {
     stream: u64,
     /// The first of the blocks the next refill computes.
     counter: u64,
-    /// Four consecutive blocks of the keystream, computed in one pass (see `chacha8_blocks`).
+    /// Two consecutive blocks of the keystream, computed in one pass (see `chacha8_blocks`).
     block: [u32; BUFFER_WORDS],
     /// Next unread word of `block` (`BUFFER_WORDS`: none left).
     index: u8,
 }
 
 /// Blocks computed by a refill, and the words they hold.
-const BLOCKS: usize = 4;
+const BLOCKS: usize = 2;
 const BUFFER_WORDS: usize = 16 * BLOCKS;
 
 /// "expand 32-byte k".
@@ -40,10 +41,10 @@ const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
 
 /// ChaCha8's four double rounds on one or more sets of rows `[a, b, c, d]` held in vector
 /// registers, given the vector width's intrinsics (`add`, `xor`, a rotate-left macro, the
-/// 32-bit shuffle): SSE2 for one block, AVX2 for two side by side, AVX-512 for four (the
-/// shuffles act on each 128-bit lane alone, so each lane goes through exactly the rounds of
-/// one block). Several sets are interleaved step by step: each set's steps depend on each
-/// other, the sets' do not, so the second set's steps fill the first's waits.
+/// 32-bit shuffle): SSE2 for one block, AVX2 for two side by side (the shuffles act on each
+/// 128-bit lane alone, so each lane goes through exactly the rounds of one block). Several sets
+/// can be interleaved step by step: each set's steps depend on each other, the sets' do not,
+/// so a second set's steps fill the first's waits.
 #[cfg(target_arch = "x86_64")]
 macro_rules! chacha8_rounds {
     ($add:ident, $xor:ident, $rotl:ident, $shuffle:ident; $([$a:ident, $b:ident, $c:ident, $d:ident]),+) => {
@@ -94,14 +95,6 @@ macro_rules! rotl_avx2 {
     }};
 }
 
-/// AVX-512's rotate is one instruction.
-#[cfg(target_arch = "x86_64")]
-macro_rules! rotl_avx512 {
-    ($v:expr, $n:literal) => {
-        _mm512_rol_epi32($v, $n)
-    };
-}
-
 /// One ChaCha8 block: the state is four rows (constants, key, key, counter and stream), four
 /// double rounds, then the input added back. On x86-64 each row sits in one SSE2 register (a
 /// baseline feature there, so no detection is needed); elsewhere the same on plain words.
@@ -125,23 +118,21 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
     }
 }
 
-/// Four consecutive ChaCha8 blocks (`counter` … `counter + 3`) into `out`, block k in
+/// Two consecutive ChaCha8 blocks (`counter`, `counter + 1`) into `out`, block k in
 /// `out[16k..16k + 16]`. A block's rounds are one long chain of dependent steps, so what a
-/// pass costs is that chain's latency, and the blocks beside it come almost free: with
-/// AVX-512 the four lie in the four 128-bit lanes of one set of registers (with a one-step
-/// rotate); with AVX2, two sets of two are interleaved; elsewhere one block at a time. The
-/// words are the same on every path (a test compares them).
+/// pass costs is that chain's latency, and the block beside it comes almost free: with AVX2 the
+/// two lie in the two 128-bit halves of one set of registers; elsewhere one block at a time.
+/// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds three generators
+/// per node, touched once every few seconds and cold in between. Against four blocks a pass:
+/// 30,000 electors 0.92x the time, the flap sweep (whose buffers stay in cache) 1.01x
+/// (docs/performance.md). The words are the same on every path (a test compares
+/// them).
 fn chacha8_blocks(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F is present (checked just above).
-            unsafe { chacha8_four_blocks_avx512(key, counter, stream, out) };
-            return;
-        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is present (checked just above).
-            unsafe { chacha8_four_blocks_avx2(key, counter, stream, out) };
+            unsafe { chacha8_two_blocks_avx2(key, counter, stream, out) };
             return;
         }
     }
@@ -159,74 +150,31 @@ fn chacha8_blocks_one_by_one(key: &[u32; 8], counter: u64, stream: u64, out: &mu
     }
 }
 
-/// Two sets of two blocks, each set's rows in the two 128-bit halves of four AVX2 registers.
+/// Two blocks, their rows in the two 128-bit halves of four AVX2 registers.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn chacha8_four_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
+unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
     use std::arch::x86_64::*;
     // SAFETY (of the body): the caller checked AVX2; loads and stores are unaligned-safe
-    // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 64 u32.
+    // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 32 u32.
     unsafe {
         // Each row twice: the same 128 bits in both halves (the counter row apart).
         let both = |row: *const u32| _mm256_broadcastsi128_si256(_mm_loadu_si128(row as *const __m128i));
         let a0 = both(SIGMA.as_ptr());
         let b0 = both(key.as_ptr());
         let c0 = both(key.as_ptr().add(4));
-        let rows = |k: u64| counter_row(counter.wrapping_add(k), stream);
-        let (r0, r1, r2, r3) = (rows(0), rows(1), rows(2), rows(3));
+        let (r0, r1) = (counter_row(counter, stream), counter_row(counter.wrapping_add(1), stream));
         let d0 = _mm256_loadu2_m128i(r1.as_ptr() as *const __m128i, r0.as_ptr() as *const __m128i);
-        let e0 = _mm256_loadu2_m128i(r3.as_ptr() as *const __m128i, r2.as_ptr() as *const __m128i);
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        let (mut w, mut x, mut y, mut z) = (a0, b0, c0, e0);
-        chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, rotl_avx2, _mm256_shuffle_epi32; [a, b, c, d], [w, x, y, z]);
+        chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, rotl_avx2, _mm256_shuffle_epi32; [a, b, c, d]);
         let p = out.as_mut_ptr() as *mut __m256i;
         let (a, b, c, d) =
             (_mm256_add_epi32(a, a0), _mm256_add_epi32(b, b0), _mm256_add_epi32(c, c0), _mm256_add_epi32(d, d0));
-        let (w, x, y, z) =
-            (_mm256_add_epi32(w, a0), _mm256_add_epi32(x, b0), _mm256_add_epi32(y, c0), _mm256_add_epi32(z, e0));
-        // Blocks 0 and 2 are the low halves in row order, blocks 1 and 3 the high halves.
+        // Block 0 is the low halves in row order, block 1 the high halves.
         _mm256_storeu_si256(p, _mm256_permute2x128_si256(a, b, 0x20));
         _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256(c, d, 0x20));
         _mm256_storeu_si256(p.add(2), _mm256_permute2x128_si256(a, b, 0x31));
         _mm256_storeu_si256(p.add(3), _mm256_permute2x128_si256(c, d, 0x31));
-        _mm256_storeu_si256(p.add(4), _mm256_permute2x128_si256(w, x, 0x20));
-        _mm256_storeu_si256(p.add(5), _mm256_permute2x128_si256(y, z, 0x20));
-        _mm256_storeu_si256(p.add(6), _mm256_permute2x128_si256(w, x, 0x31));
-        _mm256_storeu_si256(p.add(7), _mm256_permute2x128_si256(y, z, 0x31));
-    }
-}
-
-/// Four blocks, block k's rows in 128-bit lane k of four AVX-512 registers (the 32-bit
-/// shuffles act on each lane alone, so each lane goes through exactly one block's rounds).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn chacha8_four_blocks_avx512(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
-    use std::arch::x86_64::*;
-    // SAFETY (of the body): the caller checked AVX-512F; loads and stores are unaligned-safe
-    // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 64 u32.
-    unsafe {
-        let all = |row: *const u32| _mm512_broadcast_i32x4(_mm_loadu_si128(row as *const __m128i));
-        let a0 = all(SIGMA.as_ptr());
-        let b0 = all(key.as_ptr());
-        let c0 = all(key.as_ptr().add(4));
-        // The counter row as two 64-bit halves (counter, stream) in every lane, lane k's
-        // counter plus k (a 64-bit add: the carry into the high word is the counter's).
-        let row = _mm_set_epi64x(stream as i64, counter as i64);
-        let d0 = _mm512_add_epi64(_mm512_broadcast_i32x4(row), _mm512_set_epi64(0, 3, 0, 2, 0, 1, 0, 0));
-        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        chacha8_rounds!(_mm512_add_epi32, _mm512_xor_si512, rotl_avx512, _mm512_shuffle_epi32; [a, b, c, d]);
-        let (a, b, c, d) =
-            (_mm512_add_epi32(a, a0), _mm512_add_epi32(b, b0), _mm512_add_epi32(c, c0), _mm512_add_epi32(d, d0));
-        // Lanes to blocks: a 4 × 4 transpose of 128-bit lanes, in two steps.
-        let ab_low = _mm512_shuffle_i32x4(a, b, 0b01_00_01_00); // a0 a1 b0 b1
-        let cd_low = _mm512_shuffle_i32x4(c, d, 0b01_00_01_00); // c0 c1 d0 d1
-        let ab_high = _mm512_shuffle_i32x4(a, b, 0b11_10_11_10); // a2 a3 b2 b3
-        let cd_high = _mm512_shuffle_i32x4(c, d, 0b11_10_11_10); // c2 c3 d2 d3
-        let p = out.as_mut_ptr() as *mut __m512i;
-        _mm512_storeu_si512(p, _mm512_shuffle_i32x4(ab_low, cd_low, 0b10_00_10_00));
-        _mm512_storeu_si512(p.add(1), _mm512_shuffle_i32x4(ab_low, cd_low, 0b11_01_11_01));
-        _mm512_storeu_si512(p.add(2), _mm512_shuffle_i32x4(ab_high, cd_high, 0b10_00_10_00));
-        _mm512_storeu_si512(p.add(3), _mm512_shuffle_i32x4(ab_high, cd_high, 0b11_01_11_01));
     }
 }
 
@@ -436,14 +384,8 @@ mod tests {
                 if std::arch::is_x86_feature_detected!("avx2") {
                     let mut avx2 = [0u32; BUFFER_WORDS];
                     // SAFETY: AVX2 is present.
-                    unsafe { chacha8_four_blocks_avx2(&key, counter, stream, &mut avx2) };
+                    unsafe { chacha8_two_blocks_avx2(&key, counter, stream, &mut avx2) };
                     assert_eq!(one_by_one, avx2, "AVX2, counter {counter} stream {stream}");
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    let mut avx512 = [0u32; BUFFER_WORDS];
-                    // SAFETY: AVX-512F is present.
-                    unsafe { chacha8_four_blocks_avx512(&key, counter, stream, &mut avx512) };
-                    assert_eq!(one_by_one, avx512, "AVX-512, counter {counter} stream {stream}");
                 }
             }
         }
