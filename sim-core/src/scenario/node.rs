@@ -497,7 +497,7 @@ impl Scenario {
             elector,
             clock,
             link,
-            reconciler,
+            reconciler: reconciler.map(Box::new),
             user,
             lease_field_manager: pick!(lease_field_manager)
                 .unwrap_or_else(|| library.field_manager.for_identity(identity)),

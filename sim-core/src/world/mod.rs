@@ -222,7 +222,7 @@ impl World {
             procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease, field_manager));
             links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
         }
-        let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(|r| Box::new(Reconciler::new(r)))).collect();
+        let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(|r| Box::new(Reconciler::new(*r)))).collect();
         let mut objects: Vec<(&str, &str)> = Vec::new();
         let child_slot: Vec<u32> = spec
             .nodes
