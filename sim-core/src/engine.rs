@@ -269,6 +269,19 @@ impl<E: QueueEvent> EventQueue<E> {
         hole
     }
 
+    /// The position of the smallest key among positions `from ..= to` (siblings: a group of
+    /// at most four).
+    #[inline(always)]
+    fn smallest(&self, from: usize, to: usize) -> usize {
+        let mut best = from;
+        for c in from + 1..=to {
+            if self.key(c) < self.key(best) {
+                best = c;
+            }
+        }
+        best
+    }
+
     #[inline(always)]
     fn push_entry(&mut self, entry: Entry<E>) {
         self.len += 1;
@@ -300,12 +313,7 @@ impl<E: QueueEvent> EventQueue<E> {
             if child + 3 > end {
                 // The last, partial group (or none).
                 if child <= end {
-                    let mut best = child;
-                    for c in child + 1..=end {
-                        if self.key(c) < self.key(best) {
-                            best = c;
-                        }
-                    }
+                    let best = self.smallest(child, end);
                     let moved = *self.entry(best);
                     self.set(hole, moved);
                     hole = best;
@@ -379,16 +387,7 @@ impl<E: QueueEvent> EventQueue<E> {
     /// children, on the two lines after the top's (for a prefetch two events ahead).
     #[inline]
     pub fn peek_second(&self) -> Option<&E> {
-        if self.len < 2 {
-            return None;
-        }
-        let mut best = 2;
-        for c in 3..=self.len.min(5) {
-            if self.key(c) < self.key(best) {
-                best = c;
-            }
-        }
-        Some(self.entry(best).event.get())
+        (self.len >= 2).then(|| self.entry(self.smallest(2, self.len.min(5))).event.get())
     }
 
     /// Removes and returns the earliest event with its sequence number, advancing `now`.
