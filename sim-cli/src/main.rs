@@ -18,6 +18,10 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Handle every event through the event queue: no quiet stretch is stepped over. The
+    /// outputs are the same byte for byte either way (this is how that is checked).
+    #[arg(long, global = true)]
+    no_skip: bool,
 }
 
 #[derive(Subcommand)]
@@ -143,6 +147,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    run::set_no_skip(cli.no_skip);
     // `serve` ends its session on Ctrl-C itself (and writes the report); every other command
     // removes what it was writing.
     if !matches!(cli.command, Command::Serve(_)) {

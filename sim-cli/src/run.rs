@@ -168,7 +168,8 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
         })?;
     }
     // The nodes first: expectations name metrics of nodes that must exist.
-    let spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    let mut spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    spec.skip_quiet = skip_quiet();
     let expectations = parse_expectations(loaded)?;
     let estimate = spec.estimate();
     if estimate.events > max_events {
@@ -301,6 +302,18 @@ pub fn run_judged(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Re
     let result = run_cached(loaded, &scenario, spec, estimate.events, trace, budget)?;
     let history = check_history(&result, trace);
     Ok(RunJudged { result, history })
+}
+
+/// `--no-skip`: every run of this process handles each event through the queue.
+static NO_SKIP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `--no-skip` for every run this process makes (see `WorldSpec::skip_quiet`).
+pub fn set_no_skip(no_skip: bool) {
+    NO_SKIP.store(no_skip, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn skip_quiet() -> bool {
+    !NO_SKIP.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Builds the world of a checked `spec` and runs it. Sweeps and hunts run many worlds set up

@@ -542,3 +542,28 @@ fn the_estimate_bounds_a_coordinated_run_with_the_apiserver_ahead() {
         }
     }
 }
+
+/// Stepping over quiet stretches (`sim-core/src/world/quiet.rs`) moves no output byte: every
+/// shipped scenario, untraced (stretches are taken only then), writes the same files with and
+/// without `--no-skip`.
+#[test]
+fn quiet_stretches_move_no_output_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    for file in shipped() {
+        let stem = file.file_stem().unwrap().to_str().unwrap().to_string();
+        let (a, b) = (tmp.path().join(format!("{stem}-skip")), tmp.path().join(format!("{stem}-no-skip")));
+        for (dir, extra) in [(&a, None), (&b, Some("--no-skip"))] {
+            let mut args = vec!["run", file.to_str().unwrap(), "--trace", "off", "--out", dir.to_str().unwrap()];
+            args.extend(extra);
+            let o = leasesim(&args);
+            assert!(o.status.success(), "{stem}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let mut names: Vec<_> = std::fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert!(names.iter().any(|n| n == "summary.json"), "{stem}: no summary");
+        for name in names {
+            let (x, y) = (std::fs::read(a.join(&name)).unwrap(), std::fs::read(b.join(&name)).unwrap());
+            assert!(x == y, "{stem}: {name:?} differs with --no-skip");
+        }
+    }
+}

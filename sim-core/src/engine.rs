@@ -410,6 +410,44 @@ impl<E: QueueEvent> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(Nanos, E)> {
         self.pop_with_seq().map(|(at, _, event)| (at, event))
     }
+
+    /// Every entry as (time, sequence number, event), in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (Nanos, u64, &E)> + '_ {
+        (1..=self.len).map(|i| {
+            let entry = self.entry(i);
+            ((entry.key >> 64) as Nanos, entry.key as u64, entry.event.get())
+        })
+    }
+
+    /// Removes the entries whose sequence numbers are in `seqs`; the others keep their keys, so
+    /// they come out in the same order as before. (The heap is built again: for small queues.)
+    pub fn remove_seqs(&mut self, seqs: &[u64]) {
+        let kept: Vec<Entry<E>> =
+            (1..=self.len).map(|i| *self.entry(i)).filter(|e| !seqs.contains(&(e.key as u64))).collect();
+        self.len = 0;
+        for entry in kept {
+            self.push_entry(entry);
+        }
+    }
+
+    /// Takes `n` sequence numbers at once, for events handled without the queue (see
+    /// `world/quiet.rs`); returns the first.
+    pub fn reserve_seqs(&mut self, n: u64) -> u64 {
+        let first = self.next_seq;
+        self.next_seq += n;
+        first
+    }
+
+    /// The next sequence number [`Self::reserve_seq`] would give.
+    pub fn peek_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Moves `now` to `t`, the time of the last event handled without the queue.
+    pub fn advance_now(&mut self, t: Nanos) {
+        debug_assert!(t >= self.now);
+        self.now = t;
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use crate::elector::{Fields, LockError, LockOp, LockResult, Record, WriteVerb};
 use crate::sym::Sym;
 use std::sync::Arc;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LeaseLock {
     lease: LeaseRef,
     user: UserId,

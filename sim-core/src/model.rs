@@ -495,6 +495,9 @@ pub struct WorldSpec {
     pub trace: bool,
     /// The kube-apiserver's clock (its leader-election controller reads it).
     pub server_clock: ClockSpec,
+    /// Step over quiet stretches (`world/quiet.rs`): the outputs are the same either way; off
+    /// (`--no-skip`) every event goes through the queue.
+    pub skip_quiet: bool,
 }
 
 impl WorldSpec {
@@ -648,6 +651,7 @@ impl WorldSpec {
             unsafe_mode: false,
             trace: false,
             server_clock: ClockSpec::default(),
+            skip_quiet: true,
         }
     }
 

@@ -50,6 +50,7 @@ pub use selectors::{FieldSelector, LabelSelector};
 pub(crate) use server::identical_json_slices;
 pub use server::{ApiServer, AuditRecord, Change, ChangeType, typed_body_from_text};
 pub use table::{human_duration, table};
+pub use typed::QuietLease;
 pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,

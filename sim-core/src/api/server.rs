@@ -223,7 +223,7 @@ pub struct ApiServer {
     lease_ref_index: BTreeMap<(String, String), LeaseRef>,
     /// Bumped whenever a Role or RoleBinding changes: the typed path's cached RBAC decisions
     /// (kept per Lease) are only trusted while it stands still.
-    rbac_generation: u64,
+    pub(crate) rbac_generation: u64,
     /// The RoleBindings by the subjects they name, for the typed path's decisions: built for one
     /// RBAC generation when a decision is first asked in it.
     subject_index: Option<(u64, SubjectIndex)>,

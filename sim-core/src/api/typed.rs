@@ -409,3 +409,93 @@ fn write_spec(out: &mut LeaseSpec, spec: &LeaseSpecC, symbols: &Symbols) {
     text(&mut out.strategy, spec.strategy, symbols);
     text(&mut out.preferred_holder, spec.preferred_holder, symbols);
 }
+
+/// A Lease as a quiet stretch sees it (see `world/quiet.rs`): what a Get would answer at each
+/// moment, while only its holder renews it through [`ApiServer::quiet_renewal`]. Nothing of
+/// the server is changed through it; the stretch then sends the same renewals through
+/// [`ApiServer::lease_request_into`].
+#[derive(Clone, Debug)]
+pub struct QuietLease {
+    /// The server's revision counter (only this Lease is written in a stretch).
+    pub revision: u64,
+    /// The Lease as a Get answers it now.
+    pub view: LeaseView,
+    /// The writer of the renewal that waits to be written into the stored object.
+    pending_writer: Option<usize>,
+}
+
+impl ApiServer {
+    /// The Lease `lease` as a quiet stretch starts from, if the typed path serves it (it exists,
+    /// no audit, no change log) and `readers` may all Get it by the decisions the server has
+    /// already cached (a stretch makes no new one).
+    pub fn quiet_lease(&self, lease: LeaseRef, readers: &[UserId]) -> Option<QuietLease> {
+        if self.audit_on() || self.changes_on() {
+            return None;
+        }
+        let entry = &self.lease_refs[lease.0 as usize];
+        entry.slot?;
+        let live = entry.live.as_ref()?;
+        let generation = self.rbac_generation;
+        if !readers.iter().all(|&user| entry.authz.get(user, Verb::Get, generation) == Some(true)) {
+            return None;
+        }
+        Some(QuietLease {
+            revision: self.resource_version(),
+            view: live.view(),
+            pending_writer: live.pending.map(|p| p.writer),
+        })
+    }
+
+    /// Whether the Update `op` of `user` would be served as a plain renewal by `typed_update`
+    /// (allowed by a cached decision, the current resourceVersion, the same labels and
+    /// annotations, a simple spec, its changes all the renewing manager's own, recognised by
+    /// the Lease's hint, no other writer's renewal pending): then `state` moves as the server
+    /// would (one revision, the new spec) and true is returned. False changes nothing: the
+    /// stretch ends before this renewal.
+    pub fn quiet_renewal(
+        &self,
+        lease: LeaseRef,
+        user: UserId,
+        field_manager: Sym,
+        op: &LeaseOp,
+        state: &mut QuietLease,
+    ) -> bool {
+        let LeaseOp::Update { resource_version, spec, labels, annotations } = op else { return false };
+        let entry = &self.lease_refs[lease.0 as usize];
+        if entry.authz.get(user, Verb::Update, self.rbac_generation) != Some(true) {
+            return false;
+        }
+        let Some(live) = entry.live.as_ref() else { return false };
+        if *resource_version != state.view.resource_version
+            || !same_map(labels, &live.labels)
+            || !same_map(annotations, &live.annotations)
+        {
+            return false;
+        }
+        let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)
+            && spec.lease_transitions.is_none_or(|t| t >= 0)
+            && spec.strategy.is_none()
+            && spec.preferred_holder.is_none();
+        if !simple {
+            return false;
+        }
+        let (changed, removed) = spec.diff(&state.view.spec);
+        if changed == 0 && removed == 0 {
+            return true; // not persisted: nothing moves
+        }
+        let Some(hint) = live.hint else { return false };
+        if removed != 0
+            || hint.manager != field_manager
+            || changed & !hint.writer_mask != 0
+            || changed & hint.others_mask != 0
+            || state.pending_writer.is_some_and(|w| w != hint.writer)
+        {
+            return false;
+        }
+        state.revision += 1;
+        state.view.resource_version = state.revision;
+        state.view.spec = *spec;
+        state.pending_writer = Some(hint.writer);
+        true
+    }
+}

@@ -165,7 +165,7 @@ enum Progress {
     Done(bool),
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LoopElector {
     config: ElectorConfig,
     /// The interned `config.identity`.
@@ -257,6 +257,25 @@ impl LoopElector {
 
     pub fn config(&self) -> &ElectorConfig {
         &self.config
+    }
+
+    /// Where this elector stands between two requests of a quiet stretch (`world/quiet.rs`):
+    /// `Some((true, g))` for a leader waiting for its next renew round (timer `NextRound` of
+    /// generation `g`), whose round will start on the fast path; `Some((false, g))` for a
+    /// candidate waiting to try again (timer `Retry`). `None` otherwise (a request in flight, a
+    /// round retrying, a coordinated elector, stopping). Whether its next steps are the quiet
+    /// ones is not decided here: the stretch feeds it the real inputs and reads what it asks.
+    pub fn quiet_role(&self) -> Option<(bool, Generation)> {
+        if self.stopping || self.awaiting || self.rules.coordinated {
+            return None;
+        }
+        match self.phase {
+            Phase::BetweenRounds if self.rules.fast_path && self.is_leader() => {
+                Some((true, self.generations[TimerKind::NextRound.index()]))
+            }
+            Phase::WaitingRetry if !self.is_leader() => Some((false, self.generations[TimerKind::Retry.index()])),
+            _ => None,
+        }
     }
 
     pub fn is_leader(&self) -> bool {

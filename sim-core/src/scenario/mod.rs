@@ -609,6 +609,7 @@ impl Scenario {
             unsafe_mode: nodes_unsafe,
             trace,
             server_clock,
+            skip_quiet: true,
         };
         spec.validate().map_err(|m| err(&["nodes"], m))?;
         Ok(spec)

@@ -176,6 +176,11 @@ impl Observer {
         self.acting[node]
     }
 
+    /// Whether an answer of `code` to `verb` has been counted already (its line exists).
+    pub(super) fn counts_request(&self, verb: Verb, code: u16) -> bool {
+        self.requests.iter().any(|&(v, c, _)| v == verb && c == code)
+    }
+
     pub(super) fn count_request(&mut self, verb: Verb, code: u16) {
         self.metrics.api_requests += 1;
         match self.requests.iter_mut().find(|(v, c, _)| *v == verb && *c == code) {
@@ -497,6 +502,7 @@ impl Observer {
             history: self.history,
             duration: end,
             events_processed,
+            events_stepped: 0,
         }
     }
 }

@@ -230,6 +230,11 @@ impl Process {
         }
     }
 
+    /// The reading of the last input, taken outside `drive` (a quiet stretch's last answer).
+    pub(super) fn set_reading(&mut self, t: Nanos, mono: i64) {
+        self.reading = (t, mono);
+    }
+
     /// When a local timer of `after` armed now fires, in true time (see `reading`).
     #[inline(always)]
     pub(super) fn timer_fires_at(&self, now: Nanos, after: Nanos) -> Nanos {

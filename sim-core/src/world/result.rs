@@ -140,6 +140,9 @@ pub struct RunResult {
     pub history: Vec<crate::history::HistoryOp>,
     pub duration: Nanos,
     pub events_processed: u64,
+    /// Of those, the events stepped over in quiet stretches (`world/quiet.rs`): for benches and
+    /// tests; no output shows it (they are the same either way).
+    pub events_stepped: u64,
 }
 
 /// The clocks of a run's nodes whose clock is not perfect, kept to sample their wall offsets

@@ -1,0 +1,135 @@
+//! Quiet stretches (`world/quiet.rs`) change nothing a run produces: over random worlds —
+//! node counts, timings, client-go releases, latencies, drifts, loss, timeouts and fault
+//! schedules — a run that steps over them and one that handles every event through the queue
+//! give the same result, field by field, and leave the same Lease on the server, byte for byte.
+//! (The whole output corpus, `benches/corpus.sh`, and the shipped scenarios through the CLI,
+//! `sim-cli/tests/scenarios.rs`, are compared the same way.)
+
+use proptest::prelude::*;
+use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
+use sim_core::model::{FaultKind, Target, TimedFault, WorldSpec};
+use sim_core::net::{Cut, Latency, PartitionMode};
+use sim_core::time::{millis, secs};
+use sim_core::world::{RunResult, World};
+
+/// Everything a run hands back that an output is made of, as text.
+fn fingerprint(r: &RunResult) -> String {
+    format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
+        r.metrics,
+        r.spans,
+        r.dual_windows,
+        r.transitions_series,
+        r.lease_transitions,
+        r.acting_series,
+        r.faults,
+        r.actions,
+        r.node_names,
+        r.events_processed,
+    )
+}
+
+/// The run with and without stretches: the same result and the same Lease.
+fn same_either_way(spec: WorldSpec) -> Result<u64, TestCaseError> {
+    let mut plain = spec.clone();
+    plain.skip_quiet = false;
+    let (a, lease_a) = World::new(plain).unwrap().run_and_peek("op-leader", "widget-operator");
+    let (b, lease_b) = World::new(spec).unwrap().run_and_peek("op-leader", "widget-operator");
+    prop_assert_eq!(fingerprint(&a), fingerprint(&b));
+    prop_assert_eq!(format!("{lease_a:?}"), format!("{lease_b:?}"));
+    prop_assert_eq!(a.events_stepped, 0);
+    Ok(b.events_stepped)
+}
+
+#[derive(Debug, Clone)]
+enum F {
+    Crash(u64, usize),
+    Restart(u64, usize, u64),
+    Pause(u64, usize, u64),
+    Partition(u64, usize, u64),
+    Step(u64, usize, i64),
+    Outage(u64, u64),
+    Stop(u64, usize),
+}
+
+fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
+    let one = prop_oneof![
+        (5u64..580, 0..nodes).prop_map(|(t, n)| F::Crash(t, n)),
+        (5u64..580, 0..nodes, 0u64..20).prop_map(|(t, n, d)| F::Restart(t, n, d)),
+        (5u64..580, 0..nodes, 1u64..20).prop_map(|(t, n, d)| F::Pause(t, n, d)),
+        (5u64..580, 0..nodes, 1u64..40).prop_map(|(t, n, d)| F::Partition(t, n, d)),
+        (5u64..580, 0..nodes, -30i64..30).prop_map(|(t, n, d)| F::Step(t, n, d)),
+        (5u64..580, 1u64..20).prop_map(|(t, d)| F::Outage(t, d)),
+        (5u64..580, 0..nodes).prop_map(|(t, n)| F::Stop(t, n)),
+    ];
+    proptest::collection::vec(one, 0..5)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn stepping_over_quiet_stretches_changes_nothing(
+        seed in any::<u64>(),
+        nodes in 1usize..6,
+        minor in prop::sample::select(vec![26u8, 27, 29, 30, 31, 33, 34, 36, 37]),
+        rp_ms in 300u64..3000,
+        rd_extra_ms in 0u64..4000,
+        ld_extra_s in 0u64..10,
+        latency in (0u64..30, 0u64..200),
+        loss in prop::sample::select(vec![0.0, 0.0, 0.01]),
+        drifts in proptest::collection::vec(-300_000i64..300_000, 5),
+        timeout_ms in prop::option::of(200u64..5000),
+        release in any::<bool>(),
+        schedule in faults(5),
+    ) {
+        let rp = millis(rp_ms);
+        let rd = rp + millis(rd_extra_ms);
+        let ld = (rd + rp).div_ceil(secs(1)) * secs(1) + secs(ld_extra_s);
+        let mut spec = WorldSpec::basic(seed, nodes, Algorithm::ClientGo, secs(600));
+        for (i, n) in spec.nodes.iter_mut().enumerate() {
+            n.elector.client_go = ClientGoVersion { minor, patch: None };
+            n.elector.lease_duration = ld;
+            n.elector.renew_deadline = rd;
+            n.elector.retry_period = rp;
+            n.elector.request_timeout = timeout_ms.map(millis);
+            n.elector.release_on_cancel = release;
+            n.elector.after_lost = AfterLost::Restart { delay: secs(2) };
+            n.clock.drift_ppb = drifts[i] * 1000;
+            let lat = Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) };
+            n.link.up.latency = lat.clone();
+            n.link.down.latency = lat;
+            n.link.up.loss = loss;
+        }
+        spec.unsafe_mode = true;
+        for f in &schedule {
+            let (at, target, kind) = match *f {
+                F::Crash(t, n) => (t, Target::Node(n % nodes), FaultKind::Crash),
+                F::Restart(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Restart { delay: secs(d) }),
+                F::Pause(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Pause { duration: secs(d) }),
+                F::Partition(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop }),
+                F::Step(t, n, d) => (t, Target::Node(n % nodes), FaultKind::ClockStep { delta_ns: d * 1_000_000_000 }),
+                F::Outage(t, d) => (t, Target::Node(0), FaultKind::ServerOutage { duration: secs(d), mode: PartitionMode::Hold }),
+                F::Stop(t, n) => (t, Target::Node(n % nodes), FaultKind::Stop),
+            };
+            spec.faults.push(TimedFault { at: secs(at), target, kind });
+        }
+        spec.faults.sort_by_key(|f| f.at);
+        same_either_way(spec)?;
+    }
+}
+
+/// A quiet hour of three electors: almost every event is stepped over, and the result is the
+/// same (the fingerprint includes the events counted).
+#[test]
+fn a_quiet_hour_is_the_same_either_way() {
+    let mut spec = WorldSpec::basic(7, 3, Algorithm::ClientGo, secs(3600));
+    for n in spec.nodes.iter_mut() {
+        let lat = Latency::Uniform { min: millis(1), max: millis(20) };
+        n.link.up.latency = lat.clone();
+        n.link.down.latency = lat;
+    }
+    let stepped = same_either_way(spec).unwrap();
+    let r = World::new(WorldSpec::basic(7, 3, Algorithm::ClientGo, secs(3600))).unwrap().run();
+    assert!(stepped * 10 > r.events_processed * 8, "only {stepped} of {} events stepped over", r.events_processed);
+}
