@@ -56,6 +56,11 @@ pub struct RequestCounts {
 
 impl RequestCounts {
     pub fn add(&mut self, verb: crate::api::Verb) {
+        self.add_n(verb, 1);
+    }
+
+    /// `n` requests of `verb`.
+    pub fn add_n(&mut self, verb: crate::api::Verb, n: u64) {
         use crate::api::Verb;
         let slot = match verb {
             Verb::Get => &mut self.get,
@@ -66,7 +71,7 @@ impl RequestCounts {
             Verb::Apply => &mut self.apply,
             Verb::Delete => &mut self.delete,
         };
-        *slot += 1;
+        *slot += n;
     }
 
     pub fn total(&self) -> u64 {

@@ -314,6 +314,16 @@ impl Link {
         t
     }
 
+    /// Its two random streams (up, down): all a message moves of a link.
+    pub fn streams(&self) -> (&ComponentRng, &ComponentRng) {
+        (&self.up_rng, &self.down_rng)
+    }
+
+    /// Puts streams taken from a copy of this link (the same draws taken) in place of its own.
+    pub fn set_streams(&mut self, up: ComponentRng, down: ComponentRng) {
+        (self.up_rng, self.down_rng) = (up, down);
+    }
+
     /// Sends one message at `now` in direction `dir`. (Inlined into the request path's two
     /// sends: see `world/requests.rs`.)
     #[inline(always)]

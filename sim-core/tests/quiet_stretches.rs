@@ -66,7 +66,11 @@ fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+    // 64 cases by default; `QUIET_CASES=3000` for a longer search.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
+        .. ProptestConfig::default()
+    })]
 
     #[test]
     fn stepping_over_quiet_stretches_changes_nothing(

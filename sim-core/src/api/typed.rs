@@ -499,3 +499,19 @@ impl ApiServer {
         true
     }
 }
+
+impl ApiServer {
+    /// The Lease as the renewals [`Self::quiet_renewal`] allowed leave it — what
+    /// `typed_update`'s renewal branch does, once per renewal: the server's revision at
+    /// `revision`, the Lease at `view`, the last written renewal (arriving at `last_write`)
+    /// pending for the stored object.
+    pub fn quiet_commit(&mut self, lease: LeaseRef, revision: u64, view: &LeaseView, last_write: Nanos) {
+        let wall_secs = self.wall_secs(last_write);
+        self.set_revision(revision);
+        let live = self.lease_refs[lease.0 as usize].live.as_mut().expect("a renewed Lease is live");
+        let writer = live.hint.expect("a quiet renewal is recognised by its hint").writer;
+        live.resource_version = view.resource_version;
+        live.spec = view.spec;
+        live.pending = Some(PendingRenewal { writer, time_secs: wall_secs });
+    }
+}

@@ -165,6 +165,16 @@ enum Progress {
     Done(bool),
 }
 
+/// What a quiet stretch moves of a [`LoopElector`] (`world/quiet.rs`): its observation, and
+/// how many quiet steps it took.
+#[derive(Clone, Copy, Debug)]
+pub struct QuietState {
+    observed: Record,
+    observed_raw: Option<RawRecord>,
+    observed_time: Option<i64>,
+    polls: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct LoopElector {
     config: ElectorConfig,
@@ -276,6 +286,113 @@ impl LoopElector {
             Phase::WaitingRetry if !self.is_leader() => Some((false, self.generations[TimerKind::Retry.index()])),
             _ => None,
         }
+    }
+
+    /// What a quiet stretch's steps change of this elector, but its random stream.
+    pub fn quiet_state(&self) -> QuietState {
+        QuietState {
+            observed: self.observed,
+            observed_raw: self.observed_raw,
+            observed_time: self.observed_time,
+            polls: 0,
+        }
+    }
+
+    /// The leader's renew round starting at `now` (its `NextRound` timer): what `on_timer`
+    /// then asks for on the fast path — the Update's record and the request's timeout — or
+    /// `None` if the round would not take the fast path at once.
+    #[inline]
+    pub fn quiet_renew(&self, state: &QuietState, now: Now) -> Option<(Record, Option<Nanos>)> {
+        let rd = self.config.renew_deadline as i64;
+        if rd <= 0
+            || state.observed.holder_identity != self.me
+            || !self.lease_valid(&state.observed, state.observed_time, now)
+        {
+            return None;
+        }
+        let mut candidate = self.new_try(now).candidate;
+        candidate.acquire_time_micros = state.observed.acquire_time_micros;
+        candidate.leader_transitions = state.observed.leader_transitions;
+        // `send` under the round's deadline, `rd` away.
+        let timeout = Some(self.config.request_timeout.map_or(rd as Nanos, |t| t.min(rd as Nanos)));
+        Some((candidate, timeout))
+    }
+
+    /// The renewal's success answered at `now` (`on_result`): the record it wrote is observed,
+    /// the renewal noted, the next round armed a RetryPeriod on; `None` if the elector would
+    /// report a new leader first.
+    #[inline]
+    pub fn quiet_renewed(&self, state: &mut QuietState, candidate: Record, now: Now) -> Option<Nanos> {
+        if candidate.holder_identity != self.reported_leader {
+            return None;
+        }
+        state.observed = candidate;
+        state.observed_time = Some(now.mono);
+        state.polls += 1;
+        Some(self.config.retry_period)
+    }
+
+    /// A candidate's try at `now` (its `Retry` timer): the Get's timeout.
+    #[inline]
+    pub fn quiet_poll(&self) -> Option<Nanos> {
+        self.config.request_timeout
+    }
+
+    /// Its Get answered at `now` with `record` (`started`: the try's start): what `on_result`
+    /// does when the Lease is held by the leader it already reports — the observation, the
+    /// wait drawn from `rng` for its next try — or `None` (and `state` as it was) otherwise.
+    #[inline]
+    pub fn quiet_polled(
+        &self,
+        state: &mut QuietState,
+        rng: &mut ComponentRng,
+        started: Now,
+        record: Record,
+        now: Now,
+    ) -> Option<Nanos> {
+        let raw = record.raw(self.rules.raw_has_strategy);
+        let changed = state.observed_raw != Some(raw);
+        let (observed, observed_time) =
+            if changed { (&record, Some(now.mono)) } else { (&state.observed, state.observed_time) };
+        let held = !record.holder_is_empty() && self.lease_valid(observed, observed_time, started);
+        let holder = observed.holder_identity;
+        if !held || holder == self.me || holder != self.reported_leader {
+            return None;
+        }
+        if changed {
+            (state.observed, state.observed_time, state.observed_raw) = (record, Some(now.mono), Some(raw));
+        }
+        state.polls += 1;
+        Some(Self::jitter(&self.config, rng))
+    }
+
+    /// The elector as `state`'s quiet steps leave it: its observation, and each timer kind a
+    /// step moves moved once per step (a leader's round cancels its tick and deadline and arms
+    /// the next round; a candidate re-arms its retry). Its random stream is the caller's to
+    /// put in place (`set_quiet_rng`).
+    pub fn set_quiet_state(&mut self, state: &QuietState, leader: bool) {
+        (self.observed, self.observed_raw, self.observed_time) =
+            (state.observed, state.observed_raw, state.observed_time);
+        let kinds: &[TimerKind] = if leader {
+            &[TimerKind::RoundTick, TimerKind::RoundDeadline, TimerKind::NextRound]
+        } else {
+            &[TimerKind::Retry]
+        };
+        for kind in kinds {
+            let g = &mut self.generations[kind.index()];
+            *g = g.wrapping_add(state.polls);
+        }
+    }
+
+    /// A copy of the elector's random stream, for a plan (`quiet_polled`).
+    pub fn quiet_rng(&self) -> ComponentRng {
+        self.rng.clone()
+    }
+
+    /// The random stream a plan's copy reached, put in place of the elector's own (the same
+    /// draws taken).
+    pub fn set_quiet_rng(&mut self, rng: ComponentRng) {
+        self.rng = rng;
     }
 
     pub fn is_leader(&self) -> bool {
@@ -416,11 +533,17 @@ impl LoopElector {
 
     /// `wait.Jitter(RetryPeriod, JitterFactor)`: `RP + rand.Float64() * factor * RP`.
     fn jittered_retry_period(&mut self) -> Nanos {
-        let rp = self.config.retry_period;
-        if self.config.jitter_factor <= 0.0 {
+        Self::jitter(&self.config, &mut self.rng)
+    }
+
+    /// `wait.Jitter(RetryPeriod, JitterFactor)` drawn from `rng`.
+    #[inline]
+    fn jitter(config: &ElectorConfig, rng: &mut ComponentRng) -> Nanos {
+        let rp = config.retry_period;
+        if config.jitter_factor <= 0.0 {
             return rp;
         }
-        rp + (self.rng.unit_f64() * self.config.jitter_factor * rp as f64) as Nanos
+        rp + (rng.unit_f64() * config.jitter_factor * rp as f64) as Nanos
     }
 
     // ---- the renew loop -------------------------------------------------------------------------
@@ -763,17 +886,23 @@ impl LoopElector {
 
     /// `isLeaseValid(now)` under this elector's expiry rule.
     fn is_lease_valid(&self, now: Now) -> bool {
+        self.lease_valid(&self.observed, self.observed_time, now)
+    }
+
+    /// [`Self::is_lease_valid`] of an observation (`observed` at `observed_time`).
+    #[inline]
+    fn lease_valid(&self, observed: &Record, observed_time: Option<i64>, now: Now) -> bool {
         match self.rules.expiry {
             ExpiryRule::ObservedTime => {
-                let Some(observed_at) = self.observed_time else { return false };
+                let Some(observed_at) = observed_time else { return false };
                 let duration = if self.rules.duration_from_record {
-                    self.observed.lease_duration_seconds as i64 * NANOS_PER_SEC as i64
+                    observed.lease_duration_seconds as i64 * NANOS_PER_SEC as i64
                 } else {
                     self.config.lease_duration as i64
                 };
                 observed_at + duration > now.mono
             }
-            ExpiryRule::RenewTime => match self.observed.renew_expiry_unix_nanos() {
+            ExpiryRule::RenewTime => match observed.renew_expiry_unix_nanos() {
                 // Expired iff renewTime + duration < now.
                 Some(expiry) => expiry >= now.wall,
                 None => false,

@@ -189,11 +189,6 @@ impl Network {
         &self.links[node]
     }
 
-    /// `node`'s link and the server's availability, both at once (a quiet stretch's requests).
-    pub(super) fn link_and_availability(&mut self, node: usize) -> (&mut Link, &ServerAvailability) {
-        (&mut self.links[node], &self.availability)
-    }
-
     /// Counts `n` requests sent without a message (a quiet stretch's): the ids they took.
     pub(super) fn take_ids(&mut self, n: u64) {
         self.next_request_id += n;

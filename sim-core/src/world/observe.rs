@@ -182,10 +182,15 @@ impl Observer {
     }
 
     pub(super) fn count_request(&mut self, verb: Verb, code: u16) {
-        self.metrics.api_requests += 1;
+        self.count_requests(verb, code, 1);
+    }
+
+    /// `n` answers of `code` to `verb` (`n > 0`).
+    pub(super) fn count_requests(&mut self, verb: Verb, code: u16, n: u64) {
+        self.metrics.api_requests += n;
         match self.requests.iter_mut().find(|(v, c, _)| *v == verb && *c == code) {
-            Some(entry) => entry.2 += 1,
-            None => self.requests.push((verb, code, 1)),
+            Some(entry) => entry.2 += n,
+            None => self.requests.push((verb, code, n)),
         }
     }
 

@@ -33,12 +33,13 @@
 use super::World;
 use super::event::Event;
 use super::process::ProcState;
-use crate::api::{LeaseOp, LeaseView, QuietLease, UserId, Verb};
+use crate::api::{LeaseOp, LeaseRef, LeaseView, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
-use crate::elector::loops::LoopElector;
-use crate::elector::{Elector, Generation, LockOp, Note, Now, Output, Outputs, Sink, TimerKind};
-use crate::lock::LeaseLock;
-use crate::net::{Delivery, Direction, Link, ServerAvailability};
+use crate::elector::loops::QuietState;
+use crate::elector::{Elector, Generation, LockOp, Now, TimerKind};
+use crate::lock::record_of;
+use crate::net::{Delivery, Direction};
+use crate::rng::ComponentRng;
 use crate::time::Nanos;
 
 /// Worlds of more nodes never take stretches: each attempt looks at every node and every
@@ -58,6 +59,9 @@ struct Poll {
     mono2: i64,
     next: Nanos,
     generation: Generation,
+    /// The Lease's version it read or wrote (see [`Timeline::view`]), and whether it wrote one.
+    version: u32,
+    written: bool,
 }
 
 impl Poll {
@@ -71,6 +75,16 @@ impl Poll {
     }
 }
 
+/// What a plan's node had before its request `k` that the stretch moves: its elector's state,
+/// its link's streams (up, down) and a candidate's elector's stream.
+struct Snap {
+    k: usize,
+    state: QuietState,
+    up: ComponentRng,
+    down: ComponentRng,
+    rng: Option<ComponentRng>,
+}
+
 /// A node of a stretch.
 pub(super) struct Lane {
     node: usize,
@@ -80,66 +94,9 @@ pub(super) struct Lane {
     polls: Vec<Poll>,
     /// When its first request not planned starts (a step not quiet, or past the horizon).
     stop: Nanos,
-    /// Copies of its elector, lock and link as the plan had them before request `k` (the
-    /// last few before the horizon): where the stretch ends, the commit puts the copy in place
-    /// of the originals instead of replaying every request.
-    snaps: Vec<(usize, Snapshot)>,
-    /// The leader's renewals: (arrival, request, answer, whether the Lease was written).
-    sent: Vec<(Nanos, LeaseOp, LeaseView, bool)>,
-}
-
-type Snapshot = Box<(LoopElector, LeaseLock, Link)>;
-
-/// What an elector asked for in one input, as far as a stretch cares: one output, and whether
-/// it noted a renewal (the only note an untraced run keeps, see `lifecycle::Direct`).
-#[derive(Default)]
-struct Capture {
-    first: Option<Output>,
-    more: bool,
-    renewed: bool,
-    spill: Outputs,
-}
-
-impl Sink for Capture {
-    #[inline]
-    fn push(&mut self, output: Output) {
-        if self.first.is_none() && !self.more {
-            self.first = Some(output);
-        } else {
-            self.more = true;
-        }
-    }
-
-    #[inline]
-    fn note(&mut self, note: Note) {
-        if note == Note::RenewedLease {
-            if self.first.is_some() || self.renewed {
-                self.more = true;
-            }
-            self.renewed = true;
-        }
-    }
-
-    fn outputs(&mut self) -> &mut Outputs {
-        self.more = true;
-        &mut self.spill
-    }
-}
-
-impl Capture {
-    /// The only output, if there was exactly one.
-    fn only(&self) -> Option<Output> {
-        if self.more { None } else { self.first }
-    }
-}
-
-/// What one request of a lane touches.
-struct Parts<'a> {
-    elector: &'a mut LoopElector,
-    lock: &'a mut LeaseLock,
-    link: &'a mut Link,
-    clock: &'a NodeClock,
-    availability: &'a ServerAvailability,
+    /// What the plan moved, as it stood before each of the last few requests before the
+    /// horizon: the commit takes it where the stretch ends.
+    snaps: Vec<Snap>,
 }
 
 #[inline]
@@ -148,68 +105,24 @@ fn clock_now(clock: &NodeClock, t: Nanos) -> Now {
     Now { mono, wall: clock.wall_from_monotonic(t, mono) }
 }
 
-/// One request of a lane, from its timer at `t0` (of `generation`) to the timer its answer
-/// arms, if every step is the quiet one; `serve` answers it at the server (`None`: not quiet).
-/// On `None` the parts may have moved: the plan works on copies, and the commit replays only
-/// requests the plan found quiet.
-#[inline]
-fn step(
-    parts: &mut Parts<'_>,
-    leader: bool,
-    t0: Nanos,
-    generation: Generation,
-    mut serve: impl FnMut(Nanos, &LeaseOp) -> Option<LeaseView>,
-) -> Option<Poll> {
-    let (kind, verb) = if leader { (TimerKind::NextRound, Verb::Update) } else { (TimerKind::Retry, Verb::Get) };
-    let now0 = clock_now(parts.clock, t0);
-    let mut asked = Capture::default();
-    parts.elector.on_timer(now0, kind, generation, &mut asked);
-    let Some(Output::Send { op: lock_op, timeout }) = asked.only() else { return None };
-    if asked.renewed || matches!(lock_op, LockOp::Get) == leader {
-        return None;
-    }
-    let mut op = LeaseOp::Get;
-    if parts.lock.write_typed(&lock_op, &mut op) != Ok(verb) {
-        return None;
-    }
-    let deadline = timeout.map(|after| parts.clock.timer_fires_at_reading(t0, now0.mono, after));
-    let Delivery::Arrives(t1) = parts.link.send(t0, Direction::Up) else { return None };
-    if deadline.is_some_and(|d| t1 >= d)
-        || parts.availability.outage_at(t1).is_some()
-        || parts.availability.extra_processing(t1) > 0
-    {
-        return None;
-    }
-    let view = serve(t1, &op)?;
-    let Delivery::Arrives(t2) = parts.link.send(t1, Direction::Down) else { return None };
-    if deadline.is_some_and(|d| t2 >= d) {
-        return None;
-    }
-    let now2 = clock_now(parts.clock, t2);
-    let record = parts.lock.response(verb, Ok(&view)).ok()?;
-    let mut answered = Capture::default();
-    parts.elector.on_result(now2, Ok(record), &mut answered);
-    let Some(Output::Timer { kind: next_kind, after, generation }) = answered.only() else { return None };
-    if next_kind != kind || answered.renewed != leader {
-        return None;
-    }
-    let next = parts.clock.timer_fires_at_reading(t2, now2.mono, after);
-    Some(Poll { t0, t1, t2, timeout: deadline.is_some(), mono2: now2.mono, next, generation })
-}
-
-/// The Lease's versions in a stretch: as it was, then after each renewal that arrived.
+/// The Lease's versions in a stretch: as it was, then after each renewal that wrote it.
 struct Timeline {
-    start: LeaseView,
+    start: QuietLease,
     /// (arrival, the Lease as a Get answers it after it).
     versions: Vec<(Nanos, LeaseView)>,
 }
 
 impl Timeline {
-    /// The Lease as a Get arriving at `t` reads it; `None` when a renewal arrives at the same
-    /// nanosecond (their order would be the queue's).
-    /// `cursor`: the reader's place, moved forward (its Gets arrive later and later).
+    /// Version `k`: the start, or the one the `k`-th write left.
+    fn view(&self, k: u32) -> &LeaseView {
+        if k == 0 { &self.start.view } else { &self.versions[k as usize - 1].1 }
+    }
+
+    /// The version a Get arriving at `t` reads; `None` when a renewal arrives at the same
+    /// nanosecond (their order would be the queue's). `cursor`: the reader's place, moved
+    /// forward (its Gets arrive later and later).
     #[inline]
-    fn at(&self, t: Nanos, cursor: &mut usize) -> Option<LeaseView> {
+    fn at(&self, t: Nanos, cursor: &mut usize) -> Option<u32> {
         let mut k = *cursor;
         while self.versions.get(k).is_some_and(|&(at, _)| at < t) {
             k += 1;
@@ -218,7 +131,7 @@ impl Timeline {
         if self.versions.get(k).is_some_and(|&(at, _)| at == t) {
             return None;
         }
-        Some(if k == 0 { self.start.clone() } else { self.versions[k - 1].1.clone() })
+        Some(k as u32)
     }
 }
 
@@ -234,9 +147,9 @@ impl World {
             && self.procs.windows(2).all(|w| w[0].lease == w[1].lease)
     }
 
-    /// Steps over the quiet stretch that starts now (after an answer was handled), if
-    /// there is one ending no later than `end` and within `max_events`; see the module's text.
-    /// Returns the time of the last event stepped over.
+    /// Steps over the quiet stretch that starts now (after an answer was handled), if there is
+    /// one ending no later than `end` and within `max_events`; see the module's text. Returns
+    /// the time of the last event stepped over.
     pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
         // The lanes' buffers are kept from one attempt to the next.
         let mut lanes = std::mem::take(&mut self.quiet_lanes);
@@ -245,6 +158,7 @@ impl World {
         last
     }
 
+    #[inline(never)]
     fn stretch(&mut self, lanes: &mut [Lane], end: Nanos, max_events: u64) -> Option<Nanos> {
         // The horizon: the first queued event that is not a lane's waiting timer.
         let mut horizon = Nanos::MAX;
@@ -280,8 +194,21 @@ impl World {
         {
             return None;
         }
-        let timeline = self.plan(lanes, limit, start)?;
-        let (x, last) = cut(lanes, limit)?;
+        let mut timeline = self.plan(lanes, limit, start.clone())?;
+        let (mut x, mut last) = cut(lanes, limit)?;
+        // The plan keeps what it moved only for its last requests before `limit`; a stretch cut
+        // much earlier (a node whose steps stopped being quiet) is planned again up to its cut.
+        if lanes.iter().any(|l| !l.polls.is_empty() && !l.snaps.iter().any(|s| s.k == l.polls.len())) {
+            for lane in lanes.iter_mut() {
+                lane.polls.clear();
+                lane.snaps.clear();
+            }
+            timeline = self.plan(lanes, x, start)?;
+            (x, last) = cut(lanes, x)?;
+            if lanes.iter().any(|l| !l.polls.is_empty() && !l.snaps.iter().any(|s| s.k == l.polls.len())) {
+                return None;
+            }
+        }
         let events: u64 = lanes.iter().map(|l| 3 * l.polls.len() as u64).sum();
         if events == 0 || self.events_processed + events > max_events {
             return None;
@@ -304,12 +231,13 @@ impl World {
             timers.push((lane.node, base + before));
         }
         debug_assert!(x < horizon && x <= end);
-        self.commit(lanes, &timers, timeline, lease);
+        self.commit(lanes, &timers, &timeline, lease);
         Some(last)
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle; `None` if any
     /// running node is not (or a second leader is).
+    #[inline(never)]
     fn quiet_lanes(&self, lanes: &mut Vec<Lane>) -> Option<()> {
         let mut count = 0;
         for (node, p) in self.procs.iter().enumerate() {
@@ -328,21 +256,12 @@ impl World {
                 return None;
             }
             if count == lanes.len() {
-                lanes.push(Lane {
-                    node,
-                    leader,
-                    timer: (0, 0, 0),
-                    polls: Vec::new(),
-                    stop: 0,
-                    snaps: Vec::new(),
-                    sent: Vec::new(),
-                });
+                lanes.push(Lane { node, leader, timer: (0, 0, 0), polls: Vec::new(), stop: 0, snaps: Vec::new() });
             }
             let lane = &mut lanes[count];
             (lane.node, lane.leader, lane.timer, lane.stop) = (node, leader, (0, u64::MAX, generation), 0);
             lane.polls.clear();
             lane.snaps.clear();
-            lane.sent.clear();
             count += 1;
         }
         lanes.truncate(count);
@@ -354,71 +273,108 @@ impl World {
         Some(())
     }
 
-    /// The plan (pass 1): each lane's quiet requests from its timer on, on copies.
+    /// The plan (pass 1): each lane's quiet requests from its timer on, on copies of what they
+    /// move (the elector's observation and stream, the link's streams, the leader's lock, the
+    /// Lease).
+    #[inline(never)]
     fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease) -> Option<Timeline> {
         let mut state = start.clone();
-        let mut timeline = Timeline { start: start.view, versions: Vec::new() };
+        let mut timeline = Timeline { start, versions: Vec::new() };
+        let availability = self.net.availability();
         for lane in lanes.iter_mut() {
             let p = &self.procs[lane.node];
             let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
-            let (mut elector, mut lock, mut link) = (elector.clone(), p.lock.clone(), self.net.link(lane.node).clone());
-            let mut parts = Parts {
-                elector: &mut elector,
-                lock: &mut lock,
-                link: &mut link,
-                clock: &p.clock,
-                availability: self.net.availability(),
-            };
+            let clock = &p.clock;
+            let mut link = self.net.link(lane.node).clone();
+            let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
+            let mut rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
+            let mut quiet = elector.quiet_state();
             let (mut t0, mut generation) = (lane.timer.0, lane.timer.2);
-            let (user, field_manager, lease) = (p.user, p.field_manager, p.lease);
-            // Copies are kept of the requests that may be the stretch's last: those starting
-            // within one and a half of the longest waits of the horizon.
-            let config = parts.elector.config();
-            let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
-            let tail_from = limit.saturating_sub(wait.max(config.renew_deadline) * 3 / 2);
             let mut cursor = 0;
+            // Copies are kept before the requests that may be the stretch's last: those starting
+            // within two of the longest waits of the horizon.
+            let config = elector.config();
+            let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
+            let tail_from = limit.saturating_sub(2 * wait);
             loop {
                 if t0 >= tail_from {
-                    let snap = (parts.elector.clone(), parts.lock.clone(), parts.link.clone());
-                    lane.snaps.push((lane.polls.len(), Box::new(snap)));
+                    let (up, down) = link.streams();
+                    let (up, down) = (up.clone(), down.clone());
+                    lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, up, down, rng: rng.clone() });
                 }
-                let poll = if lane.leader {
-                    let server = &self.server;
-                    let timeline = &mut timeline;
-                    let state = &mut state;
-                    let sent = &mut lane.sent;
-                    step(&mut parts, true, t0, generation, |t1, op| {
+                let now0 = clock_now(clock, t0);
+                // The timer: the elector's request.
+                let (op, timeout) = match &mut lock {
+                    Some(lock) => {
+                        let Some((candidate, timeout)) = elector.quiet_renew(&quiet, now0) else { break };
+                        let mut op = LeaseOp::Get;
+                        if lock.write_typed(&LockOp::Update(candidate), &mut op) != Ok(Verb::Update) {
+                            break;
+                        }
+                        (Some((candidate, op)), timeout)
+                    }
+                    None => (None, elector.quiet_poll()),
+                };
+                // Its arrival at the server.
+                let Delivery::Arrives(t1) = link.send(t0, Direction::Up) else { break };
+                if availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
+                    break;
+                }
+                let (version, written) = match &op {
+                    Some((_, op)) => {
                         let revision = state.revision;
-                        if !server.quiet_renewal(lease, user, field_manager, op, state) {
-                            return None;
+                        if !self.server.quiet_renewal(p.lease, p.user, p.field_manager, op, &mut state) {
+                            break;
                         }
                         let written = state.revision != revision;
                         if written {
                             timeline.versions.push((t1, state.view.clone()));
                         }
-                        sent.push((t1, op.clone(), state.view.clone(), written));
-                        Some(state.view.clone())
-                    })
-                } else {
-                    step(&mut parts, false, t0, generation, |t1, _| timeline.at(t1, &mut cursor))
-                };
-                match poll {
-                    Some(poll) if poll.t2 <= limit => {
-                        lane.polls.push(poll);
-                        (t0, generation) = (poll.next, poll.generation);
+                        (timeline.versions.len() as u32, written)
                     }
-                    _ => break,
+                    None => match timeline.at(t1, &mut cursor) {
+                        Some(k) => (k, false),
+                        None => break,
+                    },
+                };
+                // Its answer back at the node.
+                let Delivery::Arrives(t2) = link.send(t1, Direction::Down) else { break };
+                let now2 = clock_now(clock, t2);
+                // Late for its timeout, at the server or back (the timeout fires at the first
+                // instant the monotonic clock reaches it, and that clock never goes back).
+                if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
+                    break;
                 }
+                let view = timeline.view(version);
+                let after = match (&op, &mut lock, &mut rng) {
+                    (Some((candidate, _)), Some(lock), _) => {
+                        let _ = lock.response(Verb::Update, Ok(view));
+                        elector.quiet_renewed(&mut quiet, *candidate, now2)
+                    }
+                    (_, _, Some(rng)) => elector.quiet_polled(&mut quiet, rng, now0, record_of(&view.spec), now2),
+                    _ => unreachable!("a leader has its lock, a candidate its stream"),
+                };
+                let Some(after) = after else { break };
+                if t2 > limit {
+                    break;
+                }
+                let next = clock.timer_fires_at_reading(t2, now2.mono, after);
+                generation = generation.wrapping_add(1);
+                let timeout = timeout.is_some();
+                let mono2 = now2.mono;
+                lane.polls.push(Poll { t0, t1, t2, timeout, mono2, next, generation, version, written });
+                t0 = next;
             }
             lane.stop = t0;
         }
         Some(timeline)
     }
 
-    /// The commit (pass 2): each lane's kept requests through the real objects (or its copy
-    /// from the plan put in their place), the leader's renewals through the server, the
-    /// counters, the next timers.
-    fn commit(&mut self, lanes: &mut [Lane], timers: &[(usize, u64)], timeline: Timeline, lease: crate::api::LeaseRef) {
+    /// The commit (pass 2): each lane's kept requests — the elector's observation and timers as
+    /// the last left them, each random draw taken again from the real streams, the lock's last
+    /// answer, the leader's renewals on the server — the counters, the next timers.
+    #[inline(never)]
+    fn commit(&mut self, lanes: &mut [Lane], timers: &[(usize, u64)], timeline: &Timeline, lease: LeaseRef) {
         let old: Vec<u64> = lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1).collect();
         self.queue.remove_seqs(&old);
         let seqs: u64 = lanes.iter().flat_map(|l| &l.polls).map(Poll::seqs).sum();
@@ -429,62 +385,38 @@ impl World {
         for lane in lanes.iter_mut() {
             let Some(&end) = lane.polls.last() else { continue };
             let node = lane.node;
-            let kept = lane.polls.len();
             let World { procs, net, server, obs, .. } = self;
             let p = &mut procs[node];
             let Some(Elector::Loop(elector)) = p.elector.as_mut() else { unreachable!("planned as a loop elector") };
-            let (link, availability) = net.link_and_availability(node);
-            match lane.snaps.iter_mut().find(|(k, _)| *k == kept) {
-                Some((_, snap)) => {
-                    let (e, l, k) = &mut **snap;
-                    std::mem::swap(elector, e);
-                    std::mem::swap(&mut p.lock, l);
-                    std::mem::swap(link, k);
-                }
-                None => {
-                    let mut parts = Parts { elector, lock: &mut p.lock, link, clock: &p.clock, availability };
-                    let mut cursor = 0;
-                    for (k, planned) in lane.polls.iter().enumerate() {
-                        let poll = if lane.leader {
-                            step(
-                                &mut parts,
-                                true,
-                                planned.t0,
-                                generation_before(&lane.polls, k, lane.timer.2),
-                                |_, _| Some(lane.sent[k].2.clone()),
-                            )
-                        } else {
-                            let t0 = planned.t0;
-                            step(&mut parts, false, t0, generation_before(&lane.polls, k, lane.timer.2), |t1, _| {
-                                timeline.at(t1, &mut cursor)
-                            })
-                        };
-                        let poll = poll.expect("the plan found this request quiet");
-                        debug_assert_eq!((poll.t1, poll.t2, poll.next), (planned.t1, planned.t2, planned.next));
-                    }
-                }
+            let link = net.link_mut(node);
+            let kept = lane.polls.len();
+            // What the plan moved, as it stood where the stretch ends.
+            let snap = lane.snaps.iter_mut().find(|s| s.k == kept).expect("checked by `stretch`");
+            elector.set_quiet_state(&snap.state, lane.leader);
+            link.set_streams(snap.up.clone(), snap.down.clone());
+            if let Some(rng) = snap.rng.take() {
+                elector.set_quiet_rng(rng);
             }
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
-            for _ in 0..kept {
-                obs.node_metrics[node].requests_sent.add(verb);
-                obs.count_request(verb, 200);
-            }
-            if lane.leader {
-                let (user, field_manager) = (p.user, p.field_manager);
-                for (k, (t1, op, view, written)) in lane.sent.iter().take(kept).enumerate() {
-                    let mut answer = Err(0);
-                    let revision = server.resource_version();
-                    let served = server.lease_request_into(*t1, lease, user, field_manager, op, &mut answer);
-                    debug_assert!(served.is_ok() && answer.as_ref() == Ok(view));
-                    debug_assert_eq!(server.resource_version() != revision, *written);
-                    if *written {
-                        writes.push(*t1);
+            obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
+            obs.count_requests(verb, 200, kept as u64);
+            for poll in &lane.polls {
+                if lane.leader {
+                    if poll.written {
+                        writes.push(poll.t1);
                     }
-                    // What the renewal's answer does (`Carrier::carry_out`, `Note::RenewedLease`).
-                    let t2 = lane.polls[k].t2;
-                    let link = net.link(node);
-                    obs.leader_recovered(node, !link.is_cut(Direction::Up, t2) && !link.is_cut(Direction::Down, t2));
+                    // The renewal's note (`Carrier::carry_out`, `Note::RenewedLease`).
+                    let reachable = !link.is_cut(Direction::Up, poll.t2) && !link.is_cut(Direction::Down, poll.t2);
+                    obs.leader_recovered(node, reachable);
                 }
+            }
+            let _ = p.lock.response(verb, Ok(timeline.view(end.version)));
+            let last_write = lane.polls.iter().rev().find(|q| q.written).map(|q| q.t1);
+            if lane.leader
+                && let Some(t1) = last_write
+            {
+                let written = lane.polls.iter().filter(|q| q.written).count() as u64;
+                server.quiet_commit(lease, timeline.start.revision + written, timeline.view(end.version), t1);
             }
             p.set_reading(end.t2, end.mono2);
             let seq = timers.iter().find(|&&(n, _)| n == node).expect("a timer per lane that moved").1;
@@ -507,15 +439,10 @@ impl World {
     }
 }
 
-/// The generation of the timer that starts request `k` of `polls` (the lane's waiting timer's
-/// for the first).
-fn generation_before(polls: &[Poll], k: usize, first: Generation) -> Generation {
-    if k == 0 { first } else { polls[k - 1].generation }
-}
-
 /// Where a stretch ends: the latest moment before every lane's first unplanned request at
 /// which no lane has a request in flight. Drops each lane's requests after it; returns it and
 /// the time of the last event kept (`None` if no request is kept).
+#[inline(never)]
 fn cut(lanes: &mut [Lane], limit: Nanos) -> Option<(Nanos, Nanos)> {
     let mut x = lanes.iter().map(|l| l.stop).min()?.checked_sub(1)?.min(limit);
     loop {
