@@ -412,8 +412,8 @@ fn write_spec(out: &mut LeaseSpec, spec: &LeaseSpecC, symbols: &Symbols) {
 
 /// A Lease as a quiet stretch sees it (see `world/quiet.rs`): what a Get would answer at each
 /// moment, while only its holder renews it through [`ApiServer::quiet_renewal`]. Nothing of
-/// the server is changed through it; the stretch then sends the same renewals through
-/// [`ApiServer::lease_request_into`].
+/// the server is changed through it; the stretch then writes what its kept renewals leave
+/// through [`ApiServer::quiet_commit`].
 #[derive(Clone, Debug)]
 pub struct QuietLease {
     /// The server's revision counter (only this Lease is written in a stretch).

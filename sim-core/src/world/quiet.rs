@@ -4,26 +4,30 @@
 //! candidate polls the Lease and is told it is held, and nothing else is due. In a small world
 //! (at most [`MAX_NODES`] nodes, one Lease, no trace) whose running nodes all run client-go's
 //! loop (`elector::loops`) and wait between two requests, the loop hands such a stretch to
-//! [`World::try_quiet_stretch`], which carries it out without the event queue and the message
-//! slab: each node's requests, one after another, through the same elector, lock, link, clock
-//! and server calls the events would make, in two passes.
+//! [`World::try_quiet_stretch`], which carries it out without the event queue, the message slab
+//! or the elector's output routing, request by request, in two passes.
 //!
-//! 1. **Plan**, on copies of each node's elector, lock and link (nothing of the world moves):
-//!    the leader's renewals first (their arrivals are the Lease's versions), then each
-//!    candidate's polls, each Get answered with the version that arrived before it. A node's
-//!    plan ends at the first request whose steps are not the quiet ones: the elector asks for
-//!    anything but the one request or timer of the cycle, the server would not serve a plain
-//!    renewal (`ApiServer::quiet_renewal`), a message would be lost, held or late for its
-//!    timeout, the server is down or slow, or the request would start after the horizon (the
-//!    first event in the queue that is not one of the nodes' waiting timers, or the run's end).
-//! 2. The stretch ends at the latest moment `x` before every node's first unplanned request at
-//!    which no node has a request in flight; only whole requests up to `x` are kept. Every
-//!    sequence number the skipped events would have taken is counted, and each node's next
-//!    timer gets the one it would have had (the events taken before it, in time order); the
-//!    stretch is not taken when two kept events of different nodes fall on the same nanosecond
-//!    where their order would matter, or when it would cross the run's event budget.
-//! 3. **Commit**: the same requests through the real objects (the server's own typed path for
-//!    each renewal), the counters each event moves, and each node's next timer queued.
+//! 1. **Plan** (nothing of the world moves): each node's requests from its waiting timer on,
+//!    the leader's first (their arrivals are the Lease's versions), then each candidate's, each
+//!    Get answered with the version that arrived before it. A request is one closed-form step:
+//!    the clock's readings, the link's two draws, the elector's part (`LoopElector::quiet_*`:
+//!    what `on_timer` and `on_result` do on the quiet path, with the loop's own validity and
+//!    jitter functions), the leader's Update built by its lock and judged by
+//!    `ApiServer::quiet_renewal` (would `typed_update` serve it as a plain renewal?). A node's
+//!    plan ends at the first request that is not quiet — the elector would do anything else,
+//!    a message would be lost, held or late for its timeout, the server is down or slow — or
+//!    that would end after the horizon (the first queued event that is not one of the nodes'
+//!    waiting timers, or the run's end). Before each of its last requests the plan keeps what
+//!    it moved: the elector's state and the streams drawn from.
+//! 2. **Cut**: the stretch ends at the latest moment before every node's first unplanned
+//!    request at which no node has a request in flight; only whole requests up to it are kept.
+//!    Every sequence number the skipped events would have taken is counted, and each node's
+//!    next timer gets the one it would have had (those of the events before it, in time
+//!    order). No stretch when two events of different nodes fall on the same nanosecond where
+//!    their order would matter, or when it would pass the run's event budget.
+//! 3. **Commit**: each node's elector state and streams as the plan left them at the cut, its
+//!    lock's last answer, the Lease as the kept renewals leave it (`ApiServer::quiet_commit`),
+//!    the observer's calls for each write and renewal, the counters, the next timers.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
 //! the shipped scenarios and a property test compare runs with and without stretches
