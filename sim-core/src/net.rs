@@ -314,14 +314,15 @@ impl Link {
         t
     }
 
-    /// Its two random streams (up, down): all a message moves of a link.
-    pub fn streams(&self) -> (&ComponentRng, &ComponentRng) {
-        (&self.up_rng, &self.down_rng)
+    /// Where its two random streams stand (up, down): all a message moves of a link.
+    pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
+        (self.up_rng.position(), self.down_rng.position())
     }
 
-    /// Puts streams taken from a copy of this link (the same draws taken) in place of its own.
-    pub fn set_streams(&mut self, up: ComponentRng, down: ComponentRng) {
-        (self.up_rng, self.down_rng) = (up, down);
+    /// Moves its streams to positions a copy of this link reached (the same draws taken).
+    pub fn seek(&mut self, (up, down): ((u64, u8), (u64, u8))) {
+        self.up_rng.seek(up);
+        self.down_rng.seek(down);
     }
 
     /// Sends one message at `now` in direction `dir`. (Inlined into the request path's two

@@ -254,6 +254,22 @@ impl ComponentRng {
         self.index = 0;
     }
 
+    /// Where the stream stands: the counter of the next refill and the next word's index
+    /// (sixteen bytes, where a copy of the stream is nearly two hundred).
+    pub fn position(&self) -> (u64, u8) {
+        (self.counter, self.index)
+    }
+
+    /// Moves the stream to `position`, as [`Self::position`] gave it for this stream: the next
+    /// words are the ones it had there (the buffer of the blocks before `counter` is computed
+    /// again; with none left unread, nothing is).
+    pub fn seek(&mut self, (counter, index): (u64, u8)) {
+        if usize::from(index) < BUFFER_WORDS {
+            chacha8_blocks(&self.key, counter.wrapping_sub(BLOCKS as u64), self.stream, &mut self.block);
+        }
+        (self.counter, self.index) = (counter, index);
+    }
+
     /// Two consecutive words of the keystream, low word first (as `rand_core`'s `BlockRng`
     /// pairs them; draws are always whole u64s, so a pair never straddles two blocks).
     #[inline]

@@ -338,7 +338,8 @@ impl LoopElector {
         self.config.request_timeout
     }
 
-    /// Its Get answered at `now` with `record` (`started`: the try's start): what `on_result`
+    /// Its Get answered at `now` with `record` (`raws`: its raw record without and with the
+    /// strategy fields; `started`: the try's start): what `on_result`
     /// does when the Lease is held by the leader it already reports — the observation, the
     /// wait drawn from `rng` for its next try — or `None` (and `state` as it was) otherwise.
     #[inline]
@@ -347,20 +348,22 @@ impl LoopElector {
         state: &mut QuietState,
         rng: &mut ComponentRng,
         started: Now,
-        record: Record,
+        record: &Record,
+        raws: &[RawRecord; 2],
         now: Now,
     ) -> Option<Nanos> {
-        let raw = record.raw(self.rules.raw_has_strategy);
+        let raw = raws[self.rules.raw_has_strategy as usize];
+        debug_assert_eq!(raw, record.raw(self.rules.raw_has_strategy));
         let changed = state.observed_raw != Some(raw);
         let (observed, observed_time) =
-            if changed { (&record, Some(now.mono)) } else { (&state.observed, state.observed_time) };
+            if changed { (record, Some(now.mono)) } else { (&state.observed, state.observed_time) };
         let held = !record.holder_is_empty() && self.lease_valid(observed, observed_time, started);
         let holder = observed.holder_identity;
         if !held || holder == self.me || holder != self.reported_leader {
             return None;
         }
         if changed {
-            (state.observed, state.observed_time, state.observed_raw) = (record, Some(now.mono), Some(raw));
+            (state.observed, state.observed_time, state.observed_raw) = (*record, Some(now.mono), Some(raw));
         }
         state.polls += 1;
         Some(Self::jitter(&self.config, rng))
@@ -389,10 +392,10 @@ impl LoopElector {
         self.rng.clone()
     }
 
-    /// The random stream a plan's copy reached, put in place of the elector's own (the same
-    /// draws taken).
-    pub fn set_quiet_rng(&mut self, rng: ComponentRng) {
-        self.rng = rng;
+    /// Moves the elector's random stream to where a plan's copy of it reached (the same draws
+    /// taken; see `ComponentRng::position`).
+    pub fn seek_quiet_rng(&mut self, position: (u64, u8)) {
+        self.rng.seek(position);
     }
 
     pub fn is_leader(&self) -> bool {

@@ -39,7 +39,7 @@ pub use config::{
     JITTER_FACTOR, default_request_timeout_for,
 };
 pub use library::{AfterWorkEnds, Algorithm, Library, WorkEnd};
-pub use record::{Fields, Record};
+pub use record::{Fields, RawRecord, Record};
 
 use crate::rng::ComponentRng;
 use crate::sym::Sym;

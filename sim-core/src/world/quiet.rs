@@ -40,7 +40,7 @@ use super::process::ProcState;
 use crate::api::{LeaseOp, LeaseRef, LeaseView, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::loops::QuietState;
-use crate::elector::{Elector, Generation, LockOp, Now, TimerKind};
+use crate::elector::{Elector, Generation, LockOp, Now, RawRecord, Record, TimerKind};
 use crate::lock::record_of;
 use crate::net::{Delivery, Direction};
 use crate::rng::ComponentRng;
@@ -84,9 +84,8 @@ impl Poll {
 struct Snap {
     k: usize,
     state: QuietState,
-    up: ComponentRng,
-    down: ComponentRng,
-    rng: Option<ComponentRng>,
+    link: ((u64, u8), (u64, u8)),
+    rng: Option<(u64, u8)>,
 }
 
 /// A node of a stretch.
@@ -114,12 +113,33 @@ struct Timeline {
     start: QuietLease,
     /// (arrival, the Lease as a Get answers it after it).
     versions: Vec<(Nanos, LeaseView)>,
+    /// Each version (the start first) as a candidate's lock reads it, and its raw record
+    /// without and with `strategy` and `preferredHolder` (see `Record::raw`): computed once,
+    /// read by every candidate.
+    records: Vec<(Record, [RawRecord; 2])>,
 }
 
 impl Timeline {
+    fn new(start: QuietLease) -> Timeline {
+        let mut timeline = Timeline { start, versions: Vec::new(), records: Vec::new() };
+        timeline.records.push(records_of(&timeline.start.view));
+        timeline
+    }
+
+    fn push(&mut self, at: Nanos, view: &LeaseView) {
+        self.versions.push((at, view.clone()));
+        self.records.push(records_of(view));
+    }
+
     /// Version `k`: the start, or the one the `k`-th write left.
     fn view(&self, k: u32) -> &LeaseView {
         if k == 0 { &self.start.view } else { &self.versions[k as usize - 1].1 }
+    }
+
+    /// Version `k` as a candidate reads it.
+    fn record(&self, k: u32) -> (&Record, &[RawRecord; 2]) {
+        let (record, raws) = &self.records[k as usize];
+        (record, raws)
     }
 
     /// The version a Get arriving at `t` reads; `None` when a renewal arrives at the same
@@ -137,6 +157,12 @@ impl Timeline {
         }
         Some(k as u32)
     }
+}
+
+/// A version as a Get's answer is read (`LeaseLock::response`), and its raw records.
+fn records_of(view: &LeaseView) -> (Record, [RawRecord; 2]) {
+    let record = record_of(&view.spec);
+    (record, [record.raw(false), record.raw(true)])
 }
 
 impl World {
@@ -283,7 +309,7 @@ impl World {
     #[inline(never)]
     fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease) -> Option<Timeline> {
         let mut state = start.clone();
-        let mut timeline = Timeline { start, versions: Vec::new() };
+        let mut timeline = Timeline::new(start);
         let availability = self.net.availability();
         for lane in lanes.iter_mut() {
             let p = &self.procs[lane.node];
@@ -295,6 +321,7 @@ impl World {
             let mut quiet = elector.quiet_state();
             let (mut t0, mut generation) = (lane.timer.0, lane.timer.2);
             let mut cursor = 0;
+            let mut op = LeaseOp::Get;
             // Copies are kept before the requests that may be the stretch's last: those starting
             // within two of the longest waits of the horizon.
             let config = elector.config();
@@ -302,20 +329,18 @@ impl World {
             let tail_from = limit.saturating_sub(2 * wait);
             loop {
                 if t0 >= tail_from {
-                    let (up, down) = link.streams();
-                    let (up, down) = (up.clone(), down.clone());
-                    lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, up, down, rng: rng.clone() });
+                    let (link, rng) = (link.positions(), rng.as_ref().map(ComponentRng::position));
+                    lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
                 }
                 let now0 = clock_now(clock, t0);
                 // The timer: the elector's request.
-                let (op, timeout) = match &mut lock {
+                let (candidate, timeout) = match &mut lock {
                     Some(lock) => {
                         let Some((candidate, timeout)) = elector.quiet_renew(&quiet, now0) else { break };
-                        let mut op = LeaseOp::Get;
                         if lock.write_typed(&LockOp::Update(candidate), &mut op) != Ok(Verb::Update) {
                             break;
                         }
-                        (Some((candidate, op)), timeout)
+                        (Some(candidate), timeout)
                     }
                     None => (None, elector.quiet_poll()),
                 };
@@ -324,15 +349,15 @@ impl World {
                 if availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
                     break;
                 }
-                let (version, written) = match &op {
-                    Some((_, op)) => {
+                let (version, written) = match candidate {
+                    Some(_) => {
                         let revision = state.revision;
-                        if !self.server.quiet_renewal(p.lease, p.user, p.field_manager, op, &mut state) {
+                        if !self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut state) {
                             break;
                         }
                         let written = state.revision != revision;
                         if written {
-                            timeline.versions.push((t1, state.view.clone()));
+                            timeline.push(t1, &state.view);
                         }
                         (timeline.versions.len() as u32, written)
                     }
@@ -349,13 +374,15 @@ impl World {
                 if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
                     break;
                 }
-                let view = timeline.view(version);
-                let after = match (&op, &mut lock, &mut rng) {
-                    (Some((candidate, _)), Some(lock), _) => {
-                        let _ = lock.response(Verb::Update, Ok(view));
-                        elector.quiet_renewed(&mut quiet, *candidate, now2)
+                let after = match (candidate, &mut lock, &mut rng) {
+                    (Some(candidate), Some(lock), _) => {
+                        let _ = lock.response(Verb::Update, Ok(timeline.view(version)));
+                        elector.quiet_renewed(&mut quiet, candidate, now2)
                     }
-                    (_, _, Some(rng)) => elector.quiet_polled(&mut quiet, rng, now0, record_of(&view.spec), now2),
+                    (_, _, Some(rng)) => {
+                        let (record, raws) = timeline.record(version);
+                        elector.quiet_polled(&mut quiet, rng, now0, record, raws, now2)
+                    }
                     _ => unreachable!("a leader has its lock, a candidate its stream"),
                 };
                 let Some(after) = after else { break };
@@ -395,11 +422,11 @@ impl World {
             let link = net.link_mut(node);
             let kept = lane.polls.len();
             // What the plan moved, as it stood where the stretch ends.
-            let snap = lane.snaps.iter_mut().find(|s| s.k == kept).expect("checked by `stretch`");
+            let snap = lane.snaps.iter().find(|s| s.k == kept).expect("checked by `stretch`");
             elector.set_quiet_state(&snap.state, lane.leader);
-            link.set_streams(snap.up.clone(), snap.down.clone());
-            if let Some(rng) = snap.rng.take() {
-                elector.set_quiet_rng(rng);
+            link.seek(snap.link);
+            if let Some(position) = snap.rng {
+                elector.seek_quiet_rng(position);
             }
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
