@@ -137,3 +137,69 @@ fn a_quiet_hour_is_the_same_either_way() {
     let r = World::new(WorldSpec::basic(7, 3, Algorithm::ClientGo, secs(3600))).unwrap().run();
     assert!(stepped * 10 > r.events_processed * 8, "only {stepped} of {} events stepped over", r.events_processed);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48),
+        .. ProptestConfig::default()
+    })]
+
+    /// The same over the knobs a loop elector has: every library that runs client-go's loop
+    /// (mixed on one Lease, with now and then a library that does not), labels on the lock
+    /// (client-go ≥ v0.34), Events recorded, no jitter, the expiry rule and the fast path
+    /// overridden, faults as above.
+    #[test]
+    fn stepping_over_quiet_stretches_changes_nothing_whatever_the_loop(
+        seed in any::<u64>(),
+        picks in proptest::collection::vec(0usize..64, 1..5),
+        minor in prop::sample::select(vec![30u8, 33, 34, 36, 37]),
+        labels in any::<bool>(),
+        events in any::<bool>(),
+        jitter in prop::sample::select(vec![1.2f64, 0.0, 0.5]),
+        expiry in prop::sample::select(vec![None, Some("renew-time"), Some("observed-time")]),
+        fast_path in prop::option::of(any::<bool>()),
+        drifts in proptest::collection::vec(-100_000i64..100_000, 5),
+        schedule in faults(5),
+    ) {
+        let loops: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| a.runs_client_go_loop()).collect();
+        let others: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| !a.runs_client_go_loop()).collect();
+        let nodes = picks.len();
+        let mut spec = WorldSpec::basic(seed, nodes, Algorithm::ClientGo, secs(600));
+        spec.unsafe_mode = true;
+        for (i, n) in spec.nodes.iter_mut().enumerate() {
+            // One pick in eight is a library with its own loop.
+            n.elector.algorithm = if picks[i] % 8 == 7 { others[picks[i] % others.len()] } else { loops[picks[i] % loops.len()] };
+            n.elector.client_go = ClientGoVersion { minor, patch: None };
+            if labels {
+                n.elector.labels = vec![("app".into(), "widget".into())];
+            }
+            n.elector.record_events = events;
+            // (A zero jitter makes some other libraries retry at once, forever: not this test's.)
+            if n.elector.algorithm.runs_client_go_loop() {
+                n.elector.jitter_factor = jitter;
+            }
+            n.elector.expiry = expiry.and_then(sim_core::elector::ExpiryRule::parse);
+            n.elector.fast_path = fast_path;
+            n.clock.drift_ppb = drifts[i] * 1000;
+            let lat = Latency::Uniform { min: millis(1), max: millis(40) };
+            n.link.up.latency = lat.clone();
+            n.link.down.latency = lat;
+        }
+        for f in &schedule {
+            let (at, target, kind) = match *f {
+                F::Crash(t, n) => (t, Target::Node(n % nodes), FaultKind::Crash),
+                F::Restart(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Restart { delay: secs(d) }),
+                F::Pause(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Pause { duration: secs(d) }),
+                F::Partition(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop }),
+                F::Step(t, n, d) => (t, Target::Node(n % nodes), FaultKind::ClockStep { delta_ns: d * 1_000_000_000 }),
+                F::Outage(t, d) => (t, Target::Node(0), FaultKind::ServerOutage { duration: secs(d), mode: PartitionMode::Hold }),
+                F::Stop(t, n) => (t, Target::Node(n % nodes), FaultKind::Stop),
+            };
+            spec.faults.push(TimedFault { at: secs(at), target, kind });
+        }
+        spec.faults.sort_by_key(|f| f.at);
+        if spec.validate().is_ok() {
+            same_either_way(spec)?;
+        }
+    }
+}
