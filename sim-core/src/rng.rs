@@ -338,6 +338,27 @@ impl ComponentRng {
 mod tests {
     use super::*;
 
+    /// A stream moved to a position it had (`seek`) gives the words it gave from there, at
+    /// every offset of a block, before the first refill, at a block's end, and for a copy that
+    /// never read the words in between (a quiet stretch's plan and commit).
+    #[test]
+    fn a_stream_sought_to_a_position_goes_on_as_it_did_from_there() {
+        let reference = ComponentRng::new(7, "node/seek");
+        for skip in [0usize, 1, 7, 8, 15, 16, 17, 40, 63] {
+            let mut planned = reference.clone();
+            for _ in 0..skip {
+                planned.next_u64();
+            }
+            let position = planned.position();
+            let ahead: Vec<u64> = (0..20).map(|_| planned.next_u64()).collect();
+            // The original, which never drew those words, moved to where the copy stood.
+            let mut real = reference.clone();
+            real.seek(position);
+            let again: Vec<u64> = (0..20).map(|_| real.next_u64()).collect();
+            assert_eq!(ahead, again, "after {skip} draws");
+        }
+    }
+
     #[test]
     fn same_seed_and_key_give_the_same_stream() {
         let mut a = ComponentRng::new(42, "node/a");

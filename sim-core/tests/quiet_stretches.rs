@@ -52,6 +52,27 @@ enum F {
     Stop(u64, usize),
 }
 
+/// `schedule` as the spec's timed faults, in time order (node numbers wrap to the world's).
+fn add_faults(spec: &mut WorldSpec, schedule: &[F]) {
+    let nodes = spec.nodes.len();
+    for f in schedule {
+        let node = |n: usize| Target::Node(n % nodes);
+        let (at, target, kind) = match *f {
+            F::Crash(t, n) => (t, node(n), FaultKind::Crash),
+            F::Restart(t, n, d) => (t, node(n), FaultKind::Restart { delay: secs(d) }),
+            F::Pause(t, n, d) => (t, node(n), FaultKind::Pause { duration: secs(d) }),
+            F::Partition(t, n, d) => {
+                (t, node(n), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop })
+            }
+            F::Step(t, n, d) => (t, node(n), FaultKind::ClockStep { delta_ns: d * 1_000_000_000 }),
+            F::Outage(t, d) => (t, node(0), FaultKind::ServerOutage { duration: secs(d), mode: PartitionMode::Hold }),
+            F::Stop(t, n) => (t, node(n), FaultKind::Stop),
+        };
+        spec.faults.push(TimedFault { at: secs(at), target, kind });
+    }
+    spec.faults.sort_by_key(|f| f.at);
+}
+
 fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
     let one = prop_oneof![
         (5u64..580, 0..nodes).prop_map(|(t, n)| F::Crash(t, n)),
@@ -106,19 +127,7 @@ proptest! {
             n.link.up.loss = loss;
         }
         spec.unsafe_mode = true;
-        for f in &schedule {
-            let (at, target, kind) = match *f {
-                F::Crash(t, n) => (t, Target::Node(n % nodes), FaultKind::Crash),
-                F::Restart(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Restart { delay: secs(d) }),
-                F::Pause(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Pause { duration: secs(d) }),
-                F::Partition(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop }),
-                F::Step(t, n, d) => (t, Target::Node(n % nodes), FaultKind::ClockStep { delta_ns: d * 1_000_000_000 }),
-                F::Outage(t, d) => (t, Target::Node(0), FaultKind::ServerOutage { duration: secs(d), mode: PartitionMode::Hold }),
-                F::Stop(t, n) => (t, Target::Node(n % nodes), FaultKind::Stop),
-            };
-            spec.faults.push(TimedFault { at: secs(at), target, kind });
-        }
-        spec.faults.sort_by_key(|f| f.at);
+        add_faults(&mut spec, &schedule);
         same_either_way(spec)?;
     }
 }
@@ -185,19 +194,7 @@ proptest! {
             n.link.up.latency = lat.clone();
             n.link.down.latency = lat;
         }
-        for f in &schedule {
-            let (at, target, kind) = match *f {
-                F::Crash(t, n) => (t, Target::Node(n % nodes), FaultKind::Crash),
-                F::Restart(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Restart { delay: secs(d) }),
-                F::Pause(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Pause { duration: secs(d) }),
-                F::Partition(t, n, d) => (t, Target::Node(n % nodes), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop }),
-                F::Step(t, n, d) => (t, Target::Node(n % nodes), FaultKind::ClockStep { delta_ns: d * 1_000_000_000 }),
-                F::Outage(t, d) => (t, Target::Node(0), FaultKind::ServerOutage { duration: secs(d), mode: PartitionMode::Hold }),
-                F::Stop(t, n) => (t, Target::Node(n % nodes), FaultKind::Stop),
-            };
-            spec.faults.push(TimedFault { at: secs(at), target, kind });
-        }
-        spec.faults.sort_by_key(|f| f.at);
+        add_faults(&mut spec, &schedule);
         if spec.validate().is_ok() {
             same_either_way(spec)?;
         }

@@ -99,6 +99,14 @@ pub(crate) struct RenewalHint {
     pub(super) others_mask: u8,
 }
 
+impl RenewalHint {
+    /// Whether a write by `manager` changing the fields `changed` is a renewal it recognises:
+    /// the same manager, every changed field its own already, none another's.
+    pub(super) fn covers(&self, manager: Sym, changed: u8) -> bool {
+        self.manager == manager && changed & !self.writer_mask == 0 && changed & self.others_mask == 0
+    }
+}
+
 pub type Labels = BTreeMap<String, String>;
 
 /// A Lease spec with its strings interned: what an elector reads and writes.
@@ -114,6 +122,15 @@ pub struct LeaseSpecC {
 }
 
 impl LeaseSpecC {
+    /// Needs no validation: a positive duration, non-negative transitions, no coordinated
+    /// fields (the only ways an elector's spec can be invalid).
+    pub(super) fn is_simple(&self) -> bool {
+        self.lease_duration_seconds.is_none_or(|d| d > 0)
+            && self.lease_transitions.is_none_or(|t| t >= 0)
+            && self.strategy.is_none()
+            && self.preferred_holder.is_none()
+    }
+
     pub fn of(spec: &LeaseSpec, symbols: &mut Symbols) -> LeaseSpecC {
         LeaseSpecC {
             holder_identity: spec.holder_identity.as_deref().map(|h| symbols.intern(h)),

@@ -265,11 +265,7 @@ impl ApiServer {
         if !same_map(labels, &live.labels) || !same_map(annotations, &live.annotations) {
             return None;
         }
-        let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)
-            && spec.lease_transitions.is_none_or(|t| t >= 0)
-            && spec.strategy.is_none()
-            && spec.preferred_holder.is_none();
-        if !simple {
+        if !spec.is_simple() {
             let errors = validate_lease_spec(&spec.to_spec(&self.symbols));
             if !errors.is_empty() {
                 let name = &self.lease_refs[index].name;
@@ -285,9 +281,7 @@ impl ApiServer {
         let api_version = Kind::Lease.api_version();
         // A renewal: the writer owns every changed field already, nobody else owns any, nothing
         // goes away. Ownership stays; only the writer's time moves, and that is written later.
-        let hinted = live
-            .hint
-            .filter(|h| h.manager == field_manager && changed & !h.writer_mask == 0 && changed & h.others_mask == 0);
+        let hinted = live.hint.filter(|h| h.covers(field_manager, changed));
         let manager: &str = match &**self.symbols.name(field_manager) {
             "" => "kubectl-replace",
             name => name,
@@ -472,24 +466,15 @@ impl ApiServer {
         {
             return false;
         }
-        let simple = spec.lease_duration_seconds.is_none_or(|d| d > 0)
-            && spec.lease_transitions.is_none_or(|t| t >= 0)
-            && spec.strategy.is_none()
-            && spec.preferred_holder.is_none();
-        if !simple {
+        if !spec.is_simple() {
             return false;
         }
         let (changed, removed) = spec.diff(&state.view.spec);
         if changed == 0 && removed == 0 {
             return true; // not persisted: nothing moves
         }
-        let Some(hint) = live.hint else { return false };
-        if removed != 0
-            || hint.manager != field_manager
-            || changed & !hint.writer_mask != 0
-            || changed & hint.others_mask != 0
-            || state.pending_writer.is_some_and(|w| w != hint.writer)
-        {
+        let Some(hint) = live.hint.filter(|h| removed == 0 && h.covers(field_manager, changed)) else { return false };
+        if state.pending_writer.is_some_and(|w| w != hint.writer) {
             return false;
         }
         state.revision += 1;

@@ -332,7 +332,8 @@ impl LoopElector {
         Some(self.config.retry_period)
     }
 
-    /// A candidate's try at `now` (its `Retry` timer): the Get's timeout.
+    /// A candidate's try (its `Retry` timer): the Get it sends is bounded by the HTTP timeout
+    /// alone (the acquire loop's context has no deadline).
     #[inline]
     pub fn quiet_poll(&self) -> Option<Nanos> {
         self.config.request_timeout

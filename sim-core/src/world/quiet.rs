@@ -401,11 +401,11 @@ impl World {
         Some(timeline)
     }
 
-    /// The commit (pass 2): each lane's kept requests — the elector's observation and timers as
-    /// the last left them, each random draw taken again from the real streams, the lock's last
-    /// answer, the leader's renewals on the server — the counters, the next timers.
+    /// The commit (pass 2): what each lane's kept requests leave — the elector's state and the
+    /// streams as the plan had them where the stretch ends, the lock's last answer, the Lease
+    /// as the leader's renewals leave it — the observer's calls, the counters, the next timers.
     #[inline(never)]
-    fn commit(&mut self, lanes: &mut [Lane], timers: &[(usize, u64)], timeline: &Timeline, lease: LeaseRef) {
+    fn commit(&mut self, lanes: &[Lane], timers: &[(usize, u64)], timeline: &Timeline, lease: LeaseRef) {
         let old: Vec<u64> = lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1).collect();
         self.queue.remove_seqs(&old);
         let seqs: u64 = lanes.iter().flat_map(|l| &l.polls).map(Poll::seqs).sum();
@@ -413,7 +413,7 @@ impl World {
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
         let mut last = 0;
         let mut writes = Vec::new();
-        for lane in lanes.iter_mut() {
+        for lane in lanes {
             let Some(&end) = lane.polls.last() else { continue };
             let node = lane.node;
             let World { procs, net, server, obs, .. } = self;
@@ -431,8 +431,8 @@ impl World {
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
             obs.count_requests(verb, 200, kept as u64);
-            for poll in &lane.polls {
-                if lane.leader {
+            if lane.leader {
+                for poll in &lane.polls {
                     if poll.written {
                         writes.push(poll.t1);
                     }
