@@ -422,12 +422,22 @@ impl<E: QueueEvent> EventQueue<E> {
     /// Removes the entries whose sequence numbers are in `seqs`; the others keep their keys, so
     /// they come out in the same order as before. (The heap is built again: for small queues.)
     pub fn remove_seqs(&mut self, seqs: &[u64]) {
-        let kept: Vec<Entry<E>> =
-            (1..=self.len).map(|i| *self.entry(i)).filter(|e| !seqs.contains(&(e.key as u64))).collect();
-        self.len = 0;
-        for entry in kept {
-            self.push_entry(entry);
+        // The kept entries pushed again in their order, in place: the `kept`-th is read before
+        // a push can write there (every push writes at positions up to `kept`).
+        let len = self.len;
+        let mut kept = 0;
+        for i in 1..=len {
+            self.len = len;
+            let entry = *self.entry(i);
+            if seqs.contains(&(entry.key as u64)) {
+                continue;
+            }
+            kept += 1;
+            self.len = kept;
+            let hole = self.sift_up(kept, entry.key);
+            self.set(hole, entry);
         }
+        self.len = kept;
     }
 
     /// Takes `n` sequence numbers at once, for events handled without the queue (see
@@ -527,6 +537,42 @@ mod tests {
             assert_eq!(q.pop_with_seq(), Some(want));
         }
         assert!(q.is_empty() && q.pop().is_none());
+    }
+
+    /// Removing events in place (`remove_seqs`, used by `world/quiet.rs`) leaves the queue
+    /// popping as a `BinaryHeap` without them does, at every size and for every subset taken
+    /// from the top, the middle and the end.
+    #[test]
+    fn removed_events_leave_the_rest_in_order() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for size in 0..40u32 {
+            for round in 0..8 {
+                let mut q = EventQueue::new();
+                let mut all = Vec::new();
+                for id in 0..size {
+                    let at = next() % 6;
+                    all.push((at, q.peek_seq(), id));
+                    q.schedule(at, id);
+                }
+                let removed: Vec<u64> = all.iter().map(|e| e.1).filter(|_| next() % 4 <= round % 4).collect();
+                q.remove_seqs(&removed);
+                let mut reference: BinaryHeap<_> =
+                    all.into_iter().filter(|e| !removed.contains(&e.1)).map(Reverse).collect();
+                assert_eq!(q.len(), reference.len());
+                while let Some(Reverse(want)) = reference.pop() {
+                    assert_eq!(q.pop_with_seq(), Some(want), "size {size} round {round}");
+                }
+                assert!(q.is_empty());
+            }
+        }
     }
 
     #[test]

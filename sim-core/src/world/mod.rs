@@ -126,7 +126,8 @@ pub struct World {
     /// the events counted were stepped over in them.
     quiet: bool,
     quiet_stepped: u64,
-    quiet_lanes: Vec<quiet::Lane>,
+    /// A stretch's buffers, kept from one attempt to the next.
+    quiet_scratch: quiet::Scratch,
 }
 
 /// The API server as a world's setup leaves it, kept to start the next world that has the same
@@ -371,7 +372,7 @@ impl World {
             events_processed: 0,
             quiet: false,
             quiet_stepped: 0,
-            quiet_lanes: Vec::new(),
+            quiet_scratch: quiet::Scratch::default(),
         };
         world.quiet = world.quiet_possible();
         Ok(world)

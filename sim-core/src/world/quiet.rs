@@ -66,6 +66,8 @@ struct Poll {
     /// The Lease's version it read or wrote (see [`Timeline::view`]), and whether it wrote one.
     version: u32,
     written: bool,
+    /// The sequence numbers its lane's earlier requests take.
+    before: u64,
 }
 
 impl Poll {
@@ -88,8 +90,15 @@ struct Snap {
     rng: Option<(u64, u8)>,
 }
 
+/// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
+#[derive(Default)]
+pub(super) struct Scratch {
+    lanes: Vec<Lane>,
+    timeline: Timeline,
+}
+
 /// A node of a stretch.
-pub(super) struct Lane {
+struct Lane {
     node: usize,
     leader: bool,
     /// Its waiting timer: (time, sequence number, generation).
@@ -100,6 +109,8 @@ pub(super) struct Lane {
     /// What the plan moved, as it stood before each of the last few requests before the
     /// horizon: the commit takes it where the stretch ends.
     snaps: Vec<Snap>,
+    /// The sequence number of its next timer, when it moved (set by `stretch`).
+    next_seq: u64,
 }
 
 #[inline]
@@ -109,8 +120,10 @@ fn clock_now(clock: &NodeClock, t: Nanos) -> Now {
 }
 
 /// The Lease's versions in a stretch: as it was, then after each renewal that wrote it.
+#[derive(Default)]
 struct Timeline {
-    start: QuietLease,
+    /// `None` only before the first [`Timeline::reset`].
+    start: Option<QuietLease>,
     /// (arrival, the Lease as a Get answers it after it).
     versions: Vec<(Nanos, LeaseView)>,
     /// Each version (the start first) as a candidate's lock reads it, and its raw record
@@ -120,10 +133,16 @@ struct Timeline {
 }
 
 impl Timeline {
-    fn new(start: QuietLease) -> Timeline {
-        let mut timeline = Timeline { start, versions: Vec::new(), records: Vec::new() };
-        timeline.records.push(records_of(&timeline.start.view));
-        timeline
+    /// Starts again from `start`, keeping the buffers.
+    fn reset(&mut self, start: QuietLease) {
+        self.versions.clear();
+        self.records.clear();
+        self.records.push(records_of(&start.view));
+        self.start = Some(start);
+    }
+
+    fn start(&self) -> &QuietLease {
+        self.start.as_ref().expect("reset before use")
     }
 
     fn push(&mut self, at: Nanos, view: &LeaseView) {
@@ -133,7 +152,7 @@ impl Timeline {
 
     /// Version `k`: the start, or the one the `k`-th write left.
     fn view(&self, k: u32) -> &LeaseView {
-        if k == 0 { &self.start.view } else { &self.versions[k as usize - 1].1 }
+        if k == 0 { &self.start().view } else { &self.versions[k as usize - 1].1 }
     }
 
     /// Version `k` as a candidate reads it.
@@ -181,15 +200,15 @@ impl World {
     /// one ending no later than `end` and within `max_events`; see the module's text. Returns
     /// the time of the last event stepped over.
     pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
-        // The lanes' buffers are kept from one attempt to the next.
-        let mut lanes = std::mem::take(&mut self.quiet_lanes);
-        let last = self.quiet_lanes(&mut lanes).and_then(|()| self.stretch(&mut lanes, end, max_events));
-        self.quiet_lanes = lanes;
+        let mut scratch = std::mem::take(&mut self.quiet_scratch);
+        let Scratch { lanes, timeline } = &mut scratch;
+        let last = self.quiet_lanes(lanes).and_then(|()| self.stretch(lanes, timeline, end, max_events));
+        self.quiet_scratch = scratch;
         last
     }
 
     #[inline(never)]
-    fn stretch(&mut self, lanes: &mut [Lane], end: Nanos, max_events: u64) -> Option<Nanos> {
+    fn stretch(&mut self, lanes: &mut [Lane], timeline: &mut Timeline, end: Nanos, max_events: u64) -> Option<Nanos> {
         // The horizon: the first queued event that is not a lane's waiting timer.
         let mut horizon = Nanos::MAX;
         for (t, seq, event) in self.queue.entries() {
@@ -216,15 +235,19 @@ impl World {
             return None;
         }
         let lease = self.procs[lanes[0].node].lease;
-        let readers: Vec<UserId> = lanes.iter().filter(|l| !l.leader).map(|l| self.procs[l.node].user).collect();
-        let start = self.server.quiet_lease(lease, &readers)?;
+        let mut readers = [UserId(0); MAX_NODES];
+        let mut n = 0;
+        for lane in lanes.iter().filter(|l| !l.leader) {
+            (readers[n], n) = (self.procs[lane.node].user, n + 1);
+        }
+        let start = self.server.quiet_lease(lease, &readers[..n])?;
         // Every count a stretch moves must already have its line (their order is first use).
-        if !readers.is_empty() && !self.obs.counts_request(Verb::Get, 200)
+        if n > 0 && !self.obs.counts_request(Verb::Get, 200)
             || lanes.iter().any(|l| l.leader) && !self.obs.counts_request(Verb::Update, 200)
         {
             return None;
         }
-        let mut timeline = self.plan(lanes, limit, start.clone())?;
+        self.plan(lanes, limit, start.clone(), timeline)?;
         let (mut x, mut last) = cut(lanes, limit)?;
         // The plan keeps what it moved only for its last requests before `limit`; a stretch cut
         // much earlier (a node whose steps stopped being quiet) is planned again up to its cut.
@@ -233,7 +256,7 @@ impl World {
                 lane.polls.clear();
                 lane.snaps.clear();
             }
-            timeline = self.plan(lanes, x, start)?;
+            self.plan(lanes, x, start, timeline)?;
             (x, last) = cut(lanes, x)?;
             if lanes.iter().any(|l| !l.polls.is_empty() && !l.snaps.iter().any(|s| s.k == l.polls.len())) {
                 return None;
@@ -246,22 +269,30 @@ impl World {
         // Each lane's next timer takes the sequence number it would have had: the numbers of
         // every event before it. Two events at its instant would leave that to the queue.
         let base = self.queue.peek_seq();
-        let mut timers = Vec::with_capacity(lanes.len());
-        for lane in lanes.iter().filter(|l| !l.polls.is_empty()) {
-            let at = lane.polls.last().expect("kept").t2;
+        for i in 0..lanes.len() {
+            let Some(at) = lanes[i].polls.last().map(|p| p.t2) else { continue };
             let mut before = 0;
-            for other in lanes.iter() {
-                for p in &other.polls {
-                    if other.node != lane.node && (p.t0 == at || p.t1 == at || p.t2 == at) {
+            for (j, other) in lanes.iter().enumerate() {
+                // A lane's requests follow one another (each starts at or after the answer
+                // before it): those answered before `at` count whole, and the search stops at
+                // the first that starts after it.
+                let m = other.polls.partition_point(|p| p.t2 < at);
+                before += match (other.polls.get(m), other.polls.last()) {
+                    (Some(p), _) => p.before,
+                    (None, Some(p)) => p.before + p.seqs(),
+                    (None, None) => 0,
+                };
+                for p in other.polls[m..].iter().take_while(|p| p.t0 <= at) {
+                    if j != i && (p.t0 == at || p.t1 == at || p.t2 == at) {
                         return None;
                     }
                     before += p.seqs_before(at);
                 }
             }
-            timers.push((lane.node, base + before));
+            lanes[i].next_seq = base + before;
         }
         debug_assert!(x < horizon && x <= end);
-        self.commit(lanes, &timers, &timeline, lease);
+        self.commit(lanes, timeline, lease);
         Some(last)
     }
 
@@ -286,7 +317,15 @@ impl World {
                 return None;
             }
             if count == lanes.len() {
-                lanes.push(Lane { node, leader, timer: (0, 0, 0), polls: Vec::new(), stop: 0, snaps: Vec::new() });
+                lanes.push(Lane {
+                    node,
+                    leader,
+                    timer: (0, 0, 0),
+                    polls: Vec::new(),
+                    stop: 0,
+                    snaps: Vec::new(),
+                    next_seq: 0,
+                });
             }
             let lane = &mut lanes[count];
             (lane.node, lane.leader, lane.timer, lane.stop) = (node, leader, (0, u64::MAX, generation), 0);
@@ -307,9 +346,9 @@ impl World {
     /// move (the elector's observation and stream, the link's streams, the leader's lock, the
     /// Lease).
     #[inline(never)]
-    fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease) -> Option<Timeline> {
+    fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease, timeline: &mut Timeline) -> Option<()> {
         let mut state = start.clone();
-        let mut timeline = Timeline::new(start);
+        timeline.reset(start);
         let availability = self.net.availability();
         for lane in lanes.iter_mut() {
             let p = &self.procs[lane.node];
@@ -321,6 +360,7 @@ impl World {
             let mut quiet = elector.quiet_state();
             let (mut t0, mut generation) = (lane.timer.0, lane.timer.2);
             let mut cursor = 0;
+            let mut before = 0;
             let mut op = LeaseOp::Get;
             // Copies are kept before the requests that may be the stretch's last: those starting
             // within two of the longest waits of the horizon.
@@ -393,26 +433,31 @@ impl World {
                 generation = generation.wrapping_add(1);
                 let timeout = timeout.is_some();
                 let mono2 = now2.mono;
-                lane.polls.push(Poll { t0, t1, t2, timeout, mono2, next, generation, version, written });
+                let poll = Poll { t0, t1, t2, timeout, mono2, next, generation, version, written, before };
+                before += poll.seqs();
+                lane.polls.push(poll);
                 t0 = next;
             }
             lane.stop = t0;
         }
-        Some(timeline)
+        Some(())
     }
 
     /// The commit (pass 2): what each lane's kept requests leave — the elector's state and the
     /// streams as the plan had them where the stretch ends, the lock's last answer, the Lease
     /// as the leader's renewals leave it — the observer's calls, the counters, the next timers.
     #[inline(never)]
-    fn commit(&mut self, lanes: &[Lane], timers: &[(usize, u64)], timeline: &Timeline, lease: LeaseRef) {
-        let old: Vec<u64> = lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1).collect();
-        self.queue.remove_seqs(&old);
+    fn commit(&mut self, lanes: &[Lane], timeline: &Timeline, lease: LeaseRef) {
+        let mut old = [0; MAX_NODES];
+        let mut n = 0;
+        for lane in lanes.iter().filter(|l| !l.polls.is_empty()) {
+            (old[n], n) = (lane.timer.1, n + 1);
+        }
+        self.queue.remove_seqs(&old[..n]);
         let seqs: u64 = lanes.iter().flat_map(|l| &l.polls).map(Poll::seqs).sum();
         self.queue.reserve_seqs(seqs);
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
         let mut last = 0;
-        let mut writes = Vec::new();
         for lane in lanes {
             let Some(&end) = lane.polls.last() else { continue };
             let node = lane.node;
@@ -433,9 +478,6 @@ impl World {
             obs.count_requests(verb, 200, kept as u64);
             if lane.leader {
                 for poll in &lane.polls {
-                    if poll.written {
-                        writes.push(poll.t1);
-                    }
                     // The renewal's note (`Carrier::carry_out`, `Note::RenewedLease`).
                     let reachable = !link.is_cut(Direction::Up, poll.t2) && !link.is_cut(Direction::Down, poll.t2);
                     obs.leader_recovered(node, reachable);
@@ -447,10 +489,10 @@ impl World {
                 && let Some(t1) = last_write
             {
                 let written = lane.polls.iter().filter(|q| q.written).count() as u64;
-                server.quiet_commit(lease, timeline.start.revision + written, timeline.view(end.version), t1);
+                server.quiet_commit(lease, timeline.start().revision + written, timeline.view(end.version), t1);
             }
             p.set_reading(end.t2, end.mono2);
-            let seq = timers.iter().find(|&&(n, _)| n == node).expect("a timer per lane that moved").1;
+            let seq = lane.next_seq;
             let kind = if lane.leader { TimerKind::NextRound } else { TimerKind::Retry };
             let event =
                 Event::Timer { node: node as u32, incarnation: p.incarnation, generation: end.generation, kind };
@@ -460,8 +502,10 @@ impl World {
         // What `answer_lease` does after each write: the observer hears of it (a renewal in a
         // stretch changes neither holder nor transitions, so its order among the lanes' other
         // counts does not matter).
-        for t1 in writes {
-            self.lease_written(t1, lease);
+        for lane in lanes.iter().filter(|l| l.leader) {
+            for poll in lane.polls.iter().filter(|p| p.written) {
+                self.lease_written(poll.t1, lease);
+            }
         }
         self.net.take_ids(requests);
         self.events_processed += 3 * requests;
@@ -479,7 +523,9 @@ fn cut(lanes: &mut [Lane], limit: Nanos) -> Option<(Nanos, Nanos)> {
     loop {
         let mut moved = false;
         for lane in lanes.iter() {
-            if let Some(p) = lane.polls.iter().find(|p| p.t0 <= x && x < p.t2) {
+            // The one request that may be in flight at `x`: the first answered after it.
+            let m = lane.polls.partition_point(|p| p.t2 <= x);
+            if let Some(p) = lane.polls.get(m).filter(|p| p.t0 <= x) {
                 x = p.t0.checked_sub(1)?;
                 moved = true;
             }
@@ -490,7 +536,8 @@ fn cut(lanes: &mut [Lane], limit: Nanos) -> Option<(Nanos, Nanos)> {
     }
     let mut last = None;
     for lane in lanes.iter_mut() {
-        lane.polls.retain(|p| p.t2 <= x);
+        let kept = lane.polls.partition_point(|p| p.t2 <= x);
+        lane.polls.truncate(kept);
         if let Some(p) = lane.polls.last() {
             last = last.max(Some(p.t2));
         }
