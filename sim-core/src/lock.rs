@@ -140,6 +140,18 @@ impl LeaseLock {
         }
     }
 
+    /// The renewTime of the Update this lock sends for `record` right after the one for
+    /// `previous` was answered with the Lease it wrote, when the two Updates differ in that
+    /// alone: client-go builds the spec from the record only ([`Self::spec_of`]) and takes the
+    /// resourceVersion, labels and annotations from the answer, so records equal but for
+    /// their renewTime give such Updates. `None` otherwise, and always for the Python client's
+    /// lock (it edits the spec it fetched and keeps no Update's answer).
+    pub fn renewal_like(&self, previous: &Record, record: &Record) -> Option<MicroTime> {
+        let renew = record.renew_time_micros?;
+        (!self.python_style && Record { renew_time_micros: previous.renew_time_micros, ..*record } == *previous)
+            .then(|| MicroTime::from_unix_micros(renew))
+    }
+
     /// The request for `op`, or an immediate error (client-go refuses an Update before any Get
     /// or Create: `lease not initialized, call get or create first`).
     pub fn request(&self, op: &LockOp, server: &ApiServer) -> Result<LockRequest, LockError> {

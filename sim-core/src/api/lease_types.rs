@@ -156,6 +156,9 @@ impl LeaseSpecC {
         }
     }
 
+    /// The renewTime's bit in [`Self::diff`]'s masks.
+    pub(super) const RENEW_TIME: u8 = 8;
+
     /// `lease_diff` as bit masks over `LEASE_SPEC_PATHS` (`managed_fields`): (changed, removed).
     pub(super) fn diff(&self, before: &LeaseSpecC) -> (u8, u8) {
         fn field<T: PartialEq>(bit: u8, before: &Option<T>, after: &Option<T>, masks: &mut (u8, u8)) {
@@ -169,7 +172,7 @@ impl LeaseSpecC {
         field(1, &before.holder_identity, &self.holder_identity, &mut masks);
         field(2, &before.lease_duration_seconds, &self.lease_duration_seconds, &mut masks);
         field(4, &before.acquire_time, &self.acquire_time, &mut masks);
-        field(8, &before.renew_time, &self.renew_time, &mut masks);
+        field(Self::RENEW_TIME, &before.renew_time, &self.renew_time, &mut masks);
         field(16, &before.lease_transitions, &self.lease_transitions, &mut masks);
         field(32, &before.strategy, &self.strategy, &mut masks);
         field(64, &before.preferred_holder, &self.preferred_holder, &mut masks);

@@ -18,6 +18,7 @@ use super::lease_types::{
     Labels, LeaseMirror, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, PendingRenewal, RenewalHint, UserId, shared,
 };
 use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, record_update, renewal_writer, sync_renewal_time};
+use super::microtime::MicroTime;
 use super::object::{Body, Object, Request, Stored};
 use super::server::ApiServer;
 use super::types::{Kind, Lease, LeaseSpec, ObjectMeta, Verb};
@@ -444,8 +445,9 @@ impl ApiServer {
     /// (allowed by a cached decision, the current resourceVersion, the same labels and
     /// annotations, a simple spec, its changes all the renewing manager's own, recognised by
     /// the Lease's hint, no other writer's renewal pending): then `state` moves as the server
-    /// would (one revision, the new spec) and true is returned. False changes nothing: the
-    /// stretch ends before this renewal.
+    /// would (one revision, the new spec) and `Some` is returned, `Some(true)` when the write
+    /// changed the renewTime alone (see [`Self::quiet_renewal_again`]). `None` changes nothing:
+    /// the stretch ends before this renewal.
     pub fn quiet_renewal(
         &self,
         lease: LeaseRef,
@@ -453,34 +455,50 @@ impl ApiServer {
         field_manager: Sym,
         op: &LeaseOp,
         state: &mut QuietLease,
-    ) -> bool {
-        let LeaseOp::Update { resource_version, spec, labels, annotations } = op else { return false };
+    ) -> Option<bool> {
+        let LeaseOp::Update { resource_version, spec, labels, annotations } = op else { return None };
         let entry = &self.lease_refs[lease.0 as usize];
         if entry.authz.get(user, Verb::Update, self.rbac_generation) != Some(true) {
-            return false;
+            return None;
         }
-        let Some(live) = entry.live.as_ref() else { return false };
+        let live = entry.live.as_ref()?;
         if *resource_version != state.view.resource_version
             || !same_map(labels, &live.labels)
             || !same_map(annotations, &live.annotations)
         {
-            return false;
+            return None;
         }
         if !spec.is_simple() {
-            return false;
+            return None;
         }
         let (changed, removed) = spec.diff(&state.view.spec);
         if changed == 0 && removed == 0 {
-            return true; // not persisted: nothing moves
+            return Some(false); // not persisted: nothing moves
         }
-        let Some(hint) = live.hint.filter(|h| removed == 0 && h.covers(field_manager, changed)) else { return false };
+        let hint = live.hint.filter(|h| removed == 0 && h.covers(field_manager, changed))?;
         if state.pending_writer.is_some_and(|w| w != hint.writer) {
-            return false;
+            return None;
         }
         state.revision += 1;
         state.view.resource_version = state.revision;
         state.view.spec = *spec;
         state.pending_writer = Some(hint.writer);
+        Some(changed == LeaseSpecC::RENEW_TIME)
+    }
+
+    /// The renewal after one that [`Self::quiet_renewal`] allowed with `Some(true)` (it
+    /// changed the renewTime alone), whose Update is that one's with the renewTime
+    /// `renew_time` (the same writer, resourceVersion as answered, labels, annotations and
+    /// spec but that): every check `quiet_renewal` made holds again, so the renewTime alone
+    /// decides — the same microsecond is not persisted, another is written as that one was.
+    /// Returns whether it wrote.
+    pub fn quiet_renewal_again(state: &mut QuietLease, renew_time: MicroTime) -> bool {
+        if state.view.spec.renew_time == Some(renew_time) {
+            return false;
+        }
+        state.revision += 1;
+        state.view.resource_version = state.revision;
+        state.view.spec.renew_time = Some(renew_time);
         true
     }
 }

@@ -37,7 +37,7 @@
 use super::World;
 use super::event::Event;
 use super::process::ProcState;
-use crate::api::{LeaseOp, LeaseRef, LeaseView, QuietLease, UserId, Verb};
+use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::loops::QuietState;
 use crate::elector::{Elector, Generation, LockOp, Now, RawRecord, Record, TimerKind};
@@ -362,6 +362,12 @@ impl World {
             let mut cursor = 0;
             let mut before = 0;
             let mut op = LeaseOp::Get;
+            // The leader's last renewal through the lock and `quiet_renewal` that changed the
+            // renewTime alone: the next ones alike skip both (`LeaseLock::renewal_like`,
+            // `ApiServer::quiet_renewal_again`), the lock's copy told its answers only when it
+            // must build an Update again (`lock_behind`).
+            let mut renewing: Option<Record> = None;
+            let mut lock_behind = false;
             // Copies are kept before the requests that may be the stretch's last: those starting
             // within two of the longest waits of the horizon.
             let config = elector.config();
@@ -377,10 +383,16 @@ impl World {
                 let (candidate, timeout) = match &mut lock {
                     Some(lock) => {
                         let Some((candidate, timeout)) = elector.quiet_renew(&quiet, now0) else { break };
-                        if lock.write_typed(&LockOp::Update(candidate), &mut op) != Ok(Verb::Update) {
-                            break;
+                        let again = renewing.and_then(|previous| lock.renewal_like(&previous, &candidate));
+                        if again.is_none() || cfg!(debug_assertions) {
+                            if std::mem::take(&mut lock_behind) {
+                                let _ = lock.response(Verb::Update, Ok(&state.view));
+                            }
+                            if lock.write_typed(&LockOp::Update(candidate), &mut op) != Ok(Verb::Update) {
+                                break;
+                            }
                         }
-                        (Some(candidate), timeout)
+                        (Some((candidate, again)), timeout)
                     }
                     None => (None, elector.quiet_poll()),
                 };
@@ -390,10 +402,27 @@ impl World {
                     break;
                 }
                 let (version, written) = match candidate {
-                    Some(_) => {
+                    Some((candidate, again)) => {
                         let revision = state.revision;
-                        if !self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut state) {
-                            break;
+                        match again {
+                            Some(renew_time) => {
+                                if cfg!(debug_assertions) {
+                                    let mut full = state.clone();
+                                    let answer =
+                                        self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut full);
+                                    ApiServer::quiet_renewal_again(&mut state, renew_time);
+                                    debug_assert!(answer.is_some() && full.revision == state.revision);
+                                    debug_assert_eq!(full.view.spec, state.view.spec);
+                                } else {
+                                    ApiServer::quiet_renewal_again(&mut state, renew_time);
+                                }
+                            }
+                            None => {
+                                match self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut state) {
+                                    Some(renew_only) => renewing = renew_only.then_some(candidate),
+                                    None => break,
+                                }
+                            }
                         }
                         let written = state.revision != revision;
                         if written {
@@ -415,8 +444,9 @@ impl World {
                     break;
                 }
                 let after = match (candidate, &mut lock, &mut rng) {
-                    (Some(candidate), Some(lock), _) => {
-                        let _ = lock.response(Verb::Update, Ok(timeline.view(version)));
+                    (Some((candidate, _)), Some(_), _) => {
+                        // The lock's copy hears this answer before its next Update is built.
+                        lock_behind = true;
                         elector.quiet_renewed(&mut quiet, candidate, now2)
                     }
                     (_, _, Some(rng)) => {
