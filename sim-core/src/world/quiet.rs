@@ -507,10 +507,11 @@ impl World {
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
             obs.count_requests(verb, 200, kept as u64);
             if lane.leader {
-                for poll in &lane.polls {
-                    // The renewal's note (`Carrier::carry_out`, `Note::RenewedLease`).
-                    let reachable = !link.is_cut(Direction::Up, poll.t2) && !link.is_cut(Direction::Down, poll.t2);
-                    obs.leader_recovered(node, reachable);
+                // Each renewal's note (`Carrier::carry_out`, `Note::RenewedLease`): only one made
+                // while the link was whole can move anything, and after the first nothing more.
+                let reachable = |p: &Poll| !link.is_cut(Direction::Up, p.t2) && !link.is_cut(Direction::Down, p.t2);
+                if lane.polls.iter().any(reachable) {
+                    obs.leader_recovered(node, true);
                 }
             }
             let _ = p.lock.response(verb, Ok(timeline.view(end.version)));
@@ -529,13 +530,15 @@ impl World {
             self.queue.schedule_reserved(end.next, seq, event);
             last = last.max(end.t2);
         }
-        // What `answer_lease` does after each write: the observer hears of it (a renewal in a
+        // What `answer_lease` does after each write: the observer hears of it. A renewal in a
         // stretch changes neither holder nor transitions, so its order among the lanes' other
-        // counts does not matter).
-        for lane in lanes.iter().filter(|l| l.leader) {
-            for poll in lane.polls.iter().filter(|p| p.written) {
-                self.lease_written(poll.t1, lease);
-            }
+        // counts does not matter, and with no watch and no election controller (`quiet_possible`)
+        // every write after the first finds the observer as the first left it: only the first
+        // is told.
+        let first_write = lanes.iter().filter(|l| l.leader).flat_map(|l| &l.polls).find(|p| p.written);
+        if let Some(poll) = first_write {
+            debug_assert!(!self.watches.any() && self.cle.is_none());
+            self.lease_written(poll.t1, lease);
         }
         self.net.take_ids(requests);
         self.events_processed += 3 * requests;
