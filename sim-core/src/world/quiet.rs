@@ -27,7 +27,9 @@
 //!    their order would matter, or when it would pass the run's event budget.
 //! 3. **Commit**: each node's elector state and streams as the plan left them at the cut, its
 //!    lock's last answer, the Lease as the kept renewals leave it (`ApiServer::quiet_commit`),
-//!    the observer's calls for each write and renewal, the counters, the next timers.
+//!    the observer's calls for the first write and the first renewal that found the link
+//!    whole (every later one would find the observer as that one left it), the counters, the
+//!    next timers.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
 //! the shipped scenarios and a property test compare runs with and without stretches
@@ -388,7 +390,9 @@ impl World {
                             if std::mem::take(&mut lock_behind) {
                                 let _ = lock.response(Verb::Update, Ok(&state.view));
                             }
-                            if lock.write_typed(&LockOp::Update(candidate), &mut op) != Ok(Verb::Update) {
+                            let sent = lock.write_typed(&LockOp::Update(candidate), &mut op);
+                            debug_assert!(again.is_none() || sent == Ok(Verb::Update), "sent as the last was");
+                            if sent != Ok(Verb::Update) {
                                 break;
                             }
                         }
