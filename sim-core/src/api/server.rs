@@ -217,7 +217,9 @@ pub struct ApiServer {
     /// Interned strings (holders, identities) and callers, for the typed path.
     pub(crate) symbols: Symbols,
     pub(crate) users: Vec<Arc<User>>,
-    user_ids: HashMap<User, UserId>,
+    /// Each caller's number, keyed by the same allocation as `users` holds (a fleet has one
+    /// caller per elector: one copy of its name and groups, not two).
+    user_ids: HashMap<Arc<User>, UserId>,
     /// Leases the typed path addresses by number, and the slot each one occupies now.
     pub(crate) lease_refs: Vec<LeaseRefEntry>,
     lease_ref_index: BTreeMap<(String, String), LeaseRef>,
@@ -464,8 +466,9 @@ impl ApiServer {
             return id;
         }
         let id = UserId(self.users.len() as u32);
-        self.users.push(Arc::new(user.clone()));
-        self.user_ids.insert(user.clone(), id);
+        let user = Arc::new(user.clone());
+        self.users.push(Arc::clone(&user));
+        self.user_ids.insert(user, id);
         id
     }
 
