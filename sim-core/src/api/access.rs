@@ -136,10 +136,11 @@ impl ApiServer {
         };
         if !groups.is_empty() {
             // The listed groups are the user's, and system:authenticated with them.
-            user.groups = groups.to_vec();
+            let mut listed = groups.to_vec();
             if !groups.iter().any(|g| g == "system:authenticated" || g == "system:unauthenticated") {
-                user.groups.push("system:authenticated".into());
+                listed.push("system:authenticated".into());
             }
+            user.groups = listed.into();
         }
         Ok(Arc::new(user))
     }

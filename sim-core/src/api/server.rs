@@ -22,7 +22,7 @@ use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, User, Verb};
 use super::validation::{validate_name, validate_object};
 use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One handled request, when auditing is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -220,6 +220,8 @@ pub struct ApiServer {
     /// Each caller's number, keyed by the same allocation as `users` holds (a fleet has one
     /// caller per elector: one copy of its name and groups, not two).
     user_ids: HashMap<Arc<User>, UserId>,
+    /// Every distinct list of groups among `users`, each kept once.
+    group_lists: HashSet<Arc<[String]>>,
     /// Leases the typed path addresses by number, and the slot each one occupies now.
     pub(crate) lease_refs: Vec<LeaseRefEntry>,
     lease_ref_index: BTreeMap<(String, String), LeaseRef>,
@@ -374,6 +376,7 @@ impl ApiServer {
             symbols: Symbols::new(),
             users: Vec::new(),
             user_ids: HashMap::new(),
+            group_lists: HashSet::new(),
             lease_refs: Vec::new(),
             lease_ref_index: BTreeMap::new(),
             rbac_generation: 0,
@@ -466,7 +469,14 @@ impl ApiServer {
             return id;
         }
         let id = UserId(self.users.len() as u32);
-        let user = Arc::new(user.clone());
+        let groups = match self.group_lists.get(&*user.groups) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                self.group_lists.insert(Arc::clone(&user.groups));
+                Arc::clone(&user.groups)
+            }
+        };
+        let user = Arc::new(User { name: user.name.clone(), groups });
         self.users.push(Arc::clone(&user));
         self.user_ids.insert(user, id);
         id

@@ -970,10 +970,10 @@ fn the_subject_index_decides_as_the_scan_of_every_binding() {
         s.seed_object(0, object).unwrap();
     }
     let users = [
-        User { name: "alice".into(), groups: vec![] },
-        User { name: "bob".into(), groups: vec![] },
-        User { name: "carol".into(), groups: vec![] },
-        User { name: "dave".into(), groups: vec!["readers".into()] },
+        User { name: "alice".into(), groups: Arc::from([]) },
+        User { name: "bob".into(), groups: Arc::from([]) },
+        User { name: "carol".into(), groups: Arc::from([]) },
+        User { name: "dave".into(), groups: Arc::from(["readers".to_string()]) },
         User::service_account(NS, "sa1"),
         User::service_account("other", "sa1"),
         User::service_account("other", "sa2"),

@@ -2,6 +2,7 @@
 //! Go struct order, empty values omitted) so JSON texts match the real server's (apiserver.md §1).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -31,7 +32,7 @@ pub struct ObjectMeta {
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }
 
-fn is_null(value: &std::sync::Arc<serde_json::Value>) -> bool {
+fn is_null(value: &Arc<serde_json::Value>) -> bool {
     value.is_null()
 }
 
@@ -53,7 +54,7 @@ pub struct ManagedFieldsEntry {
     /// The trie, e.g. `{"f:spec":{"f:holderIdentity":{}}}`.
     /// Shared with the manager state it was rendered from (see `ManagerState`).
     #[serde(rename = "fieldsV1", skip_serializing_if = "is_null")]
-    pub fields_v1: std::sync::Arc<serde_json::Value>,
+    pub fields_v1: Arc<serde_json::Value>,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub subresource: String,
 }
@@ -212,7 +213,9 @@ pub struct JsonObject {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct User {
     pub name: String,
-    pub groups: Vec<String>,
+    /// Shared: the server keeps one list for every caller with the same groups (a fleet's
+    /// electors in one namespace all have the same three).
+    pub groups: Arc<[String]>,
 }
 
 impl User {
@@ -220,11 +223,11 @@ impl User {
     pub fn service_account(ns: &str, name: &str) -> User {
         User {
             name: format!("system:serviceaccount:{ns}:{name}"),
-            groups: vec![
+            groups: Arc::from([
                 "system:serviceaccounts".to_string(),
                 format!("system:serviceaccounts:{ns}"),
                 "system:authenticated".to_string(),
-            ],
+            ]),
         }
     }
 
@@ -232,13 +235,13 @@ impl User {
     pub fn admin() -> User {
         User {
             name: "kubernetes-admin".to_string(),
-            groups: vec!["system:masters".to_string(), "system:authenticated".to_string()],
+            groups: Arc::from(["system:masters".to_string(), "system:authenticated".to_string()]),
         }
     }
 
     /// Any other named user, in `system:authenticated`.
     pub fn named(name: &str) -> User {
-        User { name: name.to_string(), groups: vec!["system:authenticated".to_string()] }
+        User { name: name.to_string(), groups: Arc::from(["system:authenticated".to_string()]) }
     }
 
     pub fn is_system_master(&self) -> bool {
@@ -477,7 +480,7 @@ mod tests {
     fn service_account_users_carry_their_three_groups() {
         let u = User::service_account("ns1", "elector");
         assert_eq!(u.name, "system:serviceaccount:ns1:elector");
-        assert_eq!(u.groups, ["system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"]);
+        assert_eq!(*u.groups, ["system:serviceaccounts", "system:serviceaccounts:ns1", "system:authenticated"]);
         assert!(User::admin().is_system_master());
     }
 }
