@@ -60,7 +60,10 @@ pub struct ManagerState {
     pub api_version: String,
     pub subresource: String,
     pub time_secs: i64,
-    pub fields: BTreeSet<String>,
+    /// Shared with clones, as the trie is: every created object of a shape gets its creator's
+    /// set from the memory of earlier creates (an Event's is a dozen paths). Changed through
+    /// [`ManagerState::fields_mut`], and only when a change is due.
+    pub fields: Arc<BTreeSet<String>>,
     /// The FieldsV1 trie of `fields`, rebuilt only when `fields` changes; shared with the
     /// rendered entries and with clones (a created object's creator entry comes from a memory
     /// of earlier creates, and each copy of an Event's trie was a map per level).
@@ -77,7 +80,7 @@ impl ManagerState {
             api_version: api_version.to_string(),
             subresource: String::new(),
             time_secs,
-            fields: BTreeSet::new(),
+            fields: Arc::default(),
             fields_v1: Arc::new(Value::Null),
             lease_mask: 0,
         }
@@ -118,6 +121,20 @@ impl ManagerState {
             text.push_str(&format!(" using {}", self.api_version));
         }
         text
+    }
+
+    /// The field set to change (copied first if a clone shares it).
+    fn fields_mut(&mut self) -> &mut BTreeSet<String> {
+        Arc::make_mut(&mut self.fields)
+    }
+
+    /// Drops the fields `gone` names, copying the set only when one is there; whether any was.
+    fn drop_fields(&mut self, gone: impl Fn(&String) -> bool) -> bool {
+        if !self.fields.iter().any(&gone) {
+            return false;
+        }
+        self.fields_mut().retain(|f| !gone(f));
+        true
     }
 
     fn refresh_trie(&mut self) {
@@ -257,7 +274,7 @@ pub fn managers_from_entries(entries: &[ManagedFieldsEntry]) -> Vec<ManagerState
             let operation = if e.operation == "Apply" { Operation::Apply } else { Operation::Update };
             let mut state = ManagerState::new(&e.manager, operation, &e.api_version, e.time.map_or(0, Time::unix_secs));
             state.subresource = e.subresource.clone();
-            collect_trie_paths(&e.fields_v1, "", &mut state.fields);
+            collect_trie_paths(&e.fields_v1, "", state.fields_mut());
             state.refresh_trie();
             state
         })
@@ -615,11 +632,9 @@ pub fn record_update(
         return;
     }
     for state in managers.iter_mut() {
-        let before = state.fields.len();
         // The updater keeps what it changes; everyone else loses it.
         let is_updater = state.is(manager, Operation::Update, api_version);
-        state.fields.retain(|f| !diff.removed.contains(f) && (is_updater || !diff.changed.contains(f)));
-        if state.fields.len() != before {
+        if state.drop_fields(|f| diff.removed.contains(f) || (!is_updater && diff.changed.contains(f))) {
             state.refresh_trie();
         }
     }
@@ -632,11 +647,10 @@ pub fn record_update(
             }
         };
         let state = &mut managers[index];
-        let before = state.fields.len();
-        state.fields.extend(diff.changed.iter().cloned());
         state.time_secs = now_secs;
-        // A renewal changes fields its manager already owns: keep the cached trie.
-        if state.fields.len() != before {
+        // A renewal changes fields its manager already owns: keep the set and the cached trie.
+        if !diff.changed.iter().all(|f| state.fields.contains(f)) {
+            state.fields_mut().extend(diff.changed.iter().cloned());
             state.refresh_trie();
         }
     }
@@ -673,7 +687,7 @@ pub fn applied_field_set(config: &Value) -> BTreeSet<String> {
 
 /// The fields the applier owned through its previous apply (to prune what it now omits).
 pub fn previously_applied(managers: &[ManagerState], manager: &str) -> BTreeSet<String> {
-    managers.iter().find(|m| m.is(manager, Operation::Apply, "")).map(|m| m.fields.clone()).unwrap_or_default()
+    managers.iter().find(|m| m.is(manager, Operation::Apply, "")).map(|m| (*m.fields).clone()).unwrap_or_default()
 }
 
 /// Fields owned by anyone except the applier's Apply entry.
@@ -703,12 +717,8 @@ pub fn record_apply(
         return Err(apply_conflict_error(conflicts));
     }
     for state in managers.iter_mut() {
-        let before = state.fields.len();
-        if force && !state.is(manager, Operation::Apply, "") {
-            state.fields.retain(|f| !diff.changed.contains(f));
-        }
-        state.fields.retain(|f| !diff.removed.contains(f));
-        if state.fields.len() != before {
+        let forced = force && !state.is(manager, Operation::Apply, "");
+        if state.drop_fields(|f| diff.removed.contains(f) || (forced && diff.changed.contains(f))) {
             state.refresh_trie();
         }
     }
@@ -721,7 +731,7 @@ pub fn record_apply(
     };
     let state = &mut managers[index];
     state.api_version = api_version.to_string();
-    state.fields = applied;
+    state.fields = Arc::new(applied);
     state.time_secs = now_secs;
     state.refresh_trie();
     managers.retain(|m| !m.fields.is_empty());
