@@ -222,6 +222,9 @@ pub struct ApiServer {
     user_ids: HashMap<Arc<User>, UserId>,
     /// Every distinct list of groups among `users`, each kept once.
     group_lists: HashSet<Arc<[String]>>,
+    /// The managers of every object that has none (a ServiceAccount with a name only: one per
+    /// elector of a fleet), shared.
+    no_managers: Arc<Vec<ManagerState>>,
     /// Leases the typed path addresses by number, and the slot each one occupies now.
     pub(crate) lease_refs: Vec<LeaseRefEntry>,
     lease_ref_index: BTreeMap<(String, String), LeaseRef>,
@@ -377,6 +380,7 @@ impl ApiServer {
             users: Vec::new(),
             user_ids: HashMap::new(),
             group_lists: HashSet::new(),
+            no_managers: Arc::default(),
             lease_refs: Vec::new(),
             lease_ref_index: BTreeMap::new(),
             rbac_generation: 0,
@@ -1186,8 +1190,13 @@ impl ApiServer {
         {
             self.lease_refs[r.0 as usize].live = Some(LeaseMirror::of(l, self.revision, &mut self.symbols));
         }
-        let record =
-            Record { object, managers: Arc::new(managers), rv: self.revision, lease_ref, unchanged_writes: Vec::new() };
+        let record = Record {
+            object,
+            managers: self.shared_managers(managers),
+            rv: self.revision,
+            lease_ref,
+            unchanged_writes: Vec::new(),
+        };
         self.rbac_changed(kind);
         if let Some(slot) = self.slot_of(kind, ns, name) {
             self.records[slot] = Some(record);
@@ -1220,6 +1229,10 @@ impl ApiServer {
             namespace.set_server_defaults();
             self.commit(now, Kind::Namespace, "", ns, Stored::Namespace(Arc::new(namespace)), managers);
         }
+    }
+
+    fn shared_managers(&self, managers: Vec<ManagerState>) -> Arc<Vec<ManagerState>> {
+        if managers.is_empty() { Arc::clone(&self.no_managers) } else { Arc::new(managers) }
     }
 
     pub(crate) fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
@@ -1291,7 +1304,9 @@ impl ApiServer {
                         }
                         _ => continue,
                     };
-                    map.entry(key).or_default().push(slot);
+                    // Most subjects are named by one binding: room for one, not the four a
+                    // first push would make.
+                    map.entry(key).or_insert_with(|| Vec::with_capacity(1)).push(slot);
                 }
             }
         }
