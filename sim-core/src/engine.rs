@@ -487,6 +487,16 @@ mod tests {
         assert_eq!(order, ["reserved first", "scheduled after the reservation"]);
     }
 
+    /// A cheap deterministic stream of words for the tests below.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// The cache-line heap against `std`'s `BinaryHeap` on the same operations: pushes at the
     /// current time and just after it (many ties), reserved sequence numbers used late, pops
     /// interleaved, the heap growing to thousands and draining to empty several times.
@@ -494,13 +504,7 @@ mod tests {
     fn pops_in_the_same_order_as_a_binary_heap() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
         let mut reserved = Vec::new();
@@ -513,7 +517,7 @@ mod tests {
             let grow = (round / phase) % 2 == 0;
             if r % 10 < if grow { 6 } else { 3 } {
                 let at = q.now() + next() % 8;
-                if r % 7 == 0 {
+                if r.is_multiple_of(7) {
                     reserved.push((q.reserve_seq(), id));
                 } else {
                     reference.push(Reverse((at, q.next_seq, id)));
@@ -546,13 +550,7 @@ mod tests {
     fn removed_events_leave_the_rest_in_order() {
         use std::cmp::Reverse;
         use std::collections::BinaryHeap;
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for size in 0..40u32 {
             for round in 0..8 {
                 let mut q = EventQueue::new();

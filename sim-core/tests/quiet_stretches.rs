@@ -86,12 +86,14 @@ fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
     proptest::collection::vec(one, 0..5)
 }
 
+/// `default` cases, or `QUIET_CASES` (`QUIET_CASES=3000` for a longer search).
+fn cases(default: u32) -> ProptestConfig {
+    let cases = std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default);
+    ProptestConfig { cases, ..ProptestConfig::default() }
+}
+
 proptest! {
-    // 64 cases by default; `QUIET_CASES=3000` for a longer search.
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64),
-        .. ProptestConfig::default()
-    })]
+    #![proptest_config(cases(64))]
 
     #[test]
     fn stepping_over_quiet_stretches_changes_nothing(
@@ -148,10 +150,7 @@ fn a_quiet_hour_is_the_same_either_way() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(48),
-        .. ProptestConfig::default()
-    })]
+    #![proptest_config(cases(48))]
 
     /// The same over the knobs a loop elector has: every library that runs client-go's loop
     /// (mixed on one Lease, with now and then a library that does not), labels on the lock

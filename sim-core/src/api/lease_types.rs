@@ -232,6 +232,14 @@ impl LeaseView {
 }
 
 impl LeaseMirror {
+    /// A renewal that keeps ownership, written here only: the Lease at `resource_version` with
+    /// `spec`, the writer's managedFields time pending for the stored object.
+    pub(crate) fn renew(&mut self, resource_version: u64, spec: LeaseSpecC, writer: usize, time_secs: i64) {
+        self.resource_version = resource_version;
+        self.spec = spec;
+        self.pending = Some(PendingRenewal { writer, time_secs });
+    }
+
     /// The Lease as a response carries it, at `resource_version` with `spec`.
     pub(crate) fn view_at(&self, resource_version: u64, spec: LeaseSpecC) -> LeaseView {
         LeaseView { resource_version, spec, labels: self.labels.clone(), annotations: self.annotations.clone() }

@@ -14,9 +14,7 @@
 use std::sync::Arc;
 
 use super::errors::ApiError;
-use super::lease_types::{
-    Labels, LeaseMirror, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, PendingRenewal, RenewalHint, UserId, shared,
-};
+use super::lease_types::{Labels, LeaseMirror, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, RenewalHint, UserId, shared};
 use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, record_update, renewal_writer, sync_renewal_time};
 use super::microtime::MicroTime;
 use super::object::{Body, Object, Request, Stored};
@@ -308,9 +306,7 @@ impl ApiServer {
             if hint.is_some() {
                 live.hint = hint;
             }
-            live.resource_version = revision;
-            live.spec = *spec;
-            live.pending = Some(PendingRenewal { writer, time_secs: wall_secs });
+            live.renew(revision, *spec, writer, wall_secs);
             return Some(Ok(()));
         }
         // Ownership moves: written through now.
@@ -513,8 +509,6 @@ impl ApiServer {
         self.set_revision(revision);
         let live = self.lease_refs[lease.0 as usize].live.as_mut().expect("a renewed Lease is live");
         let writer = live.hint.expect("a quiet renewal is recognised by its hint").writer;
-        live.resource_version = view.resource_version;
-        live.spec = view.spec;
-        live.pending = Some(PendingRenewal { writer, time_secs: wall_secs });
+        live.renew(view.resource_version, view.spec, writer, wall_secs);
     }
 }

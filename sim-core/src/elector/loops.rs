@@ -311,8 +311,7 @@ impl LoopElector {
             return None;
         }
         let mut candidate = self.new_try(now).candidate;
-        candidate.acquire_time_micros = state.observed.acquire_time_micros;
-        candidate.leader_transitions = state.observed.leader_transitions;
+        keep_term(&mut candidate, &state.observed);
         // `send` under the round's deadline, `rd` away.
         let timeout = Some(self.config.request_timeout.map_or(rd as Nanos, |t| t.min(rd as Nanos)));
         Some((candidate, timeout))
@@ -373,7 +372,7 @@ impl LoopElector {
     /// The elector as `state`'s quiet steps leave it: its observation, and each timer kind a
     /// step moves moved once per step (a leader's round cancels its tick and deadline and arms
     /// the next round; a candidate re-arms its retry). Its random stream is the caller's to
-    /// put in place (`set_quiet_rng`).
+    /// put in place (`seek_quiet_rng`).
     pub fn set_quiet_state(&mut self, state: &QuietState, leader: bool) {
         (self.observed, self.observed_raw, self.observed_time) =
             (state.observed, state.observed_raw, state.observed_time);
@@ -759,8 +758,7 @@ impl LoopElector {
     #[inline(always)]
     fn first_step(&mut self, t: &mut Try, now: Now, deadline: Option<i64>, out: &mut impl Sink) -> Progress {
         if self.rules.fast_path && !self.rules.coordinated && self.is_leader() && self.is_lease_valid(t.started) {
-            t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
-            t.candidate.leader_transitions = self.observed.leader_transitions;
+            keep_term(&mut t.candidate, &self.observed);
             t.step = Step::FastUpdate;
             let op = self.write_op(t.candidate);
             return match self.send(op, now, deadline, out) {
@@ -816,8 +814,7 @@ impl LoopElector {
                         return Progress::Done(false);
                     }
                     if self.is_leader() {
-                        t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
-                        t.candidate.leader_transitions = self.observed.leader_transitions;
+                        keep_term(&mut t.candidate, &self.observed);
                     } else {
                         t.candidate.leader_transitions = self.observed.leader_transitions.saturating_add(1);
                     }
@@ -860,8 +857,7 @@ impl LoopElector {
             out.note(Note::EndOfTerm);
             return Err(Progress::Done(false));
         }
-        t.candidate.acquire_time_micros = self.observed.acquire_time_micros;
-        t.candidate.leader_transitions = self.observed.leader_transitions;
+        keep_term(&mut t.candidate, &self.observed);
         t.candidate.strategy = self.observed.strategy;
         Ok((Step::Update, self.write_op(t.candidate)))
     }
@@ -961,6 +957,14 @@ impl LoopElector {
     fn cancel(&mut self, kind: TimerKind) {
         self.generations[kind.index()] = self.generations[kind.index()].wrapping_add(1);
     }
+}
+
+/// The holder's term goes on in `candidate`: its acquireTime and leaderTransitions as
+/// `observed` has them (client-go's renewal and fast path keep both).
+#[inline(always)]
+fn keep_term(candidate: &mut Record, observed: &Record) {
+    candidate.acquire_time_micros = observed.acquire_time_micros;
+    candidate.leader_transitions = observed.leader_transitions;
 }
 
 /// What release() writes: no holder, `leaseDurationSeconds: 1` (so clients older than 1.14, which

@@ -410,15 +410,17 @@ impl World {
                         let revision = state.revision;
                         match again {
                             Some(renew_time) => {
-                                if cfg!(debug_assertions) {
+                                // Debug builds judge it the whole way too, on a copy.
+                                let full = cfg!(debug_assertions).then(|| {
                                     let mut full = state.clone();
-                                    let answer =
+                                    let quiet =
                                         self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut full);
-                                    ApiServer::quiet_renewal_again(&mut state, renew_time);
-                                    debug_assert!(answer.is_some() && full.revision == state.revision);
-                                    debug_assert_eq!(full.view.spec, state.view.spec);
-                                } else {
-                                    ApiServer::quiet_renewal_again(&mut state, renew_time);
+                                    (quiet.is_some(), full)
+                                });
+                                ApiServer::quiet_renewal_again(&mut state, renew_time);
+                                if let Some((quiet, full)) = full {
+                                    assert!(quiet && full.revision == state.revision, "judged alike");
+                                    assert_eq!(full.view.spec, state.view.spec, "the same Lease");
                                 }
                             }
                             None => {
