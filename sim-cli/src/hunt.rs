@@ -372,7 +372,7 @@ impl Hunt {
     pub fn scenario_of(&self, c: &Candidate) -> Scenario {
         let mut s = self.base.scenario.clone();
         s.seed = c.seed;
-        for (i, node) in s.nodes.iter_mut().enumerate() {
+        for (i, node) in std::sync::Arc::make_mut(&mut s.nodes).iter_mut().enumerate() {
             if self.bounds.drift_ppm > 0.0 {
                 let clock = node.clock.get_or_insert_with(Box::default);
                 clock.drift_ppm = Some(c.drift_ppm[i]);

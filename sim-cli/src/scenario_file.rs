@@ -162,7 +162,7 @@ pub fn load(path: &str, source: &str, overrides: &[String]) -> Result<LoadedScen
     let mut scenario = scenario;
     // Kept for the whole run (summary.json's `config`): a fleet's node tables without the room
     // the deserialiser's doubling left (up to half again of 10,000 tables).
-    scenario.nodes.shrink_to_fit();
+    std::sync::Arc::make_mut(&mut scenario.nodes).shrink_to_fit();
     // A path the file names is relative to the file (wherever the command runs, and wherever a
     // hunt's found.toml lands); one given with --from-cluster or --set, to the working directory.
     let from_flag = overrides.iter().any(|o| o.trim_start().starts_with("from_cluster"));

@@ -46,8 +46,11 @@ pub struct Scenario {
     pub leases: BTreeMap<String, LeaseOptionsDoc>,
     #[serde(default)]
     pub defaults: NodeDoc,
+    /// Shared by the scenario's clones: `leasesim run` keeps the file's scenario and the one it
+    /// ran (its seed, a cluster dump's objects), and a fleet's node tables are most of both
+    /// (~600 bytes a node; `Arc::make_mut` copies them for the rare caller that edits them).
     #[serde(default)]
-    pub nodes: Vec<NodeDoc>,
+    pub nodes: std::sync::Arc<Vec<NodeDoc>>,
     #[serde(default)]
     pub faults: Vec<FaultDoc>,
     #[serde(default)]
