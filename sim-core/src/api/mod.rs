@@ -44,7 +44,7 @@ pub use lease_types::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use managed_fields::{ManagerState, Operation};
 pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
-pub use object::{Body, Object, Request, object_json};
+pub use object::{Body, FrozenJson, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
 pub use selectors::{FieldSelector, LabelSelector};
 pub(crate) use server::identical_json_slices;

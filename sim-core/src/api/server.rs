@@ -1169,6 +1169,9 @@ impl ApiServer {
             Some((uid, created_at)) => (uid, created_at),
             None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
         };
+        // Frozen before the server's metadata is written: a recorder's Event, shared with its
+        // request, is not copied as a tree first.
+        object = object.for_store();
         let meta = object.meta_mut();
         meta.name = name.to_string();
         meta.namespace = ns.to_string();
@@ -1461,12 +1464,15 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
             return Ok(Stored::ConfigMap(Arc::clone(cm)));
         }
         Body::JsonKind(body_kind, object) if *body_kind == kind => return Ok(Stored::Json(kind, Arc::clone(object))),
+        Body::Frozen(body_kind, object) if *body_kind == kind => {
+            return Ok(Stored::Json(kind, Arc::new(object.thaw())));
+        }
         Body::Json(value) => value,
         Body::Text(text) => {
             rendered = parse_text(kind, text)?;
             &rendered
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             rendered = typed_body_json(body).expect("a typed body");
             &rendered
         }
@@ -1532,6 +1538,7 @@ fn typed_body_json(body: &Body) -> Option<Value> {
         Body::Lease(lease) => Some(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
         Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
+        Body::Frozen(kind, object) => Some(object_json(*kind, &object.thaw())),
         Body::None | Body::Json(_) | Body::Text(_) => None,
     }
 }
@@ -1566,7 +1573,9 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => Ok(typed_body_json(body).expect("a typed body")),
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+            Ok(typed_body_json(body).expect("a typed body"))
+        }
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
     }
 }
@@ -1583,7 +1592,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             parsed = typed_body_json(body).expect("a typed body");
             &parsed
         }

@@ -55,6 +55,7 @@ impl World {
                 (Origin::Candidate, _, Payload::Generic(request)) => request.name.to_string().into(),
                 (Origin::Recorder, _, Payload::Generic(request)) => match &request.body {
                     crate::api::Body::JsonKind(_, event) => event.metadata.name.as_str().into(),
+                    crate::api::Body::Frozen(_, event) => event.metadata.name.as_str().into(),
                     crate::api::Body::Json(body) => body["metadata"]["name"].as_str().unwrap_or("").into(),
                     _ => "".into(),
                 },
