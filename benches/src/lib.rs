@@ -30,7 +30,7 @@ pub fn flap_family(seeds: u64, trace: bool) -> Vec<WorldSpec> {
 pub fn scale_spec(electors: usize) -> WorldSpec {
     let mut spec = WorldSpec::basic(1, electors, Algorithm::ClientGo, sim_core::time::secs(3600));
     for (i, node) in spec.nodes.iter_mut().enumerate() {
-        node.elector.lease_name = format!("lease-{}", i / 3);
+        node.elector_mut().lease_name = format!("lease-{}", i / 3);
     }
     spec
 }

@@ -27,8 +27,8 @@ fn main() -> Result<(), String> {
     spec.unsafe_mode = true;
     spec.trace = true;
     for n in &mut spec.nodes {
-        n.elector.renew_deadline = secs(30);
-        n.elector.after_lost = AfterLost::Exit;
+        n.elector_mut().renew_deadline = secs(30);
+        n.elector_mut().after_lost = AfterLost::Exit;
     }
     spec.faults.push(TimedFault {
         at: secs(30),

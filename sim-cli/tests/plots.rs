@@ -39,8 +39,8 @@ fn split_brain() -> (RunResult, PlotMeta) {
     spec.unsafe_mode = true;
     spec.trace = true;
     for n in &mut spec.nodes {
-        n.elector.renew_deadline = secs(30);
-        n.elector.after_lost = AfterLost::Exit;
+        n.elector_mut().renew_deadline = secs(30);
+        n.elector_mut().after_lost = AfterLost::Exit;
     }
     spec.faults.push(TimedFault {
         at: secs(30),
@@ -188,7 +188,7 @@ fn crowded() -> (RunResult, PlotMeta) {
     spec.unsafe_mode = true;
     spec.trace = true;
     for n in &mut spec.nodes {
-        n.elector.renew_deadline = secs(30);
+        n.elector_mut().renew_deadline = secs(30);
     }
     spec.nodes[3].clock.offset_ns = -30_000_000_000;
     for k in 0..24u64 {
@@ -239,7 +239,7 @@ fn a_long_title_moves_the_unsafe_banner_to_its_own_line() {
 fn the_subtitle_names_the_key_parameters() {
     let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(60));
     spec.nodes[1].clock.offset_ns = 120_000_000_000;
-    spec.nodes[2].elector.renew_deadline = secs(30);
+    spec.nodes[2].elector_mut().renew_deadline = secs(30);
     assert_eq!(subtitle_from_spec(&spec), "3 nodes · client-go · LD 15s · RD 10s/30s · RP 2s · skew +2m0s");
 }
 
@@ -344,9 +344,9 @@ fn a_fleets_plots_draw_six_leases_those_with_two_leaders_first() {
     let mut spec = WorldSpec::basic(1, 30, Algorithm::ClientGo, secs(90));
     spec.unsafe_mode = true;
     for (i, n) in spec.nodes.iter_mut().enumerate() {
-        n.elector.lease_name = format!("l{}", i / 3);
+        n.elector_mut().lease_name = format!("l{}", i / 3);
         if i / 3 == 8 {
-            n.elector.renew_deadline = secs(30);
+            n.elector_mut().renew_deadline = secs(30);
         }
     }
     spec.faults.push(TimedFault {

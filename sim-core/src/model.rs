@@ -9,6 +9,7 @@ use crate::clock::ClockSpec;
 use crate::elector::ElectorConfig;
 use crate::net::{Cut, LinkSpec, ServerAvailability};
 use crate::time::{NANOS_PER_MILLI, Nanos, UnixNanos, format_duration};
+use std::sync::Arc;
 
 /// How a reconciler writes its child object while its node acts as leader.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,7 +91,9 @@ pub struct ClientLimiterSpec {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeSpec {
-    pub elector: ElectorConfig,
+    /// Shared with the node's elector (each start's elector holds the same one): read it here,
+    /// change it with [`NodeSpec::elector_mut`].
+    pub elector: Arc<ElectorConfig>,
     pub clock: ClockSpec,
     pub link: LinkSpec,
     /// Boxed: 176 bytes inline for every node of a fleet, few of which have one.
@@ -199,6 +202,11 @@ impl StopActing {
 impl NodeSpec {
     pub fn identity(&self) -> &str {
         &self.elector.identity
+    }
+
+    /// The elector's settings to change (copied first if an elector already shares them).
+    pub fn elector_mut(&mut self) -> &mut ElectorConfig {
+        Arc::make_mut(&mut self.elector)
     }
 }
 
@@ -621,7 +629,7 @@ impl WorldSpec {
                 elector.lease_namespace = namespace.into();
                 elector.lease_name = "widget-operator".into();
                 NodeSpec {
-                    elector,
+                    elector: Arc::new(elector),
                     clock: ClockSpec::default(),
                     link: LinkSpec::default(),
                     reconciler: None,

@@ -47,11 +47,11 @@ proptest! {
         let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(300));
         spec.trace = true;
         for (i, n) in spec.nodes.iter_mut().enumerate() {
-            n.elector.lease_duration = ld;
-            n.elector.renew_deadline = rd;
-            n.elector.retry_period = rp;
-            n.elector.request_timeout = Some((rd / 2).max(secs(1)));
-            n.elector.after_lost = AfterLost::Restart { delay: secs(3) };
+            n.elector_mut().lease_duration = ld;
+            n.elector_mut().renew_deadline = rd;
+            n.elector_mut().retry_period = rp;
+            n.elector_mut().request_timeout = Some((rd / 2).max(secs(1)));
+            n.elector_mut().after_lost = AfterLost::Restart { delay: secs(3) };
             n.clock.offset_ns = offsets[i] * 1_000_000_000;
             let lat = Latency::Uniform { min: 0, max: millis(latency_max_ms) };
             n.link.up.latency = lat.clone();

@@ -58,7 +58,7 @@ fn graceful_stop_with_release_hands_over_within_one_jittered_retry_period() {
     for seed in 0..20 {
         let mut spec = WorldSpec::basic(seed, 3, Algorithm::ClientGo, secs(60));
         for n in &mut spec.nodes {
-            n.elector.release_on_cancel = true;
+            n.elector_mut().release_on_cancel = true;
         }
         spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
         let r = run(spec);
@@ -93,8 +93,8 @@ fn unsafe_split_brain(mode: ReconcileMode, manager: FieldManager) -> RunResult {
     spec.unsafe_mode = true;
     spec.trace = true;
     for n in &mut spec.nodes {
-        n.elector.renew_deadline = secs(30);
-        n.elector.after_lost = AfterLost::Exit;
+        n.elector_mut().renew_deadline = secs(30);
+        n.elector_mut().after_lost = AfterLost::Exit;
     }
     spec.faults.push(fault(
         secs(30),
@@ -396,8 +396,8 @@ fn a_python_leader_whose_call_hangs_keeps_leading() {
 fn client_go_legacy_uses_its_own_duration_and_current_client_go_the_records() {
     let failover = |algorithm| {
         let mut spec = WorldSpec::basic(6, 2, algorithm, secs(150));
-        spec.nodes[0].elector.lease_duration = secs(60);
-        spec.nodes[0].elector.renew_deadline = secs(40);
+        spec.nodes[0].elector_mut().lease_duration = secs(60);
+        spec.nodes[0].elector_mut().renew_deadline = secs(40);
         spec.nodes[1].start_at = secs(1);
         spec.faults.push(fault(secs(30), 0, FaultKind::Crash));
         run(spec).metrics.failover_seconds[0]
@@ -415,7 +415,7 @@ fn a_graceful_stop_ends_acting_at_once_and_releases_afterwards() {
     let mut spec = WorldSpec::basic(3, 2, Algorithm::ClientGo, secs(60));
     spec.trace = true;
     for n in &mut spec.nodes {
-        n.elector.release_on_cancel = true;
+        n.elector_mut().release_on_cancel = true;
         n.link.up.latency = sim_core::net::Latency::Fixed(millis(300));
         n.link.down.latency = sim_core::net::Latency::Fixed(millis(300));
     }
@@ -435,12 +435,13 @@ fn a_graceful_stop_ends_acting_at_once_and_releases_afterwards() {
 #[test]
 fn the_python_client_takes_a_released_lease_at_once() {
     let mut spec = WorldSpec::basic(5, 2, Algorithm::ClientGo, secs(60));
-    spec.nodes[0].elector.release_on_cancel = true;
+    spec.nodes[0].elector_mut().release_on_cancel = true;
     spec.nodes[1].elector = sim_core::elector::ElectorConfig {
         algorithm: Algorithm::PythonClient,
         request_timeout: None,
-        ..spec.nodes[1].elector.clone()
-    };
+        ..(*spec.nodes[1].elector).clone()
+    }
+    .into();
     spec.nodes[1].start_at = millis(500);
     spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
     let r = run(spec);
@@ -480,8 +481,8 @@ fn trace_events_write_the_same_json_as_their_tree() {
     spec.trace = true;
     spec.unsafe_mode = true;
     for n in &mut spec.nodes {
-        n.elector.renew_deadline = secs(30);
-        n.elector.after_lost = AfterLost::Exit;
+        n.elector_mut().renew_deadline = secs(30);
+        n.elector_mut().after_lost = AfterLost::Exit;
     }
     spec.faults.push(fault(
         secs(30),

@@ -82,7 +82,7 @@ fn close(a: f64, b: f64, tolerance: f64) -> bool {
 #[test]
 fn fabric8_release_leaves_holder_set_with_ld_1() {
     let mut s = spec(2, Algorithm::Fabric8, millis(30_500));
-    s.nodes[0].elector.release_on_cancel = true;
+    s.nodes[0].elector_mut().release_on_cancel = true;
     s.faults.push(fault(secs(30), 0, FaultKind::Stop));
     let (r, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     let lease = lease.expect("the Lease exists");
@@ -100,7 +100,7 @@ fn fabric8_release_leaves_holder_set_with_ld_1() {
 #[test]
 fn fabric8_released_lease_is_taken_over_after_its_one_second() {
     let mut s = spec(2, Algorithm::Fabric8, secs(40));
-    s.nodes[0].elector.release_on_cancel = true;
+    s.nodes[0].elector_mut().release_on_cancel = true;
     s.faults.push(fault(secs(30), 0, FaultKind::Stop));
     let (r, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     let lease = lease.unwrap();
@@ -116,8 +116,8 @@ fn fabric8_released_lease_is_taken_over_after_its_one_second() {
 #[test]
 fn fabric8_6_9_release_empties_the_holder() {
     let mut s = spec(2, Algorithm::Fabric8, millis(30_500));
-    s.nodes[0].elector.release_on_cancel = true;
-    s.nodes[0].elector.version = 2; // "6.9.0"
+    s.nodes[0].elector_mut().release_on_cancel = true;
+    s.nodes[0].elector_mut().version = 2; // "6.9.0"
     s.faults.push(fault(secs(30), 0, FaultKind::Stop));
     let (_, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     let lease = lease.unwrap();
@@ -134,8 +134,8 @@ fn fabric8_6_9_release_empties_the_holder() {
 fn fabric8_6_8_skips_on_stop_leading_when_the_release_read_fails() {
     let stops = |version: u8| {
         let mut s = spec(2, Algorithm::Fabric8, secs(120));
-        s.nodes[0].elector.release_on_cancel = true;
-        s.nodes[0].elector.version = version;
+        s.nodes[0].elector_mut().release_on_cancel = true;
+        s.nodes[0].elector_mut().version = version;
         s.faults.push(fault(secs(30), 0, partition(secs(40), PartitionMode::Drop)));
         let r = run(s);
         (acting(&r, 0), r.metrics.dual_leader_seconds)
@@ -156,7 +156,7 @@ fn fabric8_6_8_skips_on_stop_leading_when_the_release_read_fails() {
 fn fabric8_7_5_starts_leading_before_its_write_and_7_7_after() {
     let started_vs_write = |version: u8| {
         let mut s = spec(1, Algorithm::Fabric8, secs(30));
-        s.nodes[0].elector.version = version;
+        s.nodes[0].elector_mut().version = version;
         s.faults.push(fault(secs(10), 0, FaultKind::Restart { delay: secs(1) }));
         let r = run(s);
         let started: Vec<f64> = r
@@ -210,7 +210,7 @@ fn fabric8_renews_every_retry_period_without_jitter() {
 #[test]
 fn java_client_uses_its_own_ld_so_a_shorter_ld_node_steals() {
     let mut s = spec(2, Algorithm::JavaClient, secs(60));
-    let leader = &mut s.nodes[0].elector;
+    let leader = s.nodes[0].elector_mut();
     (leader.lease_duration, leader.renew_deadline, leader.retry_period) = (secs(60), secs(40), secs(20));
     let r = run(s);
     let first = acting(&r, 1);
@@ -243,7 +243,7 @@ fn java_client_run_returns_after_losing_and_is_not_called_again() {
 fn csharp_pre_2026_and_post_differ_exactly_on_mixed_lds() {
     let outcome = |algorithm: Algorithm| {
         let mut s = spec(2, algorithm, secs(60));
-        let leader = &mut s.nodes[0].elector;
+        let leader = s.nodes[0].elector_mut();
         (leader.lease_duration, leader.renew_deadline, leader.retry_period) = (secs(60), secs(40), secs(20));
         let r = run(s);
         (acting(&r, 1), r.metrics.dual_leader_seconds)
@@ -263,9 +263,9 @@ fn csharp_pre_2026_and_post_differ_exactly_on_mixed_lds() {
     // `version = "18.0.13"` on csharp-client is the pre-2026 behaviour, to the byte.
     let mut s = spec(2, Algorithm::CSharpClient, secs(60));
     for node in &mut s.nodes {
-        node.elector.version = 1;
+        node.elector_mut().version = 1;
     }
-    let leader = &mut s.nodes[0].elector;
+    let leader = s.nodes[0].elector_mut();
     (leader.lease_duration, leader.renew_deadline, leader.retry_period) = (secs(60), secs(40), secs(20));
     let r = run(s);
     assert_eq!((acting(&r, 1), r.metrics.dual_leader_seconds), (pre, pre_dual));
@@ -407,9 +407,9 @@ fn csharp_an_acquire_attempt_left_running_takes_the_lease_without_leading() {
 fn java_11_neither_releases_nor_takes_a_released_lease() {
     let handover = |leader: u8, standby: u8| {
         let mut s = spec(2, Algorithm::JavaClient, secs(60));
-        s.nodes[0].elector.release_on_cancel = true;
-        s.nodes[0].elector.version = leader;
-        s.nodes[1].elector.version = standby;
+        s.nodes[0].elector_mut().release_on_cancel = true;
+        s.nodes[0].elector_mut().version = leader;
+        s.nodes[1].elector_mut().version = standby;
         s.faults.push(fault(secs(20), 0, FaultKind::Stop));
         acting(&run(s), 1).first().map(|&(from, _)| from)
     };
@@ -425,13 +425,14 @@ fn java_11_neither_releases_nor_takes_a_released_lease() {
 #[test]
 fn csharp_cannot_take_a_lease_released_by_the_java_client() {
     let mut s = spec(2, Algorithm::JavaClient, secs(60));
-    s.nodes[0].elector.release_on_cancel = true;
+    s.nodes[0].elector_mut().release_on_cancel = true;
     s.nodes[1].elector = sim_core::elector::ElectorConfig {
         identity: "widget-operator-1".into(),
         lease_namespace: NS.into(),
         lease_name: LEASE.into(),
         ..sim_core::elector::ElectorConfig::new("widget-operator-1", Algorithm::CSharpClient)
-    };
+    }
+    .into();
     s.faults.push(fault(secs(20), 0, FaultKind::Stop));
     let (r, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     assert!(acting(&r, 1).is_empty(), "{:?}", acting(&r, 1));
@@ -486,8 +487,8 @@ fn controller_runtime_drain_over_30s_releases_while_work_runs() {
     let run_with_drain = |drain: Nanos| {
         let mut s = spec(2, Algorithm::ControllerRuntime, secs(80));
         for n in &mut s.nodes {
-            n.elector.release_on_cancel = true;
-            n.elector.drain = drain;
+            n.elector_mut().release_on_cancel = true;
+            n.elector_mut().drain = drain;
         }
         s.faults.push(fault(secs(30), 0, FaultKind::Stop));
         let r = run(s);
@@ -529,7 +530,7 @@ fn stop_acting_never_at_once_and_a_duration() {
     let outcome = |stop: StopActing, after_lost: AfterLost| {
         let mut s = spec(2, Algorithm::ClientGo, secs(90));
         s.nodes[0].stop_acting = stop;
-        s.nodes[0].elector.after_lost = after_lost;
+        s.nodes[0].elector_mut().after_lost = after_lost;
         s.faults.push(fault(secs(30), 0, partition(secs(20), PartitionMode::Drop)));
         let r = run(s);
         let exits: Vec<f64> = r
@@ -588,7 +589,7 @@ fn a_mixed_fleet_on_one_lease_keeps_one_leader() {
             if algorithm == Algorithm::ClientGo {
                 e.client_go = sim_core::elector::ClientGoVersion::parse("v0.30").unwrap();
             }
-            node.elector = e;
+            node.elector = e.into();
         }
         let r = run(s);
         let acquisitions: u64 = r.metrics.nodes.values().map(|n| n.acquisitions).sum();

@@ -115,13 +115,13 @@ proptest! {
         let ld = (rd + rp).div_ceil(secs(1)) * secs(1) + secs(ld_extra_s);
         let mut spec = WorldSpec::basic(seed, nodes, Algorithm::ClientGo, secs(600));
         for (i, n) in spec.nodes.iter_mut().enumerate() {
-            n.elector.client_go = ClientGoVersion { minor, patch: None };
-            n.elector.lease_duration = ld;
-            n.elector.renew_deadline = rd;
-            n.elector.retry_period = rp;
-            n.elector.request_timeout = timeout_ms.map(millis);
-            n.elector.release_on_cancel = release;
-            n.elector.after_lost = AfterLost::Restart { delay: secs(2) };
+            n.elector_mut().client_go = ClientGoVersion { minor, patch: None };
+            n.elector_mut().lease_duration = ld;
+            n.elector_mut().renew_deadline = rd;
+            n.elector_mut().retry_period = rp;
+            n.elector_mut().request_timeout = timeout_ms.map(millis);
+            n.elector_mut().release_on_cancel = release;
+            n.elector_mut().after_lost = AfterLost::Restart { delay: secs(2) };
             n.clock.drift_ppb = drifts[i] * 1000;
             let lat = Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) };
             n.link.up.latency = lat.clone();
@@ -176,18 +176,18 @@ proptest! {
         spec.unsafe_mode = true;
         for (i, n) in spec.nodes.iter_mut().enumerate() {
             // One pick in eight is a library with its own loop.
-            n.elector.algorithm = if picks[i] % 8 == 7 { others[picks[i] % others.len()] } else { loops[picks[i] % loops.len()] };
-            n.elector.client_go = ClientGoVersion { minor, patch: None };
+            n.elector_mut().algorithm = if picks[i] % 8 == 7 { others[picks[i] % others.len()] } else { loops[picks[i] % loops.len()] };
+            n.elector_mut().client_go = ClientGoVersion { minor, patch: None };
             if labels {
-                n.elector.labels = vec![("app".into(), "widget".into())];
+                n.elector_mut().labels = vec![("app".into(), "widget".into())];
             }
-            n.elector.record_events = events;
+            n.elector_mut().record_events = events;
             // (A zero jitter makes some other libraries retry at once, forever: not this test's.)
             if n.elector.algorithm.runs_client_go_loop() {
-                n.elector.jitter_factor = jitter;
+                n.elector_mut().jitter_factor = jitter;
             }
-            n.elector.expiry = expiry.and_then(sim_core::elector::ExpiryRule::parse);
-            n.elector.fast_path = fast_path;
+            n.elector_mut().expiry = expiry.and_then(sim_core::elector::ExpiryRule::parse);
+            n.elector_mut().fast_path = fast_path;
             n.clock.drift_ppb = drifts[i] * 1000;
             let lat = Latency::Uniform { min: millis(1), max: millis(40) };
             n.link.up.latency = lat.clone();

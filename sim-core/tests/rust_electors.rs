@@ -314,7 +314,7 @@ fn kube_coordinate_follower_takes_over_ld_plus_jitter_after_the_last_watched_ren
 #[test]
 fn kube_coordinate_follower_with_a_shorter_ld_steals_a_healthy_lease() {
     let mut s = spec(2, Algorithm::KubeCoordinate, secs(60));
-    let e = &mut s.nodes[1].elector;
+    let e = s.nodes[1].elector_mut();
     (e.lease_duration, e.renew_deadline, e.retry_period) = (secs(5), secs(4), secs(2));
     let (r, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     let next = acting(&r, 1);
@@ -562,7 +562,7 @@ fn kube_leader_election_cannot_take_a_lease_without_holder() {
 #[test]
 fn kube_leader_election_step_down_and_no_empty_holder_shortcut() {
     let mut s = spec(2, Algorithm::KubeLeaderElection, secs(21));
-    s.nodes[0].elector.release_on_cancel = true;
+    s.nodes[0].elector_mut().release_on_cancel = true;
     s.faults.push(fault(millis(20_500), 0, FaultKind::Stop));
     let (_, lease) = World::new(s.clone()).unwrap().run_and_peek(NS, LEASE);
     let lease = lease.unwrap();
@@ -609,7 +609,7 @@ fn a_vacated_lease_is_taken_by_kube_lease_manager_but_not_kube_leader_election()
         let mut e = ElectorConfig::new("widget-operator-1", follower);
         e.lease_namespace = NS.into();
         e.lease_name = LEASE.into();
-        s.nodes[1].elector = e;
+        s.nodes[1].elector = e.into();
         s.faults.push(fault(secs(20), 0, FaultKind::Stop));
         run(s)
     };

@@ -48,8 +48,8 @@ fn run(spec: WorldSpec) -> Result<RunResult, String> {
 fn partition_run(renew_deadline_s: u64) -> Result<RunResult, String> {
     let mut spec = WorldSpec::basic(RUNBOOK_SEED, 3, Algorithm::ClientGo, secs(PARTITION_RUN_S));
     for node in &mut spec.nodes {
-        node.elector.renew_deadline = secs(renew_deadline_s);
-        node.elector.request_timeout = default_request_timeout_for(Algorithm::ClientGo, secs(renew_deadline_s));
+        node.elector_mut().renew_deadline = secs(renew_deadline_s);
+        node.elector_mut().request_timeout = default_request_timeout_for(Algorithm::ClientGo, secs(renew_deadline_s));
     }
     // client-go refuses RD ≥ LD; the simulator runs it only in teaching mode.
     spec.unsafe_mode = renew_deadline_s >= LEASE_DURATION_S;

@@ -39,6 +39,7 @@ use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -94,7 +95,7 @@ struct Orphan {
 
 #[derive(Debug)]
 pub struct CSharpElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     rng: ComponentRng,
     io: Io,
@@ -117,7 +118,8 @@ pub struct CSharpElector {
 }
 
 impl CSharpElector {
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         // `csharp-client` 19.0.2 (06c216b9); `version = "18.0.13"` and `csharp-client-pre-2026`
         // judge expiry by the own LeaseDuration.
         let record_duration = config.algorithm == Algorithm::CSharpClient && config.version == 0;

@@ -49,6 +49,7 @@ use super::{
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -106,7 +107,7 @@ impl Release {
 #[derive(Debug)]
 pub struct Fabric8Elector {
     release: Release,
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     rng: ComponentRng,
     io: Io,
@@ -124,7 +125,8 @@ pub struct Fabric8Elector {
 }
 
 impl Fabric8Elector {
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         Fabric8Elector {
             release: Release::of(&config),
             config,

@@ -36,6 +36,7 @@ use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, No
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -66,7 +67,7 @@ enum Phase {
 
 #[derive(Debug)]
 pub struct JavaElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     io: Io,
     observed: Option<Record>,
@@ -87,7 +88,8 @@ pub struct JavaElector {
 }
 
 impl JavaElector {
-    pub fn new(config: ElectorConfig, me: Sym, mut rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, mut rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         let rp = config.retry_period;
         let delay = rp + (rp as f64 * config.jitter_factor * rng.unit_f64()) as Nanos;
         let before_12 = config.version >= 1;

@@ -41,6 +41,7 @@ use super::{
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -71,7 +72,7 @@ enum Phase {
 
 #[derive(Debug)]
 pub struct KubeCoordinateElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     rng: ComponentRng,
     io: Io,
@@ -92,7 +93,8 @@ pub struct KubeCoordinateElector {
 }
 
 impl KubeCoordinateElector {
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         KubeCoordinateElector {
             config,
             me,

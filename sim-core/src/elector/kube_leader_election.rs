@@ -39,6 +39,7 @@ use super::{
     WriteVerb,
 };
 use crate::sym::Sym;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -71,7 +72,7 @@ enum Outcome {
 
 #[derive(Debug)]
 pub struct KubeLeaderElectionElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     io: Io,
     phase: Phase,
@@ -84,7 +85,8 @@ pub struct KubeLeaderElectionElector {
 }
 
 impl KubeLeaderElectionElector {
-    pub fn new(config: ElectorConfig, me: Sym) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         KubeLeaderElectionElector {
             config,
             me,

@@ -51,6 +51,7 @@ use super::{
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
+use std::sync::Arc;
 
 /// `LeaseState.holder` as read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +157,7 @@ const WATCHER_BACKOFF: BackoffSleep = BackoffSleep::new(1.0, 30.0, 2.0);
 
 #[derive(Debug)]
 pub struct KubeLeaseManagerElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     rng: ComponentRng,
     io: Io,
@@ -176,7 +177,8 @@ pub struct KubeLeaseManagerElector {
 }
 
 impl KubeLeaseManagerElector {
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         KubeLeaseManagerElector {
             config,
             me,

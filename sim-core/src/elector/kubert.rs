@@ -42,6 +42,7 @@ use super::{
 };
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
+use std::sync::Arc;
 
 /// A claim: who holds the Lease and until when (wall clock, Unix nanoseconds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +79,7 @@ enum Phase {
 
 #[derive(Debug)]
 pub struct KubertElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     io: Io,
     phase: Phase,
@@ -102,7 +103,8 @@ pub struct KubertElector {
 }
 
 impl KubertElector {
-    pub fn new(config: ElectorConfig, me: Sym) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         KubertElector {
             config,
             me,

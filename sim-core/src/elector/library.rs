@@ -13,6 +13,7 @@ use super::{loops, manager, nestjs, python};
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
+use std::sync::Arc;
 
 const S: Nanos = NANOS_PER_SEC;
 
@@ -140,7 +141,7 @@ pub struct Library {
     /// ([`Source::version`]) and the key is refused. client-go's releases are `client_go`.
     pub versions: &'static [&'static str],
     /// The loop, built for one node.
-    pub build: fn(ElectorConfig, Sym, ComponentRng) -> Elector,
+    pub build: fn(Arc<ElectorConfig>, Sym, ComponentRng) -> Elector,
 }
 
 /// How the leader's work — what the started-leading callback runs — ends in a `work` fault.
@@ -686,7 +687,7 @@ mod tests {
         for &a in Algorithm::ALL {
             let lib = a.library();
             let config = ElectorConfig::new("a", a);
-            let elector = (lib.build)(config, Sym(1), ComponentRng::new(1, "test"));
+            let elector = (lib.build)(config.into(), Sym(1), ComponentRng::new(1, "test"));
             let client_go_loop = matches!(elector, Elector::Loop(_) | Elector::Manager(_));
             assert_eq!(client_go_loop, lib.keys.client_go_loop, "{}", lib.name);
             assert_eq!(elector.config().algorithm, a);

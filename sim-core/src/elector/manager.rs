@@ -30,6 +30,7 @@ use super::{ElectorConfig, GRACEFUL_SHUTDOWN_TIMEOUT, Generation, LockResult, No
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::Nanos;
+use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct ManagerElector {
@@ -41,7 +42,8 @@ pub struct ManagerElector {
 }
 
 impl ManagerElector {
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         let drain = config.drain;
         ManagerElector { inner: LoopElector::new(config, me, rng), drain, stopping: false, drain_generation: 0 }
     }

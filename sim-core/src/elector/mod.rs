@@ -44,6 +44,7 @@ pub use record::{Fields, RawRecord, Record};
 use crate::rng::ComponentRng;
 use crate::sym::Sym;
 use crate::time::{Nanos, UnixNanos};
+use std::sync::Arc;
 
 /// Both readings of a node's clock at one instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -457,7 +458,10 @@ macro_rules! each {
 
 impl Elector {
     /// `me` is the interned `config.identity`. The algorithm's row builds it.
-    pub fn new(config: ElectorConfig, me: Sym, rng: ComponentRng) -> Self {
+    /// `config` is shared with the node's spec (a fleet's electors each kept a copy: ~260
+    /// bytes with its strings).
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym, rng: ComponentRng) -> Self {
+        let config = config.into();
         (config.algorithm.library().build)(config, me, rng)
     }
 

@@ -27,6 +27,7 @@ use super::{ElectorConfig, Fields, Generation, LockError, LockOp, LockResult, No
 use super::{WriteShape, WriteVerb};
 use crate::sym::Sym;
 use crate::time::{NANOS_PER_SEC, Nanos};
+use std::sync::Arc;
 
 /// The watch handler's delay (:297) and `becomeLeader`'s in it (:350).
 const HANDLER_DELAY: Nanos = 2 * NANOS_PER_SEC;
@@ -50,7 +51,7 @@ enum Step {
 
 #[derive(Debug)]
 pub struct NestJsElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     me: Sym,
     io: Io,
     is_leader: bool,
@@ -67,7 +68,8 @@ pub struct NestJsElector {
 }
 
 impl NestJsElector {
-    pub fn new(config: ElectorConfig, me: Sym) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         NestJsElector {
             config,
             me,

@@ -31,6 +31,7 @@ use super::record::{Record, micros_of};
 use super::{ElectorConfig, Generation, LockError, LockOp, LockResult, Note, Now, Output, TimerKind};
 use crate::sym::Sym;
 use crate::time::NANOS_PER_SEC;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
@@ -58,7 +59,7 @@ enum Phase {
 
 #[derive(Debug)]
 pub struct PythonElector {
-    config: ElectorConfig,
+    config: Arc<ElectorConfig>,
     /// The interned `config.identity`.
     me: Sym,
     observed: Option<Record>,
@@ -81,7 +82,8 @@ fn wall_ms(now: Now) -> i64 {
 }
 
 impl PythonElector {
-    pub fn new(config: ElectorConfig, me: Sym) -> Self {
+    pub fn new(config: impl Into<Arc<ElectorConfig>>, me: Sym) -> Self {
+        let config: Arc<ElectorConfig> = config.into();
         PythonElector {
             config,
             me,

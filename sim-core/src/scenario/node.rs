@@ -494,7 +494,7 @@ impl Scenario {
         };
         let runs_client_go = elector.client_go_version().is_some();
         Ok(NodeSpec {
-            elector,
+            elector: std::sync::Arc::new(elector),
             clock,
             link,
             reconciler: reconciler.map(Box::new),

@@ -181,7 +181,7 @@ impl Process {
         self.lock = Self::new_lock(spec, self.user, self.lease, self.field_manager);
         self.starts += 1;
         let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
-        self.elector = Some(Elector::new(spec.elector.clone(), self.sym, rng));
+        self.elector = Some(Elector::new(std::sync::Arc::clone(&spec.elector), self.sym, rng));
         true
     }
 

@@ -671,7 +671,7 @@ mod tests {
         let mut spec = WorldSpec::basic(1, 1, algorithm, secs(20));
         spec.trace = true;
         // No request timeout: the retries alone end the attempt.
-        spec.nodes[0].elector.request_timeout = None;
+        spec.nodes[0].elector_mut().request_timeout = None;
         spec.server_errors.push(ServerErrorRule {
             from: 0,
             until: secs(20),
