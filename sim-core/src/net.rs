@@ -262,7 +262,6 @@ fn loss_threshold(p: f64) -> u64 {
 /// One node's link to the API server.
 #[derive(Clone, Debug)]
 pub struct Link {
-    spec: LinkSpec,
     up: Draws,
     down: Draws,
     partitions: Vec<Partition>,
@@ -272,19 +271,14 @@ pub struct Link {
 
 impl Link {
     /// `node_key` is the node's stable identity; each direction gets its own stream.
-    pub fn new(spec: LinkSpec, seed: u64, node_key: &str) -> Self {
+    pub fn new(spec: &LinkSpec, seed: u64, node_key: &str) -> Self {
         Link {
             up: Draws::of(&spec.up),
             down: Draws::of(&spec.down),
-            spec,
             partitions: Vec::new(),
             up_rng: ComponentRng::new(seed, &format!("link/{node_key}/up")),
             down_rng: ComponentRng::new(seed, &format!("link/{node_key}/down")),
         }
-    }
-
-    pub fn spec(&self) -> &LinkSpec {
-        &self.spec
     }
 
     pub fn add_partition(&mut self, p: Partition) {
@@ -401,7 +395,7 @@ mod tests {
     fn a_partition_loses_messages_sent_into_it_and_messages_in_flight_when_it_starts() {
         let spec =
             LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
-        let mut link = Link::new(spec, 1, "n");
+        let mut link = Link::new(&spec, 1, "n");
         link.add_partition(Partition {
             from: millis(100),
             until: millis(200),
@@ -421,7 +415,7 @@ mod tests {
     fn a_hold_partition_delivers_after_the_heal_and_a_refuse_partition_fails_at_once() {
         let spec =
             LinkSpec { up: DirectionSpec { latency: Latency::Fixed(millis(10)), loss: 0.0 }, ..Default::default() };
-        let mut hold = Link::new(spec.clone(), 1, "n");
+        let mut hold = Link::new(&spec, 1, "n");
         hold.add_partition(Partition {
             from: millis(100),
             until: millis(200),
@@ -440,7 +434,7 @@ mod tests {
         assert_eq!(hold.send(millis(95), Direction::Up), Delivery::Held(millis(260)));
         // The down direction (1 ms by default) is cut only by the first.
         assert_eq!(hold.send(millis(150), Direction::Down), Delivery::Held(millis(201)));
-        let mut refuse = Link::new(spec, 1, "n");
+        let mut refuse = Link::new(&spec, 1, "n");
         refuse.add_partition(Partition {
             from: millis(100),
             until: millis(200),
@@ -457,8 +451,8 @@ mod tests {
             up: DirectionSpec { latency: Latency::Uniform { min: 0, max: millis(100) }, loss },
             ..Default::default()
         };
-        let mut lossy = Link::new(spec(0.5), 9, "n");
-        let mut clean = Link::new(spec(0.0), 9, "n");
+        let mut lossy = Link::new(&spec(0.5), 9, "n");
+        let mut clean = Link::new(&spec(0.0), 9, "n");
         let mut lost = 0;
         for i in 0..1000 {
             match (lossy.send(i, Direction::Up), clean.send(i, Direction::Up)) {

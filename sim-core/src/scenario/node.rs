@@ -502,9 +502,9 @@ impl Scenario {
             lease_field_manager: pick!(lease_field_manager)
                 .unwrap_or_else(|| library.field_manager.for_identity(identity)),
             start_at,
-            healthz,
+            healthz: healthz.map(Box::new),
             stop_acting,
-            candidacy,
+            candidacy: candidacy.map(Box::new),
             identity_per_start: pick!(identity_per_start).unwrap_or(false),
             restart_backoff: match pick!(restart_backoff) {
                 None => crate::model::RestartBackoff::Fixed,

@@ -227,7 +227,7 @@ impl World {
             let lease = leases[node_lease[i]].lease_ref.expect("an elected Lease has its number");
             let field_manager = server.intern(&node.lease_field_manager);
             procs.push(Process::new(node, Sym(i as u32 + 1), clock, user, lease, field_manager));
-            links.push(Link::new(node.link.clone(), spec.seed, node.identity()));
+            links.push(Link::new(&node.link, spec.seed, node.identity()));
         }
         let recs = spec.nodes.iter().map(|n| n.reconciler.clone().map(|r| Box::new(Reconciler::new(*r)))).collect();
         let mut objects: Vec<(&str, &str)> = Vec::new();
