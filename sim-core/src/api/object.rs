@@ -216,7 +216,7 @@ impl Stored {
             return self.to_json();
         }
         let mut copy = self.clone();
-        copy.meta_make_mut().managed_fields = Vec::new();
+        copy.meta_mut().managed_fields = Vec::new();
         copy.to_json()
     }
 
@@ -226,20 +226,6 @@ impl Stored {
         match self {
             Stored::Json(_, o) => o.rest.get(key),
             _ => None,
-        }
-    }
-
-    /// The metadata, cloning the object if a client shares it.
-    fn meta_make_mut(&mut self) -> &mut ObjectMeta {
-        match self {
-            Stored::Lease(o) => &mut Arc::make_mut(o).metadata,
-            Stored::ConfigMap(o) => &mut Arc::make_mut(o).metadata,
-            Stored::Namespace(o) => &mut Arc::make_mut(o).metadata,
-            Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
-            Stored::Role(o) => &mut Arc::make_mut(o).metadata,
-            Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
-            Stored::Json(_, o) => &mut Arc::make_mut(o).metadata,
-            Stored::Frozen(_, o) => &mut Arc::make_mut(o).metadata,
         }
     }
 
