@@ -61,10 +61,10 @@ fn split_brain() -> (RunResult, PlotMeta) {
 fn clocks_and_pause() -> (RunResult, PlotMeta) {
     let mut spec = WorldSpec::basic(3, 3, Algorithm::ClientGo, secs(180));
     spec.trace = true;
-    spec.nodes[1].clock.offset_ns = 120_000_000_000;
-    spec.nodes[2].clock.drift_ppb = 50_000_000;
-    spec.nodes[2].clock.steps.push(ClockStep { at: secs(60), delta_ns: -90_000_000_000 });
-    spec.nodes[2].clock.steps.push(ClockStep { at: secs(120), delta_ns: 60_000_000_000 });
+    spec.nodes[1].clock_mut().offset_ns = 120_000_000_000;
+    spec.nodes[2].clock_mut().drift_ppb = 50_000_000;
+    spec.nodes[2].clock_mut().steps.push(ClockStep { at: secs(60), delta_ns: -90_000_000_000 });
+    spec.nodes[2].clock_mut().steps.push(ClockStep { at: secs(120), delta_ns: 60_000_000_000 });
     spec.faults.push(TimedFault {
         at: secs(40),
         target: Target::Holder,
@@ -190,7 +190,7 @@ fn crowded() -> (RunResult, PlotMeta) {
     for n in &mut spec.nodes {
         n.elector_mut().renew_deadline = secs(30);
     }
-    spec.nodes[3].clock.offset_ns = -30_000_000_000;
+    spec.nodes[3].clock_mut().offset_ns = -30_000_000_000;
     for k in 0..24u64 {
         let kind = match k % 4 {
             0 => FaultKind::Partition { duration: secs(18), cut: Cut::Both, mode: sim_core::net::PartitionMode::Drop },
@@ -238,7 +238,7 @@ fn a_long_title_moves_the_unsafe_banner_to_its_own_line() {
 #[test]
 fn the_subtitle_names_the_key_parameters() {
     let mut spec = WorldSpec::basic(1, 3, Algorithm::ClientGo, secs(60));
-    spec.nodes[1].clock.offset_ns = 120_000_000_000;
+    spec.nodes[1].clock_mut().offset_ns = 120_000_000_000;
     spec.nodes[2].elector_mut().renew_deadline = secs(30);
     assert_eq!(subtitle_from_spec(&spec), "3 nodes · client-go · LD 15s · RD 10s/30s · RP 2s · skew +2m0s");
 }

@@ -94,12 +94,14 @@ pub struct NodeSpec {
     /// Shared with the node's elector (each start's elector holds the same one): read it here,
     /// change it with [`NodeSpec::elector_mut`].
     pub elector: Arc<ElectorConfig>,
-    pub clock: ClockSpec,
-    pub link: LinkSpec,
+    /// Shared, as `elector`: a fleet's nodes mostly have the same clock and link (136 bytes a
+    /// node otherwise, kept for the whole run; `Scenario::to_world_spec` shares equal ones).
+    pub clock: Arc<ClockSpec>,
+    pub link: Arc<LinkSpec>,
     /// Boxed: 176 bytes inline for every node of a fleet, few of which have one.
     pub reconciler: Option<Box<ReconcilerSpec>>,
-    /// Who the process authenticates as.
-    pub user: User,
+    /// Who the process authenticates as (shared with the API server's table of users).
+    pub user: Arc<User>,
     /// The field manager of its Lease writes (client-go: the User-Agent's first word).
     pub lease_field_manager: String,
     /// True time at which the process starts.
@@ -208,6 +210,16 @@ impl NodeSpec {
     /// The elector's settings to change (copied first if an elector already shares them).
     pub fn elector_mut(&mut self) -> &mut ElectorConfig {
         Arc::make_mut(&mut self.elector)
+    }
+
+    /// The clock's settings to change (copied first if another node shares them).
+    pub fn clock_mut(&mut self) -> &mut ClockSpec {
+        Arc::make_mut(&mut self.clock)
+    }
+
+    /// The link's settings to change (copied first if another node shares them).
+    pub fn link_mut(&mut self) -> &mut LinkSpec {
+        Arc::make_mut(&mut self.link)
     }
 }
 
@@ -631,10 +643,10 @@ impl WorldSpec {
                 elector.lease_name = "widget-operator".into();
                 NodeSpec {
                     elector: Arc::new(elector),
-                    clock: ClockSpec::default(),
-                    link: LinkSpec::default(),
+                    clock: Arc::default(),
+                    link: Arc::default(),
                     reconciler: None,
-                    user: User::service_account(namespace, name),
+                    user: Arc::new(User::service_account(namespace, name)),
                     lease_field_manager: name.clone(),
                     start_at: 0,
                     healthz: None,

@@ -52,10 +52,10 @@ proptest! {
             n.elector_mut().retry_period = rp;
             n.elector_mut().request_timeout = Some((rd / 2).max(secs(1)));
             n.elector_mut().after_lost = AfterLost::Restart { delay: secs(3) };
-            n.clock.offset_ns = offsets[i] * 1_000_000_000;
+            n.clock_mut().offset_ns = offsets[i] * 1_000_000_000;
             let lat = Latency::Uniform { min: 0, max: millis(latency_max_ms) };
-            n.link.up.latency = lat.clone();
-            n.link.down.latency = lat;
+            n.link_mut().up.latency = lat.clone();
+            n.link_mut().down.latency = lat;
         }
         for f in &schedule {
             let (at, node, kind) = match *f {

@@ -140,8 +140,8 @@ fn fenced_reconciler_writes_make_no_split_brain_writes_in_the_same_run() {
 fn a_clock_offset_of_minutes_lets_a_renew_time_node_steal_a_healthy_lease_but_not_a_client_go_one() {
     let run_with = |algorithm| {
         let mut spec = WorldSpec::basic(3, 3, algorithm, secs(120));
-        spec.nodes[1].clock.offset_ns = 120 * 1_000_000_000;
-        spec.nodes[2].clock.offset_ns = -120 * 1_000_000_000;
+        spec.nodes[1].clock_mut().offset_ns = 120 * 1_000_000_000;
+        spec.nodes[2].clock_mut().offset_ns = -120 * 1_000_000_000;
         spec.nodes[1].start_at = secs(1);
         spec.nodes[2].start_at = secs(1);
         run(spec)
@@ -165,7 +165,10 @@ fn clock_offsets_of_minutes_that_move_leave_client_go_alone_but_make_renew_time_
             let mut sign = 1i64;
             for k in 0..14u64 {
                 let at = secs(20 + phase + 20 * k);
-                spec.nodes[node].clock.steps.push(sim_core::clock::ClockStep { at, delta_ns: sign * 150_000_000_000 });
+                spec.nodes[node]
+                    .clock_mut()
+                    .steps
+                    .push(sim_core::clock::ClockStep { at, delta_ns: sign * 150_000_000_000 });
                 sign = -sign;
             }
         }
@@ -186,7 +189,7 @@ fn clock_offsets_of_minutes_that_move_leave_client_go_alone_but_make_renew_time_
 fn a_fast_candidate_clock_beyond_the_rate_tolerance_makes_dual_leaders_and_below_it_none() {
     let run_with = |drift_ppb: i64, seed| {
         let mut spec = WorldSpec::basic(seed, 2, Algorithm::ClientGo, secs(90));
-        spec.nodes[1].clock.drift_ppb = drift_ppb;
+        spec.nodes[1].clock_mut().drift_ppb = drift_ppb;
         spec.nodes[1].start_at = millis(500);
         spec.faults.push(fault(
             secs(30),
@@ -229,8 +232,8 @@ fn renew_time_unfenced_double_acquires_with_perfect_clocks_when_candidates_race(
             // its write, so two candidates that both saw the lease expire often overlap.
             for n in &mut spec.nodes {
                 let slow = sim_core::net::Latency::Uniform { min: millis(50), max: millis(500) };
-                n.link.up.latency = slow.clone();
-                n.link.down.latency = slow;
+                n.link_mut().up.latency = slow.clone();
+                n.link_mut().down.latency = slow;
             }
             spec.faults.push(fault(secs(20), 0, FaultKind::Crash));
             run(spec)
@@ -269,8 +272,8 @@ fn adding_a_node_does_not_change_the_draws_of_the_others() {
         s.trace = true;
         for node in &mut s.nodes {
             let lat = sim_core::net::Latency::Uniform { min: millis(1), max: millis(40) };
-            node.link.up.latency = lat.clone();
-            node.link.down.latency = lat;
+            node.link_mut().up.latency = lat.clone();
+            node.link_mut().down.latency = lat;
         }
         s.faults.push(fault(secs(20), 0, FaultKind::Crash));
         if n == 3 {
@@ -357,8 +360,8 @@ fn client_go_jitters_its_retries_and_the_python_client_does_not() {
         spec.trace = true;
         for n in &mut spec.nodes {
             n.link = Default::default();
-            n.link.up.latency = sim_core::net::Latency::Fixed(0);
-            n.link.down.latency = sim_core::net::Latency::Fixed(0);
+            n.link_mut().up.latency = sim_core::net::Latency::Fixed(0);
+            n.link_mut().down.latency = sim_core::net::Latency::Fixed(0);
         }
         run(spec)
     };
@@ -416,8 +419,8 @@ fn a_graceful_stop_ends_acting_at_once_and_releases_afterwards() {
     spec.trace = true;
     for n in &mut spec.nodes {
         n.elector_mut().release_on_cancel = true;
-        n.link.up.latency = sim_core::net::Latency::Fixed(millis(300));
-        n.link.down.latency = sim_core::net::Latency::Fixed(millis(300));
+        n.link_mut().up.latency = sim_core::net::Latency::Fixed(millis(300));
+        n.link_mut().down.latency = sim_core::net::Latency::Fixed(millis(300));
     }
     spec.faults.push(fault(secs(30), 0, FaultKind::Stop));
     let r = run(spec);
@@ -455,8 +458,8 @@ fn the_python_client_takes_a_released_lease_at_once() {
 fn a_python_write_at_a_whole_second_is_refused_by_the_microtime_parser() {
     let mut spec = WorldSpec::basic(1, 1, Algorithm::PythonClient, secs(10));
     spec.trace = true;
-    spec.nodes[0].link.up.latency = sim_core::net::Latency::Fixed(0);
-    spec.nodes[0].link.down.latency = sim_core::net::Latency::Fixed(0);
+    spec.nodes[0].link_mut().up.latency = sim_core::net::Latency::Fixed(0);
+    spec.nodes[0].link_mut().down.latency = sim_core::net::Latency::Fixed(0);
     let r = run(spec);
     let refused = r.trace.iter().any(|e| match &e.kind {
         TraceKind::Applied { code: 400, message, .. } => {

@@ -122,11 +122,11 @@ proptest! {
             n.elector_mut().request_timeout = timeout_ms.map(millis);
             n.elector_mut().release_on_cancel = release;
             n.elector_mut().after_lost = AfterLost::Restart { delay: secs(2) };
-            n.clock.drift_ppb = drifts[i] * 1000;
+            n.clock_mut().drift_ppb = drifts[i] * 1000;
             let lat = Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) };
-            n.link.up.latency = lat.clone();
-            n.link.down.latency = lat;
-            n.link.up.loss = loss;
+            n.link_mut().up.latency = lat.clone();
+            n.link_mut().down.latency = lat;
+            n.link_mut().up.loss = loss;
         }
         spec.unsafe_mode = true;
         add_faults(&mut spec, &schedule);
@@ -141,8 +141,8 @@ fn a_quiet_hour_is_the_same_either_way() {
     let mut spec = WorldSpec::basic(7, 3, Algorithm::ClientGo, secs(3600));
     for n in spec.nodes.iter_mut() {
         let lat = Latency::Uniform { min: millis(1), max: millis(20) };
-        n.link.up.latency = lat.clone();
-        n.link.down.latency = lat;
+        n.link_mut().up.latency = lat.clone();
+        n.link_mut().down.latency = lat;
     }
     let stepped = same_either_way(spec).unwrap();
     let r = World::new(WorldSpec::basic(7, 3, Algorithm::ClientGo, secs(3600))).unwrap().run();
@@ -188,10 +188,10 @@ proptest! {
             }
             n.elector_mut().expiry = expiry.and_then(sim_core::elector::ExpiryRule::parse);
             n.elector_mut().fast_path = fast_path;
-            n.clock.drift_ppb = drifts[i] * 1000;
+            n.clock_mut().drift_ppb = drifts[i] * 1000;
             let lat = Latency::Uniform { min: millis(1), max: millis(40) };
-            n.link.up.latency = lat.clone();
-            n.link.down.latency = lat;
+            n.link_mut().up.latency = lat.clone();
+            n.link_mut().down.latency = lat;
         }
         add_faults(&mut spec, &schedule);
         if spec.validate().is_ok() {

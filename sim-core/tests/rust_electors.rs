@@ -211,7 +211,7 @@ fn kube_lease_manager_keeps_its_flag_through_api_errors() {
 #[test]
 fn kube_lease_manager_follower_ahead_by_more_than_grace_takes_a_healthy_lease() {
     let mut s = spec(2, Algorithm::KubeLeaseManager, secs(60));
-    s.nodes[1].clock.offset_ns = 10_000_000_000;
+    s.nodes[1].clock_mut().offset_ns = 10_000_000_000;
     let (r, lease) = World::new(s).unwrap().run_and_peek(NS, LEASE);
     let next = acting(&r, 1);
     assert!(next[0].0 > 20.1 && next[0].0 < 21.1, "{next:?}");

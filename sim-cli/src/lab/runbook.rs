@@ -73,7 +73,9 @@ fn skew_run(algorithm: Algorithm) -> Result<RunResult, String> {
         let mut sign = 1i64;
         for k in 0..(SKEW_RUN_S / 20 - 1) {
             let at = secs(20 + phase + 20 * k);
-            spec.nodes[node].clock.steps.push(ClockStep { at, delta_ns: sign * SKEW_STEP_S * NANOS_PER_SEC as i64 });
+            std::sync::Arc::make_mut(&mut spec.nodes[node].clock)
+                .steps
+                .push(ClockStep { at, delta_ns: sign * SKEW_STEP_S * NANOS_PER_SEC as i64 });
             sign = -sign;
         }
     }
@@ -84,8 +86,9 @@ fn latency_run() -> Result<RunResult, String> {
     let mut spec = WorldSpec::basic(RUNBOOK_SEED, 3, Algorithm::ClientGo, secs(LATENCY_RUN_S));
     for node in &mut spec.nodes {
         let slow = Latency::Uniform { min: millis(100), max: millis(LATENCY_MAX_MS) };
-        node.link.up.latency = slow.clone();
-        node.link.down.latency = slow;
+        let link = std::sync::Arc::make_mut(&mut node.link);
+        link.up.latency = slow.clone();
+        link.down.latency = slow;
     }
     run(spec)
 }

@@ -468,19 +468,21 @@ impl ApiServer {
     }
 
     /// A number for a caller of the typed path (interned: the same user gets the same number).
-    pub fn user_id(&mut self, user: &User) -> UserId {
-        if let Some(&id) = self.user_ids.get(user) {
+    /// A new user is kept as the caller's `Arc` when its groups are the list the server shares
+    /// (a world's node users are built so: one copy of a fleet's users, not two).
+    pub fn user_id(&mut self, user: &Arc<User>) -> UserId {
+        if let Some(&id) = self.user_ids.get(&**user) {
             return id;
         }
         let id = UserId(self.users.len() as u32);
-        let groups = match self.group_lists.get(&*user.groups) {
-            Some(shared) => Arc::clone(shared),
+        let user = match self.group_lists.get(&*user.groups) {
+            Some(shared) if Arc::ptr_eq(shared, &user.groups) => Arc::clone(user),
+            Some(shared) => Arc::new(User { name: user.name.clone(), groups: Arc::clone(shared) }),
             None => {
                 self.group_lists.insert(Arc::clone(&user.groups));
-                Arc::clone(&user.groups)
+                Arc::clone(user)
             }
         };
-        let user = Arc::new(User { name: user.name.clone(), groups });
         self.users.push(Arc::clone(&user));
         self.user_ids.insert(user, id);
         id

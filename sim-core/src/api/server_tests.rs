@@ -815,9 +815,9 @@ fn the_typed_lease_path_agrees_with_the_generic_path_request_for_request() {
         }
     }
     let lease_ref = typed.lease_ref(NS, "lock");
-    let elector = typed.user_id(&sa);
-    let stranger = typed.user_id(&User::named("stranger"));
-    let admin_id = typed.user_id(&User::admin());
+    let elector = typed.user_id(&Arc::new(sa.clone()));
+    let stranger = typed.user_id(&Arc::new(User::named("stranger")));
+    let admin_id = typed.user_id(&Arc::new(User::admin()));
     let spec = |s: &mut ApiServer, holder: &str, renew: i64, transitions: i32| LeaseSpecC {
         holder_identity: Some(s.intern(holder)),
         lease_duration_seconds: Some(15),
@@ -1282,7 +1282,7 @@ fn annotations_are_stored_and_survive_an_electors_writes() {
     let mut s = server();
     let sa = User::service_account(NS, "elector");
     let lease_ref = s.lease_ref(NS, "lock");
-    let admin_id = s.user_id(&User::admin());
+    let admin_id = s.user_id(&Arc::new(User::admin()));
     let manager = s.intern("elector");
     let holder = s.intern("a");
     let spec = |renew: i64| LeaseSpecC {

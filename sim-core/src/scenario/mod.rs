@@ -243,6 +243,8 @@ impl Scenario {
         for (i, doc) in self.nodes.iter().enumerate() {
             nodes.push(self.node_spec(i, doc, &identities[i], &self.lease_of(doc).0, &lease_name)?);
         }
+        share_group_lists(&mut nodes);
+        share_clocks_and_links(&mut nodes);
         // `[defaults] version` applies to the nodes whose library has that release: one that
         // fits no node is a mistake, not a no-op.
         if let Some(v) = &self.defaults.version
@@ -708,6 +710,35 @@ fn parse_target(t: &str, node_index: &NodeLookup) -> Result<Target, String> {
         name => node_index(name, &[])
             .map(Target::Node)
             .map_err(|e| format!("{}; or one of holder, random, non-holder, server", e.message)),
+    }
+}
+
+/// One list of groups for every node user that has the same (a fleet's ServiceAccounts in one
+/// namespace all have the same three): 88 bytes a node otherwise, for the whole run, and the
+/// server keeps the users as they are here ([`crate::api::ApiServer::user_id`]).
+fn share_group_lists(nodes: &mut [NodeSpec]) {
+    let mut lists: Vec<std::sync::Arc<[String]>> = Vec::new();
+    for node in nodes {
+        let Some(user) = std::sync::Arc::get_mut(&mut node.user) else { continue };
+        match lists.iter().find(|l| ***l == *user.groups) {
+            Some(list) => user.groups = std::sync::Arc::clone(list),
+            None => lists.push(std::sync::Arc::clone(&user.groups)),
+        }
+    }
+}
+
+/// One clock and one link for each run of nodes that have the same as the node before them (a
+/// fleet's nodes all do).
+fn share_clocks_and_links(nodes: &mut [NodeSpec]) {
+    for i in 1..nodes.len() {
+        let (before, here) = nodes.split_at_mut(i);
+        let (before, here) = (&before[i - 1], &mut here[0]);
+        if before.clock == here.clock {
+            here.clock = std::sync::Arc::clone(&before.clock);
+        }
+        if before.link == here.link {
+            here.link = std::sync::Arc::clone(&before.link);
+        }
     }
 }
 

@@ -376,10 +376,10 @@ impl Scenario {
         if reconciler.as_ref().is_some_and(|r| r.period == 0) {
             return Err(perr("reconciler", "period must be greater than zero".into()));
         }
-        let user = match pick!(user) {
+        let user = std::sync::Arc::new(match pick!(user) {
             Some(u) => user_named(self, &u, &self.identities(), namespace),
             None => User::service_account(namespace, identity),
-        };
+        });
         let start_at = match pick!(start_at) {
             None => 0,
             Some(DurationDistDoc::Fixed(d)) => {
@@ -495,8 +495,8 @@ impl Scenario {
         let runs_client_go = elector.client_go_version().is_some();
         Ok(NodeSpec {
             elector: std::sync::Arc::new(elector),
-            clock,
-            link,
+            clock: std::sync::Arc::new(clock),
+            link: std::sync::Arc::new(link),
             reconciler: reconciler.map(Box::new),
             user,
             lease_field_manager: pick!(lease_field_manager)

@@ -155,9 +155,17 @@ impl SetupCache {
 }
 
 impl World {
-    pub fn new(spec: WorldSpec) -> Result<World, SetupError> {
+    pub fn new(mut spec: WorldSpec) -> Result<World, SetupError> {
         spec.validate().map_err(SetupError::Spec)?;
-        let server = Self::set_up_server(&spec)?;
+        // The setup objects are moved into the server one by one when the spec holds the only
+        // reference to them (as `leasesim run`'s does): a fleet's ServiceAccounts and binding
+        // subjects as JSON (~1.2 KB an elector) are let go as they are seeded, not kept beside
+        // the whole typed store until it is built.
+        let objects = std::mem::take(&mut spec.setup_objects);
+        let server = match Arc::try_unwrap(objects) {
+            Ok(owned) => Self::set_up_server(&spec, owned.into_iter())?,
+            Err(shared) => Self::set_up_server(&spec, shared.iter().cloned())?,
+        };
         Self::with_server(spec, server)
     }
 
@@ -168,7 +176,7 @@ impl World {
         let server = match cache {
             Some(c) if c.matches(&spec) => c.server.clone(),
             _ => {
-                let server = Self::set_up_server(&spec)?;
+                let server = Self::set_up_server(&spec, spec.setup_objects.iter().cloned())?;
                 *cache = Some(SetupCache {
                     epoch: spec.epoch,
                     identities: spec.nodes.iter().map(|n| n.identity().to_string()).collect(),
@@ -181,8 +189,12 @@ impl World {
         Self::with_server(spec, server)
     }
 
-    /// A fresh server with the node identities interned and the setup objects created.
-    fn set_up_server(spec: &WorldSpec) -> Result<ApiServer, SetupError> {
+    /// A fresh server with the node identities interned and `objects` (the spec's setup
+    /// objects) created.
+    fn set_up_server(
+        spec: &WorldSpec,
+        objects: impl Iterator<Item = serde_json::Value>,
+    ) -> Result<ApiServer, SetupError> {
         let mut server = ApiServer::new(spec.epoch);
         server.set_audit(false);
         // Node identities are interned before anything else: node i is Sym(i + 1).
@@ -190,8 +202,8 @@ impl World {
             let sym = server.intern(node.identity());
             debug_assert_eq!(sym.index(), i + 1, "identities are unique and interned first");
         }
-        for (index, object) in spec.setup_objects.iter().enumerate() {
-            server.seed(0, object.clone()).map_err(|e| SetupError::Object { index, message: e.message })?;
+        for (index, object) in objects.enumerate() {
+            server.seed(0, object).map_err(|e| SetupError::Object { index, message: e.message })?;
         }
         Ok(server)
     }
@@ -221,7 +233,7 @@ impl World {
         let mut procs = Vec::with_capacity(spec.nodes.len());
         let mut links = Vec::with_capacity(spec.nodes.len());
         for (i, node) in spec.nodes.iter().enumerate() {
-            let clock = NodeClock::new(node.clock.clone(), spec.epoch)
+            let clock = NodeClock::new(crate::clock::ClockSpec::clone(&node.clock), spec.epoch)
                 .map_err(|e| SetupError::Spec(format!("node {}: {e}", node.identity())))?;
             let user = server.user_id(&node.user);
             let lease = leases[node_lease[i]].lease_ref.expect("an elected Lease has its number");
