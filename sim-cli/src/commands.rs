@@ -97,17 +97,21 @@ pub fn run(args: RunFlags) -> Result<ExitCode, CliError> {
             _ => true,
         },
     };
-    let run_once = || -> Result<run::RunOutput, CliError> {
+    // The scenario is handed to the run and back: the run lets its node tables go while the
+    // world runs (`run::run_owned`).
+    let run_once = |loaded| {
         let mut progress = crate::progress::RunProgress::new(false);
         let mut update = |t: u64, d: u64, e: u64| progress.update(t, d, e);
         let budget = run::Budget { max_events, progress: Some(&mut update) };
-        let out = run::run_budgeted(&loaded, seed, trace, budget);
+        let out = run::run_owned(loaded, seed, trace, budget);
         progress.finish();
         out
     };
-    let result = run_once()?;
+    let (loaded, result) = run_once(loaded);
+    let result = result?;
     if check_determinism {
-        let again = run_once()?;
+        let (_, again) = run_once(loaded);
+        let again = again?;
         if let Some(diff) = run::first_divergence(&result.result, &again.result) {
             eprintln!("determinism check FAILED: the two runs diverge at {diff}\nreplay: {}", result.replay);
             return Ok(ExitCode::from(1));

@@ -227,14 +227,78 @@ pub fn run_budgeted(
     trace: bool,
     budget: Budget,
 ) -> Result<RunOutput, CliError> {
-    let (prepared, world) = prepare(loaded, seed, trace, budget.max_events)?;
-    let Prepared { scenario, spec, expectations, estimate } = prepared;
+    let built = build(loaded, seed, trace, budget.max_events)?;
+    finish(loaded, built, trace, budget)
+}
+
+/// [`run_budgeted`] for a caller that owns the scenario (`leasesim run`): its node tables
+/// (~600 bytes a node, kept only for `summary.json`'s `config`) are let go once the world is
+/// built and read again from the file's text when the run has ended, so that a fleet does not
+/// hold them beside its world. `load` is a function of the path, the text and the overrides,
+/// so the tables read again are the ones let go; the scenario comes back whole either way.
+pub fn run_owned(
+    mut loaded: LoadedScenario,
+    seed: Option<u64>,
+    trace: bool,
+    budget: Budget,
+) -> (LoadedScenario, Result<RunOutput, CliError>) {
+    crate::release_freed_memory();
+    let mut built = match build(&loaded, seed, trace, budget.max_events) {
+        Ok(built) => built,
+        Err(e) => return (loaded, Err(e)),
+    };
+    built.scenario.nodes = Default::default();
+    loaded.scenario.nodes = Default::default();
+    crate::release_freed_memory();
+    let out = finish(&loaded, built, trace, budget);
+    crate::release_freed_memory();
+    match crate::scenario_file::load(&loaded.path, &loaded.source, &loaded.overrides) {
+        Ok(again) => loaded.scenario.nodes = again.scenario.nodes,
+        Err(e) => return (loaded, Err(e)),
+    }
+    let out = out.map(|mut out| {
+        if let Some(effective) = out.effective.as_mut() {
+            effective.nodes = std::sync::Arc::clone(&loaded.scenario.nodes);
+        }
+        out
+    });
+    (loaded, out)
+}
+
+/// A checked run with its world built, and what its outputs need of the spec.
+struct Built {
+    scenario: sim_core::scenario::Scenario,
+    world: World,
+    expectations: Vec<(String, Expectation)>,
+    estimate: sim_core::model::WorkEstimate,
+    subtitle: String,
+    unsafe_mode: bool,
+    lease_groups: Vec<crate::report::LeaseGroup>,
+    duration: u64,
+}
+
+fn build(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Built, CliError> {
+    let Prepared { scenario, spec, expectations, estimate } = check(loaded, seed, trace, max_events)?;
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let spec_unsafe = spec.unsafe_mode;
     let lease_groups = crate::report::lease_groups_from_spec(&spec);
     let duration = spec.duration;
-    // The world holds its own copy; this one is not read again (720 bytes an elector).
-    drop(spec);
+    // The spec is moved into the world, not copied (`prepare` copies it for the callers that
+    // read it after): a fleet's peak of memory was while both lived, with the setup objects as
+    // JSON (~1.2 KB an elector) held by the copy until the world was built.
+    let world = World::new(spec).map_err(|m| {
+        // Built again only to name the setup object that failed, as `prepare` does.
+        match scenario.to_world_spec(trace) {
+            Ok(spec) => setup_error(loaded, &scenario, &spec, &m),
+            Err(e) => scenario_error(loaded, &e),
+        }
+    })?;
+    Ok(Built { scenario, world, expectations, estimate, subtitle, unsafe_mode: spec_unsafe, lease_groups, duration })
+}
+
+/// Runs a built world within `budget` and gathers what its files need.
+fn finish(loaded: &LoadedScenario, built: Built, trace: bool, budget: Budget) -> Result<RunOutput, CliError> {
+    let Built { scenario, world, expectations, estimate, subtitle, unsafe_mode, lease_groups, duration } = built;
     let result = run_world(loaded, world, duration, estimate.events, trace, budget)?;
     // Every metric by path, for the expectations only (20 MB at 10,000 electors: not kept).
     let expectations = if expectations.is_empty() {
@@ -256,7 +320,7 @@ pub fn run_budgeted(
         expectations,
         replay: replay_command(&loaded.path, scenario.seed, &loaded.overrides),
         seed: scenario.seed,
-        unsafe_mode: spec_unsafe,
+        unsafe_mode,
         scenario_name: scenario.name.clone(),
         description: scenario.description.clone(),
         effective: Some(scenario),
@@ -542,5 +606,37 @@ mod judged_tests {
             assert_eq!(judged.history, full.history, "{} seed {seed}", loaded.path);
             assert_eq!(judged.history.is_some(), trace, "the history checks are made of a traced run");
         }
+    }
+}
+
+#[cfg(test)]
+mod owned_tests {
+    use super::{Budget, run_budgeted, run_owned};
+
+    /// `leasesim run` lets the node tables go while its world runs and reads them again from
+    /// the text: its summary is the borrowing run's, byte for byte, with overrides that change
+    /// the nodes, and the scenario it hands back is the one it was given. A failed run hands
+    /// the scenario back whole too.
+    #[test]
+    fn an_owned_run_writes_the_borrowing_runs_summary_and_gives_the_scenario_back() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../scenarios/split-brain.toml");
+        let source = std::fs::read_to_string(path).expect("a shipped scenario");
+        let overrides = ["nodes.1.retry_period=\"3s\"".to_string(), "defaults.jitter_factor=0.5".to_string()];
+        let loaded = crate::scenario_file::load(path, &source, &overrides).expect("it loads");
+        let given = serde_json::to_string(&loaded.scenario).expect("json");
+        let summary = |out: &super::RunOutput| {
+            let mut bytes = Vec::new();
+            crate::outputs::Summary::of(out).write(&mut bytes).expect("written");
+            String::from_utf8(bytes).expect("utf-8")
+        };
+        let borrowed = run_budgeted(&loaded, Some(7), false, Budget::default_budget()).expect("it runs");
+        let (back, owned) = run_owned(loaded, Some(7), false, Budget::default_budget());
+        let owned = owned.expect("it runs");
+        assert!(summary(&owned).contains("\"retry_period\": \"3s\""), "the override is in the config");
+        assert_eq!(summary(&owned), summary(&borrowed));
+        assert_eq!(serde_json::to_string(&back.scenario).expect("json"), given);
+        let (back, failed) = run_owned(back, Some(7), false, Budget { max_events: 10, progress: None });
+        assert!(failed.is_err(), "a budget of ten events is refused");
+        assert_eq!(serde_json::to_string(&back.scenario).expect("json"), given);
     }
 }

@@ -70,6 +70,7 @@ fn fleet(n: usize) -> serde_json::Value {
 
 /// Bytes live after each phase, and the most live while the world ran.
 struct Phases {
+    setup_peak: usize,
     scenario: usize,
     spec: usize,
     world: usize,
@@ -80,6 +81,7 @@ struct Phases {
 fn measure(n: usize) -> Phases {
     let base = LIVE.load(Relaxed);
     let live = || LIVE.load(Relaxed) - base;
+    PEAK.store(LIVE.load(Relaxed), Relaxed);
     let doc = fleet(n);
     let mut scenario: sim_core::scenario::Scenario = serde_json::from_value(doc).expect("a valid scenario");
     // As `scenario_file::load` keeps it.
@@ -92,13 +94,21 @@ fn measure(n: usize) -> Phases {
     let spec_bytes = live();
     let world = sim_core::world::World::new(spec).expect("a valid world");
     let world_bytes = live();
+    let setup_peak = PEAK.load(Relaxed) - base;
     PEAK.store(LIVE.load(Relaxed), Relaxed);
     let result = world.run();
     let run_peak = PEAK.load(Relaxed) - base;
     let result_bytes = live();
     drop(result);
     drop((scenario, effective));
-    Phases { scenario: scenario_bytes, spec: spec_bytes, world: world_bytes, run_peak, result: result_bytes }
+    Phases {
+        setup_peak,
+        scenario: scenario_bytes,
+        spec: spec_bytes,
+        world: world_bytes,
+        run_peak,
+        result: result_bytes,
+    }
 }
 
 fn main() {
@@ -108,21 +118,25 @@ fn main() {
     }
     println!("heap bytes live, cumulative (the scenario is kept through the run, as `leasesim run` keeps it)");
     println!(
-        "{:>9} {:>12} {:>12} {:>12} {:>12} {:>12}",
-        "electors", "scenario", "+spec", "+world", "run peak", "+result"
+        "{:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "electors", "scenario", "+spec", "+world", "setup peak", "run peak", "+result"
     );
     let rows: Vec<(usize, Phases)> = sizes.iter().map(|&n| (n, measure(n))).collect();
     for (n, p) in &rows {
-        println!("{n:>9} {:>12} {:>12} {:>12} {:>12} {:>12}", p.scenario, p.spec, p.world, p.run_peak, p.result);
+        println!(
+            "{n:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            p.scenario, p.spec, p.world, p.setup_peak, p.run_peak, p.result
+        );
     }
     for w in rows.windows(2) {
         let ((a, pa), (b, pb)) = (&w[0], &w[1]);
         let per = |x: usize, y: usize| (y as f64 - x as f64) / (*b as f64 - *a as f64);
         println!(
-            "per elector ({a} → {b}): scenario {:.0} B, +spec {:.0} B, +world {:.0} B, run peak {:.0} B, +result {:.0} B",
+            "per elector ({a} → {b}): scenario {:.0} B, +spec {:.0} B, +world {:.0} B, setup peak {:.0} B, run peak {:.0} B, +result {:.0} B",
             per(pa.scenario, pb.scenario),
             per(pa.spec, pb.spec),
             per(pa.world, pb.world),
+            per(pa.setup_peak, pb.setup_peak),
             per(pa.run_peak, pb.run_peak),
             per(pa.result, pb.result)
         );
