@@ -638,5 +638,15 @@ mod owned_tests {
         let (back, failed) = run_owned(back, Some(7), false, Budget { max_events: 10, progress: None });
         assert!(failed.is_err(), "a budget of ten events is refused");
         assert_eq!(serde_json::to_string(&back.scenario).expect("json"), given);
+        // The C# client with no jitter spins at one instant (sim-cli/tests/robustness.rs).
+        let spins = "name = \"m\"\ndescription = \"m\"\nduration = \"10s\"\n[[nodes]]\nalgorithm = \"csharp-client\"\n";
+        let loaded = crate::scenario_file::load("spins.toml", spins, &["nodes.0.jitter_factor=0.0".to_string()])
+            .expect("it loads");
+        let given = serde_json::to_string(&loaded.scenario).expect("json");
+        let (back, stuck) = run_owned(loaded, Some(1), false, Budget::default_budget());
+        let message = stuck.err().expect("the run is stopped").message;
+        assert!(message.contains("the run is stuck at"), "{message}");
+        assert_eq!(serde_json::to_string(&back.scenario).expect("json"), given);
+        assert_eq!(back.scenario.nodes.len(), 1);
     }
 }

@@ -73,7 +73,8 @@ fn skew_run(algorithm: Algorithm) -> Result<RunResult, String> {
         let mut sign = 1i64;
         for k in 0..(SKEW_RUN_S / 20 - 1) {
             let at = secs(20 + phase + 20 * k);
-            std::sync::Arc::make_mut(&mut spec.nodes[node].clock)
+            spec.nodes[node]
+                .clock_mut()
                 .steps
                 .push(ClockStep { at, delta_ns: sign * SKEW_STEP_S * NANOS_PER_SEC as i64 });
             sign = -sign;
@@ -86,7 +87,7 @@ fn latency_run() -> Result<RunResult, String> {
     let mut spec = WorldSpec::basic(RUNBOOK_SEED, 3, Algorithm::ClientGo, secs(LATENCY_RUN_S));
     for node in &mut spec.nodes {
         let slow = Latency::Uniform { min: millis(100), max: millis(LATENCY_MAX_MS) };
-        let link = std::sync::Arc::make_mut(&mut node.link);
+        let link = node.link_mut();
         link.up.latency = slow.clone();
         link.down.latency = slow;
     }
