@@ -259,25 +259,75 @@ fn loss_threshold(p: f64) -> u64 {
     }
 }
 
+/// One direction of a link: what a message sent that way meets, drawn from the direction's own
+/// stream — or not drawn at all when no draw can change it (no loss and a fixed latency, the
+/// default network): every send would read two words of the stream and throw them away, so the
+/// stream is neither kept (a generator is 184 bytes, two a node) nor computed. Nothing reads
+/// the stream but this direction's sends, so whether its words were read is seen by nobody.
+#[derive(Clone, Debug)]
+enum Way {
+    /// Never lost, always this latency.
+    Certain(Nanos),
+    Drawn(Box<(Draws, ComponentRng)>),
+}
+
+impl Way {
+    fn new(spec: &DirectionSpec, seed: u64, key: &str) -> Way {
+        match Draws::of(spec) {
+            Draws { loss_below: 0, latency: LatencyDraw::Fixed(ns) } => Way::Certain(ns),
+            draws => Way::Drawn(Box::new((draws, ComponentRng::new(seed, key)))),
+        }
+    }
+
+    /// Whether a message is lost, and its latency.
+    #[inline(always)]
+    fn sample(&mut self) -> (bool, Nanos) {
+        match self {
+            Way::Certain(ns) => (false, *ns),
+            Way::Drawn(drawn) => {
+                let (draws, rng) = &mut **drawn;
+                draws.sample(rng)
+            }
+        }
+    }
+
+    fn copy(&self) -> WayCopy<'_> {
+        match self {
+            Way::Certain(ns) => WayCopy::Certain(*ns),
+            Way::Drawn(drawn) => WayCopy::Drawn(&drawn.0, drawn.1.clone()),
+        }
+    }
+
+    /// Where its stream stands (`(0, 0)` for a certain way, which has none).
+    fn position(&self) -> (u64, u8) {
+        match self {
+            Way::Certain(_) => (0, 0),
+            Way::Drawn(drawn) => drawn.1.position(),
+        }
+    }
+
+    fn seek(&mut self, position: (u64, u8)) {
+        if let Way::Drawn(drawn) = self {
+            drawn.1.seek(position);
+        }
+    }
+}
+
 /// One node's link to the API server.
 #[derive(Clone, Debug)]
 pub struct Link {
-    up: Draws,
-    down: Draws,
+    up: Way,
+    down: Way,
     partitions: Vec<Partition>,
-    up_rng: ComponentRng,
-    down_rng: ComponentRng,
 }
 
 impl Link {
     /// `node_key` is the node's stable identity; each direction gets its own stream.
     pub fn new(spec: &LinkSpec, seed: u64, node_key: &str) -> Self {
         Link {
-            up: Draws::of(&spec.up),
-            down: Draws::of(&spec.down),
+            up: Way::new(&spec.up, seed, &format!("link/{node_key}/up")),
+            down: Way::new(&spec.down, seed, &format!("link/{node_key}/down")),
             partitions: Vec::new(),
-            up_rng: ComponentRng::new(seed, &format!("link/{node_key}/up")),
-            down_rng: ComponentRng::new(seed, &format!("link/{node_key}/down")),
         }
     }
 
@@ -310,13 +360,13 @@ impl Link {
 
     /// Where its two random streams stand (up, down): all a message moves of a link.
     pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
-        (self.up_rng.position(), self.down_rng.position())
+        (self.up.position(), self.down.position())
     }
 
     /// Moves its streams to positions a copy of this link reached (the same draws taken).
     pub fn seek(&mut self, (up, down): ((u64, u8), (u64, u8))) {
-        self.up_rng.seek(up);
-        self.down_rng.seek(down);
+        self.up.seek(up);
+        self.down.seek(down);
     }
 
     /// Sends one message at `now` in direction `dir`. (Inlined into the request path's two
@@ -324,9 +374,21 @@ impl Link {
     #[inline(always)]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
         let (lost, latency) = match dir {
-            Direction::Up => self.up.sample(&mut self.up_rng),
-            Direction::Down => self.down.sample(&mut self.down_rng),
+            Direction::Up => self.up.sample(),
+            Direction::Down => self.down.sample(),
         };
+        self.deliver(now, dir, lost, latency)
+    }
+
+    /// Draws on copies of its streams, to plan ahead (`world/quiet.rs`): what its sends would
+    /// meet, moving nothing of the link (a clone would copy its boxed streams to the heap).
+    pub fn rehearsal(&self) -> Rehearsal<'_> {
+        Rehearsal { up: self.up.copy(), down: self.down.copy(), link: self }
+    }
+
+    /// What a message sent at `now` that way meets, given its draws.
+    #[inline(always)]
+    fn deliver(&self, now: Nanos, dir: Direction, lost: bool, latency: Nanos) -> Delivery {
         let arrival = now.saturating_add(latency);
         if self.partitions.is_empty() {
             return if lost { Delivery::Lost } else { Delivery::Arrives(arrival) };
@@ -344,6 +406,49 @@ impl Link {
             _ if lost => Delivery::Lost,
             _ => Delivery::Arrives(arrival),
         }
+    }
+}
+
+/// A link's sends on copies of its streams (see [`Link::rehearsal`]).
+pub struct Rehearsal<'a> {
+    link: &'a Link,
+    up: WayCopy<'a>,
+    down: WayCopy<'a>,
+}
+
+/// A [`Way`] with a copy of its stream.
+enum WayCopy<'a> {
+    Certain(Nanos),
+    Drawn(&'a Draws, ComponentRng),
+}
+
+impl WayCopy<'_> {
+    fn position(&self) -> (u64, u8) {
+        match self {
+            WayCopy::Certain(_) => (0, 0),
+            WayCopy::Drawn(_, rng) => rng.position(),
+        }
+    }
+}
+
+impl Rehearsal<'_> {
+    /// What [`Link::send`] would give, its draws taken from the copies.
+    #[inline(always)]
+    pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
+        let way = match dir {
+            Direction::Up => &mut self.up,
+            Direction::Down => &mut self.down,
+        };
+        let (lost, latency) = match way {
+            WayCopy::Certain(ns) => (false, *ns),
+            WayCopy::Drawn(draws, rng) => draws.sample(rng),
+        };
+        self.link.deliver(now, dir, lost, latency)
+    }
+
+    /// Where the copies stand (up, down), as [`Link::positions`] gives them.
+    pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
+        (self.up.position(), self.down.position())
     }
 }
 
@@ -443,6 +548,48 @@ mod tests {
         });
         assert_eq!(refuse.send(millis(150), Direction::Up), Delivery::Refused);
         assert_eq!(refuse.send(millis(200), Direction::Up), Delivery::Arrives(millis(210)));
+    }
+
+    /// A direction with no loss and a fixed latency keeps no stream, and its messages meet what
+    /// the drawn stream would have given them (the words read and thrown away).
+    #[test]
+    fn a_certain_way_meets_what_its_draws_would_have_given() {
+        let spec = DirectionSpec { latency: Latency::Fixed(millis(3)), loss: 0.0 };
+        let mut certain = Way::new(&spec, 4, "link/n/up");
+        assert!(matches!(certain, Way::Certain(_)));
+        let mut drawn = Way::Drawn(Box::new((Draws::of(&spec), ComponentRng::new(4, "link/n/up"))));
+        for _ in 0..100 {
+            assert_eq!(certain.sample(), drawn.sample());
+        }
+        assert_eq!(certain.sample(), (false, millis(3)));
+        // Any loss, or a latency that varies, keeps the stream.
+        for spec in [
+            DirectionSpec { latency: Latency::Fixed(millis(3)), loss: 0.01 },
+            DirectionSpec { latency: Latency::Uniform { min: 0, max: millis(3) }, loss: 0.0 },
+        ] {
+            assert!(matches!(Way::new(&spec, 4, "link/n/up"), Way::Drawn(_)));
+        }
+    }
+
+    /// A rehearsal sends as the link would, and moves nothing of it.
+    #[test]
+    fn a_rehearsal_sends_as_the_link_and_leaves_it_where_it_was() {
+        let spec = LinkSpec {
+            up: DirectionSpec { latency: Latency::Uniform { min: 0, max: millis(20) }, loss: 0.3 },
+            down: DirectionSpec { latency: Latency::Fixed(millis(2)), loss: 0.0 },
+        };
+        let mut link = Link::new(&spec, 7, "n");
+        link.send(0, Direction::Up);
+        let before = link.positions();
+        let mut rehearsal = link.rehearsal();
+        let rehearsed: Vec<_> =
+            (0..50).flat_map(|i| [rehearsal.send(i, Direction::Up), rehearsal.send(i, Direction::Down)]).collect();
+        let reached = rehearsal.positions();
+        assert_eq!(link.positions(), before);
+        let sent: Vec<_> = (0..50).flat_map(|i| [link.send(i, Direction::Up), link.send(i, Direction::Down)]).collect();
+        assert_eq!(rehearsed, sent);
+        assert_eq!(link.positions(), reached);
+        assert!(sent.contains(&Delivery::Lost));
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! block's rounds are one chain of dependent steps, so a pass costs the chain's latency and the
 //! block computed beside it comes nearly free (AVX2 holds two in one set of registers). Four
 //! blocks a pass (AVX-512, or AVX2 interleaving two sets) halved the cycles a word, but made
-//! a fleet's generators 312 bytes each, three per node, cold between a node's events (see
+//! a fleet's generators 312 bytes each, up to three per node, cold between a node's events (see
 //! `chacha8_blocks`); one block at a time (120 bytes) took twice the instructions. A test
 //! checks our words against `rand_chacha`'s.
 
@@ -122,8 +122,8 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
 /// `out[16k..16k + 16]`. A block's rounds are one long chain of dependent steps, so what a
 /// pass costs is that chain's latency, and the block beside it comes almost free: with AVX2 the
 /// two lie in the two 128-bit halves of one set of registers; elsewhere one block at a time.
-/// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds three generators
-/// per node, touched once every few seconds and cold in between. Against four blocks a pass:
+/// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds a generator or three
+/// per node (its links' only when they draw), touched once every few seconds and cold in between. Against four blocks a pass:
 /// 30,000 electors 0.92x the time, the flap sweep (whose buffers stay in cache) 1.01x
 /// (docs/performance.md). The words are the same on every path (a test compares
 /// them).

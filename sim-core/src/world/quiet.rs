@@ -356,7 +356,7 @@ impl World {
             let p = &self.procs[lane.node];
             let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
             let clock = &p.clock;
-            let mut link = self.net.link(lane.node).clone();
+            let mut link = self.net.link(lane.node).rehearsal();
             let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
             let mut rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
             let mut quiet = elector.quiet_state();
