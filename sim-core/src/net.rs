@@ -358,7 +358,8 @@ impl Link {
         t
     }
 
-    /// Where its two random streams stand (up, down): all a message moves of a link.
+    /// Where its random streams stand (up, down; `(0, 0)` for a certain way, which has none):
+    /// all a message moves of a link.
     pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
         (self.up.position(), self.down.position())
     }

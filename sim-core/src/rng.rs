@@ -122,8 +122,8 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
 /// `out[16k..16k + 16]`. A block's rounds are one long chain of dependent steps, so what a
 /// pass costs is that chain's latency, and the block beside it comes almost free: with AVX2 the
 /// two lie in the two 128-bit halves of one set of registers; elsewhere one block at a time.
-/// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds a generator or three
-/// per node (its links' only when they draw), touched once every few seconds and cold in between. Against four blocks a pass:
+/// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds one to three per
+/// node (a link's only for a direction that draws), touched once every few seconds and cold in between. Against four blocks a pass:
 /// 30,000 electors 0.92x the time, the flap sweep (whose buffers stay in cache) 1.01x
 /// (docs/performance.md). The words are the same on every path (a test compares
 /// them).
