@@ -261,10 +261,10 @@ fn loss_threshold(p: f64) -> u64 {
 
 /// One direction of a link: what a message sent that way meets, drawn from the direction's own
 /// stream — or not drawn at all when no draw can change it (no loss and a fixed latency, the
-/// default network): every send would read two words of the stream and throw them away, so the
+/// default network): every send would take a draw from the stream and throw it away, so the
 /// stream is neither kept (a generator is 184 bytes, two a node) nor computed. Nothing reads
 /// the stream but this direction's sends, so whether its words were read is seen by nobody.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Way {
     /// Never lost, always this latency.
     Certain(Nanos),
@@ -313,8 +313,9 @@ impl Way {
     }
 }
 
-/// One node's link to the API server.
-#[derive(Clone, Debug)]
+/// One node's link to the API server. Not `Clone`: a copy of its boxed streams allocates; to
+/// draw ahead, [`Link::rehearsal`].
+#[derive(Debug)]
 pub struct Link {
     up: Way,
     down: Way,
@@ -322,7 +323,7 @@ pub struct Link {
 }
 
 impl Link {
-    /// `node_key` is the node's stable identity; each direction gets its own stream.
+    /// `node_key` is the node's stable identity; each direction that draws gets its own stream.
     pub fn new(spec: &LinkSpec, seed: u64, node_key: &str) -> Self {
         Link {
             up: Way::new(&spec.up, seed, &format!("link/{node_key}/up")),
@@ -364,7 +365,7 @@ impl Link {
         (self.up.position(), self.down.position())
     }
 
-    /// Moves its streams to positions a copy of this link reached (the same draws taken).
+    /// Moves its streams to positions a rehearsal of this link reached (the same draws taken).
     pub fn seek(&mut self, (up, down): ((u64, u8), (u64, u8))) {
         self.up.seek(up);
         self.down.seek(down);

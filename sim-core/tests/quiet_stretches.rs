@@ -104,6 +104,7 @@ proptest! {
         rd_extra_ms in 0u64..4000,
         ld_extra_s in 0u64..10,
         latency in (0u64..30, 0u64..200),
+        fixed in any::<bool>(),
         loss in prop::sample::select(vec![0.0, 0.0, 0.01]),
         drifts in proptest::collection::vec(-300_000i64..300_000, 5),
         timeout_ms in prop::option::of(200u64..5000),
@@ -123,7 +124,12 @@ proptest! {
             n.elector_mut().release_on_cancel = release;
             n.elector_mut().after_lost = AfterLost::Restart { delay: secs(2) };
             n.clock_mut().drift_ppb = drifts[i] * 1000;
-            let lat = Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) };
+            // A fixed latency without loss keeps no stream (`net::Way::Certain`).
+            let lat = if fixed {
+                Latency::Fixed(millis(latency.0))
+            } else {
+                Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) }
+            };
             n.link_mut().up.latency = lat.clone();
             n.link_mut().down.latency = lat;
             n.link_mut().up.loss = loss;

@@ -84,7 +84,7 @@ impl Poll {
 }
 
 /// What a plan's node had before its request `k` that the stretch moves: its elector's state,
-/// its link's streams (up, down) and a candidate's elector's stream.
+/// its link's streams (up, down: `Link::positions`) and a candidate's elector's stream.
 struct Snap {
     k: usize,
     state: QuietState,
