@@ -224,7 +224,7 @@ impl Stored {
     /// `None` for a frozen Event too: none is read this way.
     pub(crate) fn json_field(&self, key: &str) -> Option<&Value> {
         match self {
-            Stored::Json(_, o) => o.rest.get(key),
+            Stored::Json(_, o) => map_field(&o.rest, key),
             _ => None,
         }
     }
@@ -327,6 +327,21 @@ impl Stored {
     }
 }
 
+/// `map.get(key)`, by a walk over the keys when the map is small (a LeaseCandidate's spec has
+/// six): hashing the key (SipHash, `serde_json`'s map) cost more than comparing it to each,
+/// and the spec is read at every candidate write and watch event. The keys of a map are
+/// distinct, so the first match is the one `get` finds.
+#[inline]
+pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= 8 { map.iter().find_map(|(k, v)| (k == key).then_some(v)) } else { map.get(key) }
+}
+
+/// [`map_field`] of an object value (`None` for a value that is not an object).
+#[inline]
+pub(crate) fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    value.as_object().and_then(|map| map_field(map, key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +349,26 @@ mod tests {
     fn object(rest: Value) -> JsonObject {
         let Value::Object(rest) = rest else { panic!("an object") };
         JsonObject { metadata: ObjectMeta { name: "e".into(), namespace: "ns".into(), ..Default::default() }, rest }
+    }
+
+    /// `map_field` finds what `Map::get` finds, in maps below, at and above the size where it
+    /// stops walking, for every key present and for absent ones (a prefix, an extension, an
+    /// empty key); `field` of a value that is not an object finds nothing.
+    #[test]
+    fn a_field_walked_to_is_the_field_got() {
+        for size in 0..12 {
+            let mut map = Map::new();
+            for i in 0..size {
+                map.insert(format!("key{i}"), json!(i));
+            }
+            let absent = ["key", "key10x", "", "KEY0", "key0 "];
+            for key in map.keys().cloned().chain(absent.iter().map(|k| k.to_string())) {
+                assert_eq!(map_field(&map, &key), map.get(&key), "size {size}, key {key:?}");
+                assert_eq!(field(&Value::Object(map.clone()), &key), map.get(&key));
+            }
+        }
+        assert_eq!(field(&json!([1]), "key0"), None);
+        assert_eq!(field(&Value::Null, "key0"), None);
     }
 
     /// A frozen object thaws to itself: keys in their order (not sorted), nested maps and

@@ -19,6 +19,7 @@ use super::World;
 use super::election::{GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
+use crate::api::object::field;
 use crate::api::{Body, JsonObject, Kind, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
@@ -31,7 +32,8 @@ const MAX_BACKOFF: Nanos = 1000 * 1_000_000_000;
 
 /// `pingTime > renewTime`: the controller is waiting for this candidate's answer.
 fn ping_pending(spec: &Value) -> bool {
-    match (micros(&spec["pingTime"]), micros(&spec["renewTime"])) {
+    let time = |key| field(spec, key).and_then(micros);
+    match (time("pingTime"), time("renewTime")) {
         (Some(p), Some(r)) => p > r,
         (Some(_), None) => true,
         _ => false,
@@ -209,7 +211,7 @@ impl World {
     pub(super) fn election_candidate_written(&mut self, now: Nanos, namespace: &str, name: &str) {
         let Some(object) = self.server.peek_stored(Kind::LeaseCandidate, namespace, name) else { return };
         let spec = object.json_field("spec").unwrap_or(&Value::Null);
-        let lease = spec["leaseName"].as_str().unwrap_or("").to_string();
+        let lease = field(spec, "leaseName").and_then(Value::as_str).unwrap_or("").to_string();
         let pending = ping_pending(spec);
         let Some(cle) = self.cle.as_mut() else { return };
         let key = cle.controller.key(namespace, &lease);

@@ -28,6 +28,7 @@
 //! creation-time tie is decided by name, not at random), custom strategies, the controller's own
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
+use crate::api::object::field;
 use crate::api::{ApiServer, Body, Kind, MicroTime, Request, Time, User, Verb, parse_version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
@@ -63,12 +64,13 @@ pub(super) fn micros(v: &Value) -> Option<i64> {
 impl Candidate {
     fn of(json: Value) -> Option<Candidate> {
         let spec = json.get("spec")?;
+        let text = |key| field(spec, key).and_then(Value::as_str);
         Some(Candidate {
             name: json["metadata"]["name"].as_str()?.to_string(),
-            ping: micros(&spec["pingTime"]),
-            renew: micros(&spec["renewTime"]),
-            binary: spec["binaryVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
-            emulation: spec["emulationVersion"].as_str().and_then(parse_version).unwrap_or((0, 0, 0)),
+            ping: field(spec, "pingTime").and_then(micros),
+            renew: field(spec, "renewTime").and_then(micros),
+            binary: text("binaryVersion").and_then(parse_version).unwrap_or((0, 0, 0)),
+            emulation: text("emulationVersion").and_then(parse_version).unwrap_or((0, 0, 0)),
             // metav1.Time: whole seconds.
             created: json["metadata"]["creationTimestamp"]
                 .as_str()
