@@ -125,8 +125,8 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
 /// Two, not four: a generator's buffer is then 128 bytes, and a fleet holds one to three per
 /// node (a link's only for a direction that draws), touched once every few seconds and cold in
 /// between. Against four blocks a pass: 30,000 electors 0.92x the time, the flap sweep (whose
-/// buffers stay in cache) 1.01x (docs/performance.md). The words are the same on every path (a test compares
-/// them).
+/// buffers stay in cache) 1.01x (docs/performance.md). The words are the same on every path
+/// (a test compares them).
 fn chacha8_blocks(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
     #[cfg(target_arch = "x86_64")]
     {

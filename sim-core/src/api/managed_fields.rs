@@ -794,6 +794,7 @@ pub fn remove_field(object: &mut Value, path: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// `same_str` is `==` on strings of every length up to past a vector's width, equal, one
     /// byte apart anywhere, and of different lengths.
@@ -810,7 +811,6 @@ mod tests {
             assert!(!same_str(&a, &format!("{a}x")));
         }
     }
-    use serde_json::json;
 
     /// The walking diff of objects kept as JSON gives the whole-map diff: random edits of a
     /// LeaseCandidate-like object (values changed, fields added, removed, nulled, turned from a

@@ -3,7 +3,7 @@
 
 use super::errors::FieldError;
 use super::go_text::go_quote;
-use super::object::Stored;
+use super::object::{Stored, field, map_field};
 use super::types::{Kind, LeaseSpec, ObjectMeta};
 
 const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -109,9 +109,9 @@ pub(crate) fn validate_object(object: &Stored) -> Vec<FieldError> {
     let mut errors = validate_metadata(object.meta());
     errors.extend(match object {
         Stored::Lease(lease) => validate_lease_spec(&lease.spec),
-        Stored::Json(Kind::LeaseCandidate, candidate) => validate_lease_candidate_spec(
-            super::object::map_field(&candidate.rest, "spec").unwrap_or(&serde_json::Value::Null),
-        ),
+        Stored::Json(Kind::LeaseCandidate, candidate) => {
+            validate_lease_candidate_spec(map_field(&candidate.rest, "spec").unwrap_or(&serde_json::Value::Null))
+        }
         _ => Vec::new(),
     });
     errors
@@ -252,7 +252,7 @@ pub fn parse_version_strict(text: &str) -> Option<(u64, u64, u64)> {
 /// strict semver when set, not above binaryVersion, required for `OldestEmulationVersion`;
 /// strategy required and known or qualified. `pingTime` and `renewTime` are not validated.
 pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError> {
-    let text = |key: &str| super::object::field(spec, key).and_then(|v| v.as_str()).unwrap_or("");
+    let text = |key: &str| field(spec, key).and_then(|v| v.as_str()).unwrap_or("");
     let mut errors = Vec::new();
     if text("leaseName").is_empty() {
         errors.push(FieldError::required("spec.leaseName", ""));
