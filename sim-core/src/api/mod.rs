@@ -22,6 +22,7 @@ mod microtime;
 pub(crate) mod object;
 mod rbac;
 mod selectors;
+mod semver;
 mod server;
 mod table;
 mod typed;
@@ -47,6 +48,7 @@ pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use object::{Body, FrozenJson, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
 pub use selectors::{FieldSelector, LabelSelector};
+pub use semver::{Part as VersionPart, Version, VersionError};
 pub(crate) use server::identical_json_slices;
 pub use server::{ApiServer, AuditRecord, Change, ChangeType, typed_body_from_text};
 pub use table::{human_duration, table};
@@ -55,8 +57,8 @@ pub use types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta, PolicyRule, Role,
     RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
 };
+pub use validation::validate_lease_candidate_spec;
 pub use validation::{check_label, validate_lease_spec, validate_name};
-pub use validation::{parse_version, parse_version_strict, validate_lease_candidate_spec};
 
 #[cfg(test)]
 mod parity_tests;

@@ -4,6 +4,7 @@
 use super::errors::FieldError;
 use super::go_text::go_quote;
 use super::object::{Stored, field, map_field};
+use super::semver::Version;
 use super::types::{Kind, LeaseSpec, ObjectMeta};
 
 const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
@@ -225,62 +226,41 @@ fn matches_dns1123_label_text(label: &str) -> bool {
         && !label.ends_with('-')
 }
 
-/// `semver.ParseTolerant` far enough for "1.33.0", "v1.33", "1.33.0-alpha.1".
-pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let t = text.trim().trim_start_matches('v');
-    let core = t.split(['-', '+']).next()?;
-    let mut parts = core.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    let patch = parts.next().map_or(Some(0), |p| p.parse().ok())?;
-    if parts.next().is_some() {
-        return None;
-    }
-    Some((major, minor, patch))
-}
-
-/// `semver.Parse` (strict: MAJOR.MINOR.PATCH, no `v`), as LeaseCandidate validation uses it.
-pub fn parse_version_strict(text: &str) -> Option<(u64, u64, u64)> {
-    if text.starts_with('v') || text.split(['-', '+']).next()?.split('.').count() != 3 {
-        return None;
-    }
-    parse_version(text)
-}
-
 /// `ValidateLeaseCandidateSpec` (kubernetes `pkg/apis/coordination/validation/validation.go`,
-/// v1beta1): leaseName required; binaryVersion required and strict semver; emulationVersion
-/// strict semver when set, not above binaryVersion, required for `OldestEmulationVersion`;
-/// strategy required and known or qualified. `pingTime` and `renewTime` are not validated.
+/// v1beta1): leaseName required; binaryVersion required and a version by `semver.Parse`
+/// ([`Version::parse`]); emulationVersion the same when set, not above binaryVersion (in
+/// blang/semver's order, prereleases included), and not the zero version for
+/// `OldestEmulationVersion`; strategy required and known or qualified. `pingTime` and
+/// `renewTime` are not validated.
 pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError> {
     let text = |key: &str| field(spec, key).and_then(|v| v.as_str()).unwrap_or("");
     let mut errors = Vec::new();
     if text("leaseName").is_empty() {
         errors.push(FieldError::required("spec.leaseName", ""));
     }
-    let strict = parse_version_strict;
+    // A version that does not parse is the zero version from then on (`ev, err = semver.Parse`
+    // assigns `Version{}` with the error), and still takes part in the order check below.
+    let invalid =
+        |path: &str, text: &str| FieldError::invalid(path, &format!("{text:?}"), "must be a valid semantic version");
     let ev_text = text("emulationVersion");
-    let ev = strict(ev_text);
-    if !ev_text.is_empty() && ev.is_none() {
-        errors.push(FieldError::invalid(
-            "spec.emulationVersion",
-            &format!("{ev_text:?}"),
-            "must be a valid semantic version",
-        ));
+    let mut ev = Version::ZERO;
+    if !ev_text.is_empty() {
+        match Version::parse(ev_text) {
+            Ok(v) => ev = v,
+            Err(_) => errors.push(invalid("spec.emulationVersion", ev_text)),
+        }
     }
     let bv_text = text("binaryVersion");
-    let bv = strict(bv_text);
+    let mut bv = Version::ZERO;
     if bv_text.is_empty() {
         errors.push(FieldError::required("spec.binaryVersion", ""));
-    } else if bv.is_none() {
-        errors.push(FieldError::invalid(
-            "spec.binaryVersion",
-            &format!("{bv_text:?}"),
-            "must be a valid semantic version",
-        ));
+    } else {
+        match Version::parse(bv_text) {
+            Ok(v) => bv = v,
+            Err(_) => errors.push(invalid("spec.binaryVersion", bv_text)),
+        }
     }
-    if let (Some(b), Some(e)) = (bv, ev)
-        && b < e
-    {
+    if !bv_text.is_empty() && !ev_text.is_empty() && bv < ev {
         errors.push(FieldError::invalid(
             "spec.binaryVersion",
             &format!("{bv_text:?}"),
@@ -291,7 +271,7 @@ pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError
     if strategy.is_empty() {
         errors.push(FieldError::required("spec.strategy", ""));
     } else {
-        if strategy == "OldestEmulationVersion" && ev.is_none_or(|v| v == (0, 0, 0)) {
+        if strategy == "OldestEmulationVersion" && ev.is_zero() {
             errors.push(FieldError::required(
                 "spec.emulationVersion",
                 "must be specified when `strategy` is 'OldestEmulationVersion'",
@@ -449,6 +429,32 @@ mod tests {
                 "spec.leaseName: Required value",
                 "spec.binaryVersion: Required value",
                 "spec.strategy: Required value"
+            ]
+        );
+        // blang/semver's `Parse` (v4.0.0): no leading zeros, no spaces. A version that does not
+        // parse is the zero version for the order check, so an invalid binaryVersion under a
+        // valid emulationVersion is also "not above" it.
+        assert_eq!(
+            text(serde_json::json!({"leaseName": "l", "binaryVersion": "01.34.0", "emulationVersion": "1.33.0",
+                "strategy": "OldestEmulationVersion"})),
+            vec![
+                "spec.binaryVersion: Invalid value: \"01.34.0\": must be a valid semantic version",
+                "spec.binaryVersion: Invalid value: \"01.34.0\": must be greater than or equal to `emulationVersion`",
+            ]
+        );
+        // A prerelease is below its release; "0.0.0" is the zero version, so not "specified".
+        assert_eq!(
+            text(serde_json::json!({"leaseName": "l", "binaryVersion": "1.34.0-rc.1", "emulationVersion": "1.34.0",
+                "strategy": "OldestEmulationVersion"})),
+            vec![
+                "spec.binaryVersion: Invalid value: \"1.34.0-rc.1\": must be greater than or equal to `emulationVersion`"
+            ]
+        );
+        assert_eq!(
+            text(serde_json::json!({"leaseName": "l", "binaryVersion": "1.34.0", "emulationVersion": "0.0.0",
+                "strategy": "OldestEmulationVersion"})),
+            vec![
+                "spec.emulationVersion: Required value: must be specified when `strategy` is 'OldestEmulationVersion'"
             ]
         );
         // A custom `domain/name` strategy needs no emulation version.

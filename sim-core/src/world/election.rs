@@ -29,7 +29,7 @@
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
 use crate::api::object::field;
-use crate::api::{ApiServer, Body, Kind, MicroTime, Request, Time, User, Verb, parse_version};
+use crate::api::{ApiServer, Body, Kind, MicroTime, Request, Time, User, Verb, Version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -49,8 +49,10 @@ pub(super) struct Candidate {
     pub(super) name: String,
     ping: Option<i64>,
     renew: Option<i64>,
-    binary: (u64, u64, u64),
-    emulation: (u64, u64, u64),
+    /// `semver.ParseTolerant` of each; `None` when it does not parse (the candidate is then
+    /// never the electee: `validLeaseCandidateForOldestEmulationVersion`).
+    binary: Option<Version>,
+    emulation: Option<Version>,
     /// creationTimestamp, whole seconds (metav1.Time).
     created: i64,
     json: Value,
@@ -69,8 +71,9 @@ impl Candidate {
             name: json["metadata"]["name"].as_str()?.to_string(),
             ping: field(spec, "pingTime").and_then(micros),
             renew: field(spec, "renewTime").and_then(micros),
-            binary: text("binaryVersion").and_then(parse_version).unwrap_or((0, 0, 0)),
-            emulation: text("emulationVersion").and_then(parse_version).unwrap_or((0, 0, 0)),
+            // An absent field is Go's "", which does not parse.
+            binary: Version::parse_tolerant(text("binaryVersion").unwrap_or("")).ok(),
+            emulation: Version::parse_tolerant(text("emulationVersion").unwrap_or("")).ok(),
             // metav1.Time: whole seconds.
             created: json["metadata"]["creationTimestamp"]
                 .as_str()
@@ -86,15 +89,17 @@ impl Candidate {
     }
 }
 
-/// `compare`: lower emulation version, then lower binary version; equal → the older creation
-/// wins, and a tie keeps the current one (`lhs.CreationTimestamp.After(rhs) ? 1 : -1`).
+/// `compare`: lower emulation version, then lower binary version (blang/semver's order,
+/// prereleases below their release); equal → the older creation wins, and a tie keeps the
+/// current one (`lhs.CreationTimestamp.After(rhs) ? 1 : -1`).
 fn better(a: &Candidate, b: &Candidate) -> bool {
-    (a.emulation, a.binary, a.created) < (b.emulation, b.binary, b.created)
+    (&a.emulation, &a.binary, a.created) < (&b.emulation, &b.binary, b.created)
 }
 
+/// `pickBestLeaderOldestEmulationVersion`: candidates whose versions do not parse are skipped.
 fn pick_best(candidates: &[Candidate]) -> Option<&Candidate> {
     let mut best: Option<&Candidate> = None;
-    for c in candidates {
+    for c in candidates.iter().filter(|c| c.emulation.is_some() && c.binary.is_some()) {
         best = match best {
             None => Some(c),
             Some(b) if better(c, b) => Some(c),
@@ -357,8 +362,6 @@ impl Controller {
 mod tests {
     use super::*;
 
-    use crate::api::parse_version_strict;
-
     /// client-go's delaying queue: an `AddAfter` waits with the earliest time it was given; an
     /// immediate `Add` neither cancels nor moves it; a waiting entry coming due while the key is
     /// queued adds no second run (`delaying_queue.go`; docs/sources/kubernetes.md,
@@ -382,12 +385,34 @@ mod tests {
         assert!(c.take(k, gq));
     }
 
+    fn candidate(name: &str, binary: &str, emulation: &str, created: i64) -> Candidate {
+        Candidate {
+            name: name.into(),
+            ping: None,
+            renew: None,
+            binary: Version::parse_tolerant(binary).ok(),
+            emulation: Version::parse_tolerant(emulation).ok(),
+            created,
+            json: Value::Null,
+        }
+    }
+
+    /// `pickBestLeaderOldestEmulationVersion` and `compare` (election.go v1beta1, lines in
+    /// docs/sources/kubernetes.md): a candidate whose version does not parse by
+    /// `ParseTolerant` is skipped, not taken as the oldest; a prerelease is below its release;
+    /// equal versions → the older creation, and a tie keeps the first.
     #[test]
-    fn versions_parse_as_semver_tolerant_and_strict() {
-        assert_eq!(parse_version("v1.33"), Some((1, 33, 0)));
-        assert_eq!(parse_version("1.34.0-alpha.1"), Some((1, 34, 0)));
-        assert_eq!(parse_version_strict("1.33.0"), Some((1, 33, 0)));
-        assert_eq!(parse_version_strict("v1.33.0"), None);
-        assert_eq!(parse_version_strict("1.33"), None);
+    fn the_electee_skips_unparsable_versions_and_orders_prereleases_first() {
+        let pick = |cs: &[Candidate]| pick_best(cs).map(|c| c.name.clone());
+        let cs = [candidate("a", "1.34.0", "1.33.0", 10), candidate("b", "1.33.0", "", 5)];
+        assert_eq!(pick(&cs).as_deref(), Some("a"), "an empty emulation version does not parse: skipped");
+        let cs = [candidate("a", "1.34.0", "1.34.0", 10), candidate("b", "1.34.0-rc.1", "1.34.0-rc.1", 20)];
+        assert_eq!(pick(&cs).as_deref(), Some("b"), "1.34.0-rc.1 is older than 1.34.0");
+        let cs = [candidate("a", "v1.33", "1.33", 20), candidate("b", "1.33.0", "1.33.0", 10)];
+        assert_eq!(pick(&cs).as_deref(), Some("b"), "the same versions: the older creation");
+        let cs = [candidate("a", "1.33.0", "1.33.0", 10), candidate("b", "1.33.0", "1.33.0", 10)];
+        assert_eq!(pick(&cs).as_deref(), Some("a"), "a tie keeps the current electee");
+        let cs = [candidate("a", "1.33.0", "x", 10)];
+        assert_eq!(pick(&cs), None, "no candidate with versions that parse");
     }
 }
