@@ -274,8 +274,9 @@ impl Stored {
                 let mut object: JsonObject = JsonObject::deserialize(value).map_err(|e| e.to_string())?;
                 // `kind` and `apiVersion` are the wire's, not the object's.
                 // (shift_remove: a plain remove would swap the last field into its place.)
-                object.rest.shift_remove("kind");
-                object.rest.shift_remove("apiVersion");
+                let rest = Arc::make_mut(&mut object.rest);
+                rest.shift_remove("kind");
+                rest.shift_remove("apiVersion");
                 Stored::Json(kind, Arc::new(object))
             }
         })
@@ -348,7 +349,10 @@ mod tests {
 
     fn object(rest: Value) -> JsonObject {
         let Value::Object(rest) = rest else { panic!("an object") };
-        JsonObject { metadata: ObjectMeta { name: "e".into(), namespace: "ns".into(), ..Default::default() }, rest }
+        JsonObject {
+            metadata: ObjectMeta { name: "e".into(), namespace: "ns".into(), ..Default::default() },
+            rest: rest.into(),
+        }
     }
 
     /// `map_field` finds what `Map::get` finds, in maps below, at and above the size where it

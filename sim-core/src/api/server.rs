@@ -62,8 +62,8 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
             });
             let live_meta = live.map(|l| tracked_meta(&l.metadata));
             let new_meta = tracked_meta(&n.metadata);
-            let before = live.zip(live_meta.as_ref()).map(|(l, m)| (m, &l.rest));
-            let diff = super::managed_fields::json_object_diff(before, (&new_meta, &n.rest));
+            let before = live.zip(live_meta.as_ref()).map(|(l, m)| (m, &*l.rest));
+            let diff = super::managed_fields::json_object_diff(before, (&new_meta, &*n.rest));
             // Debug builds (every test) check it against the whole objects' JSON.
             if cfg!(debug_assertions) {
                 let live_whole = live_stored.map(Stored::json_for_diff);

@@ -1494,3 +1494,25 @@ fn a_lease_decoded_before_the_server_answers_as_its_text_does() {
     }
     assert!(typed_body_from_text(Kind::ConfigMap, r#"{"metadata":{"name":"c"}}"#).is_none());
 }
+
+/// A write of an object kept as JSON (a LeaseCandidate's renewal) stores the fields the
+/// request carried, shared, not copied: the server's copy-on-write for its metadata
+/// (resourceVersion, managedFields) copies the metadata alone (docs/performance.md, issue 35).
+#[test]
+fn a_json_objects_fields_are_stored_shared_with_the_request() {
+    let mut s = server();
+    let spec = json!({"leaseName": "l", "binaryVersion": "1.33.0", "emulationVersion": "1.33.0",
+        "strategy": "OldestEmulationVersion", "renewTime": "2026-01-01T00:00:00.000000Z"});
+    let body = json!({"apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
+        "metadata": {"name": "c", "namespace": NS}, "spec": spec});
+    let created = s.handle(0, &admin(Verb::Create, Kind::LeaseCandidate, "", Body::Json(body))).unwrap();
+    let Object::JsonKind(_, stored) = created else { panic!("a LeaseCandidate is kept as JSON") };
+    let mut renewed = (*stored).clone();
+    Arc::make_mut(&mut renewed.rest)["spec"]["renewTime"] = json!("2026-01-01T00:00:02.000000Z");
+    let sent = Arc::new(renewed);
+    let update =
+        admin(Verb::Update, Kind::LeaseCandidate, "c", Body::JsonKind(Kind::LeaseCandidate, Arc::clone(&sent)));
+    let Object::JsonKind(_, written) = s.handle(1, &update).unwrap() else { panic!("kept as JSON") };
+    assert_ne!(written.metadata.resource_version, stored.metadata.resource_version, "written");
+    assert!(Arc::ptr_eq(&written.rest, &sent.rest), "the fields are the request's, not a copy");
+}

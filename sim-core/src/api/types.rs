@@ -205,8 +205,10 @@ pub struct RoleBinding {
 pub struct JsonObject {
     #[serde(default)]
     pub metadata: ObjectMeta,
+    /// Shared: the server's copy-on-write of an object for its metadata (a write's
+    /// resourceVersion, uid, managedFields) copies the metadata alone, not the fields.
     #[serde(flatten)]
-    pub rest: serde_json::Map<String, serde_json::Value>,
+    pub rest: std::sync::Arc<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// An authenticated caller.

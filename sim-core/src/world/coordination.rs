@@ -292,7 +292,7 @@ impl World {
 /// last; a test pins it).
 fn renewed(cached: &JsonObject, renew: &str) -> JsonObject {
     let mut object = cached.clone();
-    let spec = object.rest.entry("spec").or_insert(Value::Null);
+    let spec = Arc::make_mut(&mut object.rest).entry("spec").or_insert(Value::Null);
     if !spec.is_object() {
         *spec = Value::Object(serde_json::Map::new());
     }

@@ -67,7 +67,7 @@ pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<U
         kind: Kind::Event,
         namespace: source.namespace.into(),
         name: "".into(),
-        body: frozen_or_tree(JsonObject { metadata, rest }),
+        body: frozen_or_tree(JsonObject { metadata, rest: Arc::new(rest) }),
         field_manager: Some(source.field_manager.into()),
         force: false,
     };
