@@ -521,6 +521,13 @@ fn walk_entry(prefix: &str, key: &str, before: Option<&Value>, after: Option<&Va
         (Some(Value::Object(b)), Some(Value::Object(a))) if !GRANULAR_MAPS.contains(&path.as_str()) => {
             walk_diff(Some(b), Some(a), &path, out)
         }
+        // A leaf changed in place (a renewal's renewTime): the leaf maps below would hold this
+        // one path on each side with different values, so it is changed and nothing is removed.
+        (Some(b), Some(a))
+            if !matches!(b, Value::Null | Value::Object(_)) && !matches!(a, Value::Null | Value::Object(_)) =>
+        {
+            out.changed.insert(path);
+        }
         _ => {
             // A leaf that changed, a field that came or went, a granular map: the leaves of
             // each side under it, diffed as the whole-map diff would.
