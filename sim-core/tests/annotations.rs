@@ -69,7 +69,7 @@ fn kube_coordinates_apply_of_its_cached_lease_owns_its_labels_and_annotations() 
             .metadata
             .managed_fields
             .iter()
-            .find(|e| e.operation == "Apply")
+            .find(|e| &*e.operation == "Apply")
             .unwrap_or_else(|| panic!("{algorithm:?}: an Apply entry in {:?}", lease.metadata.managed_fields));
         let metadata = elector.fields_v1.get("f:metadata");
         if owns_metadata {

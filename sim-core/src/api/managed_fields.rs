@@ -148,13 +148,13 @@ impl ManagerState {
 
     pub fn to_entry(&self) -> ManagedFieldsEntry {
         ManagedFieldsEntry {
-            manager: self.manager.clone(),
-            operation: self.operation.as_str().to_string(),
-            api_version: self.api_version.clone(),
+            manager: self.manager.as_str().into(),
+            operation: self.operation.as_str().into(),
+            api_version: self.api_version.as_str().into(),
             time: Some(Time::from_unix_secs(self.time_secs)),
-            fields_type: "FieldsV1".to_string(),
+            fields_type: "FieldsV1".into(),
             fields_v1: Arc::clone(&self.fields_v1),
-            subresource: self.subresource.clone(),
+            subresource: self.subresource.as_str().into(),
         }
     }
 }
@@ -199,14 +199,17 @@ pub fn renewal_writer(
 pub fn sync_renewal_time(entries: &mut [ManagedFieldsEntry], manager: &str, api_version: &str, now_secs: i64) {
     // The writer renewed last time too, so its entry is usually the last: search from the end.
     let Some(i) = entries.iter().rposition(|e| {
-        e.manager == manager && e.operation == "Update" && e.api_version == api_version && e.subresource.is_empty()
+        *e.manager == *manager
+            && *e.operation == *"Update"
+            && *e.api_version == *api_version
+            && e.subresource.is_empty()
     }) else {
         return;
     };
     entries[i].time = Some(Time::from_unix_secs(now_secs));
     let order = |a: &ManagedFieldsEntry, b: &ManagedFieldsEntry| {
-        (a.operation == "Update")
-            .cmp(&(b.operation == "Update"))
+        (*a.operation == *"Update")
+            .cmp(&(*b.operation == *"Update"))
             .then_with(|| a.time.map_or(0, Time::unix_secs).cmp(&b.time.map_or(0, Time::unix_secs)))
             .then_with(|| a.manager.cmp(&b.manager))
             .then_with(|| a.api_version.cmp(&b.api_version))
@@ -279,9 +282,9 @@ pub fn managers_from_entries(entries: &[ManagedFieldsEntry]) -> Vec<ManagerState
     entries
         .iter()
         .map(|e| {
-            let operation = if e.operation == "Apply" { Operation::Apply } else { Operation::Update };
+            let operation = if *e.operation == *"Apply" { Operation::Apply } else { Operation::Update };
             let mut state = ManagerState::new(&e.manager, operation, &e.api_version, e.time.map_or(0, Time::unix_secs));
-            state.subresource = e.subresource.clone();
+            state.subresource = e.subresource.to_string();
             collect_trie_paths(&e.fields_v1, "", state.fields_mut());
             state.refresh_trie();
             state

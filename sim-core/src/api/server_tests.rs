@@ -145,7 +145,7 @@ fn server_sets_uid_creation_timestamp_and_managed_fields_from_its_own_clock() {
     assert_eq!(created.metadata.creation_timestamp.unwrap().to_rfc3339(), "2026-01-01T00:00:03Z");
     let entry = &created.metadata.managed_fields[0];
     assert_eq!(
-        (entry.manager.as_str(), entry.operation.as_str(), entry.api_version.as_str()),
+        (&*entry.manager, &*entry.operation, &*entry.api_version),
         ("kube-controller-manager", "Update", "coordination.k8s.io/v1")
     );
     assert_eq!(entry.time.unwrap().to_rfc3339(), "2026-01-01T00:00:03Z");

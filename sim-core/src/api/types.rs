@@ -32,6 +32,12 @@ pub struct ObjectMeta {
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }
 
+/// A managedFields entry's names are shared, not copied, by every copy of the object's
+/// metadata (each write's copy-on-write, each client's copy to send back).
+fn str_is_empty(value: &Arc<str>) -> bool {
+    value.is_empty()
+}
+
 fn is_null(value: &Arc<serde_json::Value>) -> bool {
     value.is_null()
 }
@@ -39,24 +45,24 @@ fn is_null(value: &Arc<serde_json::Value>) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ManagedFieldsEntry {
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub manager: String,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub manager: Arc<str>,
     /// `Apply` or `Update`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub operation: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub api_version: String,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub operation: Arc<str>,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub api_version: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<Time>,
     /// Always `FieldsV1`.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub fields_type: String,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub fields_type: Arc<str>,
     /// The trie, e.g. `{"f:spec":{"f:holderIdentity":{}}}`.
     /// Shared with the manager state it was rendered from (see `ManagerState`).
     #[serde(rename = "fieldsV1", skip_serializing_if = "is_null")]
     pub fields_v1: Arc<serde_json::Value>,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub subresource: String,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub subresource: Arc<str>,
 }
 
 /// `coordination.k8s.io/v1` LeaseSpec; every field optional (Go pointers with omitempty).
