@@ -461,7 +461,10 @@ pub type JsonObjectFields<'a> = (&'a Map<String, Value>, &'a Map<String, Value>)
 pub fn json_object_diff(before: Option<JsonObjectFields>, after: JsonObjectFields) -> FieldDiff {
     let separator_in_keys = |map: &Map<String, Value>| {
         fn any(map: &Map<String, Value>) -> bool {
-            map.iter().any(|(k, v)| k.contains(SEP) || matches!(v, Value::Object(child) if any(child)))
+            // SEP is one byte in UTF-8: a byte loop, no `memchr` call for each short key.
+            const { assert!(SEP.is_ascii()) };
+            map.iter()
+                .any(|(k, v)| k.bytes().any(|b| b == SEP as u8) || matches!(v, Value::Object(child) if any(child)))
         }
         any(map)
     };

@@ -81,29 +81,39 @@ impl MicroTime {
 
     /// `2026-01-01T00:00:00.000000Z`.
     pub fn to_rfc3339(self) -> String {
+        match self.canonical_text() {
+            Some(text) => std::str::from_utf8(&text).expect("ascii digits").to_string(),
+            None => {
+                let secs = self.unix_micros.div_euclid(1_000_000);
+                let micros = self.unix_micros.rem_euclid(1_000_000);
+                format!("{}.{micros:06}Z", format_civil_seconds(secs))
+            }
+        }
+    }
+
+    /// [`Self::to_rfc3339`]'s text on the stack, for years 0–9999 (`None` beyond: those take
+    /// Go's formatting of a wider year). Every LeaseCandidate renewal writes one.
+    fn canonical_text(self) -> Option<[u8; 27]> {
         let secs = self.unix_micros.div_euclid(1_000_000);
-        let micros = self.unix_micros.rem_euclid(1_000_000);
-        format!("{}.{micros:06}Z", format_civil_seconds(secs))
+        let digits = civil_seconds_digits(secs)?;
+        let mut text = [0u8; 27];
+        text[..19].copy_from_slice(&digits);
+        text[19] = b'.';
+        let mut micros = self.unix_micros.rem_euclid(1_000_000) as u32;
+        for i in (20..26).rev() {
+            text[i] = b'0' + (micros % 10) as u8;
+            micros /= 10;
+        }
+        text[26] = b'Z';
+        Some(text)
     }
 }
 
 impl Serialize for MicroTime {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Written on the stack: `to_rfc3339`'s text without its two allocations.
-        let secs = self.unix_micros.div_euclid(1_000_000);
-        match civil_seconds_digits(secs) {
-            Some(digits) => {
-                let mut text = [0u8; 27];
-                text[..19].copy_from_slice(&digits);
-                text[19] = b'.';
-                let mut micros = self.unix_micros.rem_euclid(1_000_000) as u32;
-                for i in (20..26).rev() {
-                    text[i] = b'0' + (micros % 10) as u8;
-                    micros /= 10;
-                }
-                text[26] = b'Z';
-                serializer.serialize_str(std::str::from_utf8(&text).expect("ascii digits"))
-            }
+        // Written on the stack: `to_rfc3339`'s text without its allocation.
+        match self.canonical_text() {
+            Some(text) => serializer.serialize_str(std::str::from_utf8(&text).expect("ascii digits")),
             None => serializer.serialize_str(&self.to_rfc3339()),
         }
     }
@@ -485,7 +495,10 @@ mod tests {
             assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{}\"", t.to_rfc3339()));
             for micros in [0, 1, 999_999, (x % 1_000_000) as i64] {
                 let m = MicroTime::from_unix_micros(secs * 1_000_000 + micros);
-                assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.to_rfc3339()));
+                // Both are written on the stack in the years 0-9999: against Go's formatting.
+                let formatted = format!("{}.{:06}Z", format_civil_seconds(secs), micros);
+                assert_eq!(m.to_rfc3339(), formatted);
+                assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{formatted}\""));
             }
         }
     }

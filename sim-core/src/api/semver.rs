@@ -78,6 +78,12 @@ fn number(text: &str) -> Option<u64> {
     Some(value)
 }
 
+/// The first place of an ASCII byte in `text` (a loop: versions are a few bytes, shorter than
+/// what a `memchr` call pays off for).
+fn find(text: &str, byte: u8) -> Option<usize> {
+    text.bytes().position(|b| b == byte)
+}
+
 /// `containsOnly(s, alphanum)`: ASCII letters, digits and `-` (a byte outside ASCII is never
 /// in the set, as none of its runes is).
 fn alphanumeric(text: &str) -> bool {
@@ -116,10 +122,12 @@ impl Version {
         if text.is_empty() {
             return Err(VersionError::Empty);
         }
-        let mut parts = text.splitn(3, '.');
-        let (Some(major), Some(minor), Some(rest)) = (parts.next(), parts.next(), parts.next()) else {
-            return Err(VersionError::NotThreeParts);
-        };
+        // `SplitN(s, ".", 3)`, by bytes (a dot is one byte; the pieces cut at ASCII bytes are
+        // whole UTF-8).
+        let Some(first) = find(text, b'.') else { return Err(VersionError::NotThreeParts) };
+        let (major, after) = (&text[..first], &text[first + 1..]);
+        let Some(second) = find(after, b'.') else { return Err(VersionError::NotThreeParts) };
+        let (minor, rest) = (&after[..second], &after[second + 1..]);
         let major = number(major).ok_or(VersionError::Number(Part::Major))?;
         let minor = number(minor).ok_or(VersionError::Number(Part::Minor))?;
         Version::with_tail(major, minor, false, rest)
@@ -156,12 +164,12 @@ impl Version {
     /// The third part: the patch number (`zero`: a "0" in front of `rest`), then `-PRERELEASE`
     /// and `+BUILD` (the build is cut at the first `+`, the prerelease at the first `-` before it).
     fn with_tail(major: u64, minor: u64, zero: bool, rest: &str) -> Result<Version, VersionError> {
-        let (main, build) = match rest.split_once('+') {
-            Some((main, build)) => (main, Some(build)),
+        let (main, build) = match find(rest, b'+') {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
             None => (rest, None),
         };
-        let (digits, pre) = match main.split_once('-') {
-            Some((digits, pre)) => (digits, Some(pre)),
+        let (digits, pre) = match find(main, b'-') {
+            Some(i) => (&main[..i], Some(&main[i + 1..])),
             None => (main, None),
         };
         let patch = match (zero, digits) {
