@@ -1,6 +1,7 @@
 //! The fake kube-apiserver: one store, one global revision counter, RBAC in front, and the
 //! create / update / merge-patch / apply / delete semantics of apiserver.md §1–§6.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -211,6 +212,11 @@ pub struct ApiServer {
     /// order of lists; the slots let the typed path reach a Lease without a string compare.
     pub(crate) store: BTreeMap<Kind, BTreeMap<String, BTreeMap<String, usize>>>,
     pub(crate) records: Vec<Option<Record>>,
+    /// The last two slots `slot_of` found, tried before the maps (a write looks its object up
+    /// about six times, between lookups of a Role). A hit is checked against the record there,
+    /// whose kind, namespace and name are always its key in `store` (`commit` sets them), so a
+    /// freed or reused slot is never taken for another object's.
+    found_slots: [Cell<usize>; 2],
     free_slots: Vec<usize>,
     audit_on: bool,
     audit: Vec<AuditRecord>,
@@ -373,6 +379,7 @@ impl ApiServer {
             uid_counter: 0,
             store: BTreeMap::new(),
             records: Vec::new(),
+            found_slots: [Cell::new(usize::MAX), Cell::new(usize::MAX)],
             free_slots: Vec::new(),
             audit_on: false,
             audit: Vec::new(),
@@ -1241,6 +1248,24 @@ impl ApiServer {
     }
 
     pub(crate) fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
+        for found in &self.found_slots {
+            let slot = found.get();
+            if let Some(Some(record)) = self.records.get(slot) {
+                let meta = record.object.meta();
+                if record.object.kind() == kind && meta.name == name && meta.namespace == ns {
+                    debug_assert_eq!(self.slot_in_store(kind, ns, name), Some(slot), "a record's key is its place");
+                    return Some(slot);
+                }
+            }
+        }
+        let slot = self.slot_in_store(kind, ns, name)?;
+        // The older of the two gives way.
+        self.found_slots[1].set(self.found_slots[0].get());
+        self.found_slots[0].set(slot);
+        Some(slot)
+    }
+
+    fn slot_in_store(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
         self.store.get(&kind)?.get(ns)?.get(name).copied()
     }
 

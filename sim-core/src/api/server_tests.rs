@@ -1516,3 +1516,24 @@ fn a_json_objects_fields_are_stored_shared_with_the_request() {
     assert_ne!(written.metadata.resource_version, stored.metadata.resource_version, "written");
     assert!(Arc::ptr_eq(&written.rest, &sent.rest), "the fields are the request's, not a copy");
 }
+
+/// `slot_of`'s memory of the slots it last found never hands out a freed or reused slot: an
+/// object deleted and another created in its slot are each found (or not) as the maps say
+/// (debug builds also check every hit against the maps).
+#[test]
+fn a_remembered_slot_is_never_another_objects() {
+    let mut s = server();
+    let get = |s: &mut ApiServer, name: &str| {
+        s.handle(0, &admin(Verb::Get, Kind::ConfigMap, name, Body::None)).map(|o| to_json(&o)["data"]["k"].clone())
+    };
+    create_config_map(&mut s, "a", &[("k", "a")]);
+    assert_eq!(get(&mut s, "a").unwrap(), "a");
+    s.handle(0, &admin(Verb::Delete, Kind::ConfigMap, "a", Body::None)).unwrap();
+    assert_eq!(get(&mut s, "a").unwrap_err().code, 404, "deleted: its remembered slot is empty");
+    create_config_map(&mut s, "b", &[("k", "b")]);
+    assert_eq!(get(&mut s, "a").unwrap_err().code, 404, "its slot now holds b");
+    assert_eq!(get(&mut s, "b").unwrap(), "b");
+    create_config_map(&mut s, "a", &[("k", "a2")]);
+    assert_eq!(get(&mut s, "a").unwrap(), "a2", "created again, in another slot");
+    assert_eq!(get(&mut s, "b").unwrap(), "b");
+}
