@@ -255,7 +255,7 @@ mod tests {
         Version { major, minor, patch, pre: pre.to_string() }
     }
 
-    /// `semver.Parse` at v4.0.0 (`v4/semver.go:271-360`): each text with what the library
+    /// `semver.Parse` at v4.0.0 (`v4/semver.go:271-357`): each text with what the library
     /// returns, worked through its code by hand.
     #[test]
     fn parse_is_blang_semvers_parse() {
@@ -301,7 +301,7 @@ mod tests {
         }
     }
 
-    /// `semver.ParseTolerant` at v4.0.0 (`v4/semver.go:240-269`).
+    /// `semver.ParseTolerant` at v4.0.0 (`v4/semver.go:240-268`).
     #[test]
     fn parse_tolerant_is_blang_semvers_parse_tolerant() {
         let ok = [
@@ -312,7 +312,7 @@ mod tests {
             ("00.00.00", Version::ZERO),
             ("1.34.0-alpha.1", v(1, 34, 0, "alpha.1")),
             ("1.2.00-rc", v(1, 2, 0, "rc")),
-            // "-rc" is two bytes: no zero to trim, and it does not start with a digit, so "0"
+            // "-rc" is three bytes: no zero to trim, and it does not start with a digit, so "0"
             // goes in front: "1.2.0-rc".
             ("1.2.-rc", v(1, 2, 0, "rc")),
             ("1.2.+b", v(1, 2, 0, "")),
@@ -338,7 +338,7 @@ mod tests {
         }
     }
 
-    /// `Version.Compare` (`v4/semver.go:125-175`) and `PRVersion.Compare` (`:411-441`), with
+    /// `Version.Compare` (`v4/semver.go:125-174`) and `PRVersion.Compare` (`:411-441`), with
     /// semver.org's precedence example.
     #[test]
     fn versions_order_as_blang_semvers_compare() {

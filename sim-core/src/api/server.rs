@@ -1,9 +1,9 @@
 //! The fake kube-apiserver: one store, one global revision counter, RBAC in front, and the
 //! create / update / merge-patch / apply / delete semantics of apiserver.md §1–§6.
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -216,7 +216,7 @@ pub struct ApiServer {
     /// about six times, between lookups of a Role). A hit is checked against the record there,
     /// whose kind, namespace and name are always its key in `store` (`commit` sets them), so a
     /// freed or reused slot is never taken for another object's.
-    found_slots: [Cell<usize>; 2],
+    found_slots: FoundSlots,
     free_slots: Vec<usize>,
     audit_on: bool,
     audit: Vec<AuditRecord>,
@@ -369,6 +369,23 @@ struct NamespaceSubjects {
     groups: HashMap<String, Vec<usize>>,
 }
 
+/// `ApiServer::found_slots`: atomics (relaxed loads and stores, plain moves on x86-64) rather
+/// than `Cell`s, so that a server, and a world, stay `Sync`; each is only a hint checked
+/// against the record it names.
+struct FoundSlots([AtomicUsize; 2]);
+
+impl Default for FoundSlots {
+    fn default() -> Self {
+        FoundSlots([AtomicUsize::new(usize::MAX), AtomicUsize::new(usize::MAX)])
+    }
+}
+
+impl Clone for FoundSlots {
+    fn clone(&self) -> Self {
+        FoundSlots(self.0.each_ref().map(|slot| AtomicUsize::new(slot.load(Relaxed))))
+    }
+}
+
 impl ApiServer {
     /// A server whose wall clock reads `epoch + true time`, holding namespaces `default` and
     /// `kube-system` as a fresh cluster does.
@@ -379,7 +396,7 @@ impl ApiServer {
             uid_counter: 0,
             store: BTreeMap::new(),
             records: Vec::new(),
-            found_slots: [Cell::new(usize::MAX), Cell::new(usize::MAX)],
+            found_slots: FoundSlots::default(),
             free_slots: Vec::new(),
             audit_on: false,
             audit: Vec::new(),
@@ -1248,8 +1265,8 @@ impl ApiServer {
     }
 
     pub(crate) fn slot_of(&self, kind: Kind, ns: &str, name: &str) -> Option<usize> {
-        for found in &self.found_slots {
-            let slot = found.get();
+        for found in &self.found_slots.0 {
+            let slot = found.load(Relaxed);
             if let Some(Some(record)) = self.records.get(slot) {
                 let meta = record.object.meta();
                 if record.object.kind() == kind && meta.name == name && meta.namespace == ns {
@@ -1260,8 +1277,9 @@ impl ApiServer {
         }
         let slot = self.slot_in_store(kind, ns, name)?;
         // The older of the two gives way.
-        self.found_slots[1].set(self.found_slots[0].get());
-        self.found_slots[0].set(slot);
+        let [newer, older] = &self.found_slots.0;
+        older.store(newer.load(Relaxed), Relaxed);
+        newer.store(slot, Relaxed);
         Some(slot)
     }
 

@@ -1537,3 +1537,11 @@ fn a_remembered_slot_is_never_another_objects() {
     assert_eq!(get(&mut s, "a").unwrap(), "a2", "created again, in another slot");
     assert_eq!(get(&mut s, "b").unwrap(), "b");
 }
+
+/// A server (and so a world) may be shared across threads: its lookup hints are atomics.
+#[test]
+fn the_server_and_the_world_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<ApiServer>();
+    shareable::<crate::world::World>();
+}

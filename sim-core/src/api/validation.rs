@@ -241,7 +241,7 @@ pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError
     // A version that does not parse is the zero version from then on (`ev, err = semver.Parse`
     // assigns `Version{}` with the error), and still takes part in the order check below.
     let invalid =
-        |path: &str, text: &str| FieldError::invalid(path, &format!("{text:?}"), "must be a valid semantic version");
+        |path: &str, text: &str| FieldError::invalid(path, &go_quote(text), "must be a valid semantic version");
     let ev_text = text("emulationVersion");
     let mut ev = Version::ZERO;
     if !ev_text.is_empty() {
@@ -263,7 +263,7 @@ pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError
     if !bv_text.is_empty() && !ev_text.is_empty() && bv < ev {
         errors.push(FieldError::invalid(
             "spec.binaryVersion",
-            &format!("{bv_text:?}"),
+            &go_quote(bv_text),
             "must be greater than or equal to `emulationVersion`",
         ));
     }
@@ -456,6 +456,11 @@ mod tests {
             vec![
                 "spec.emulationVersion: Required value: must be specified when `strategy` is 'OldestEmulationVersion'"
             ]
+        );
+        // The value as Go's `%q` quotes it (`field.Invalid`), not as Rust's `{:?}` does.
+        assert_eq!(
+            text(serde_json::json!({"leaseName": "l", "binaryVersion": "1.2.3\u{1}", "strategy": "example.com/x"})),
+            vec!["spec.binaryVersion: Invalid value: \"1.2.3\\x01\": must be a valid semantic version"]
         );
         // A custom `domain/name` strategy needs no emulation version.
         assert!(
