@@ -48,7 +48,7 @@ pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
 pub use object::{Body, FrozenJson, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
 pub use selectors::{FieldSelector, LabelSelector};
-pub use semver::{Part as VersionPart, Version, VersionError};
+pub use semver::{Version, VersionError, VersionPart};
 pub(crate) use server::identical_json_slices;
 pub use server::{ApiServer, AuditRecord, Change, ChangeType, typed_body_from_text};
 pub use table::{human_duration, table};

@@ -29,7 +29,7 @@ pub enum VersionError {
     NotThreeParts,
     /// A major, minor or patch number that is empty, has a character other than a digit, a
     /// leading zero, or does not fit 64 bits.
-    Number(Part),
+    Number(VersionPart),
     /// A prerelease identifier that is empty, has a character outside `[0-9A-Za-z-]`, or is
     /// numeric with a leading zero or beyond 64 bits.
     Prerelease,
@@ -39,8 +39,9 @@ pub enum VersionError {
     ShortWithSuffix,
 }
 
+/// Which number of a version did not parse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Part {
+pub enum VersionPart {
     Major,
     Minor,
     Patch,
@@ -128,8 +129,8 @@ impl Version {
         let (major, after) = (&text[..first], &text[first + 1..]);
         let Some(second) = find(after, b'.') else { return Err(VersionError::NotThreeParts) };
         let (minor, rest) = (&after[..second], &after[second + 1..]);
-        let major = number(major).ok_or(VersionError::Number(Part::Major))?;
-        let minor = number(minor).ok_or(VersionError::Number(Part::Minor))?;
+        let major = number(major).ok_or(VersionError::Number(VersionPart::Major))?;
+        let minor = number(minor).ok_or(VersionError::Number(VersionPart::Minor))?;
         Version::with_tail(major, minor, false, rest)
     }
 
@@ -153,8 +154,8 @@ impl Version {
             Some((true, _)) => Err(VersionError::Number(which)), // "0" then a non-digit
             Some((false, digits)) => number(digits).ok_or(VersionError::Number(which)),
         };
-        let major = numeric(given[0], Part::Major)?;
-        let minor = numeric(given[1], Part::Minor)?;
+        let major = numeric(given[0], VersionPart::Major)?;
+        let minor = numeric(given[1], VersionPart::Minor)?;
         match given[2].map(normal) {
             None => Ok(Version { major, minor, ..Version::ZERO }),
             Some((zero, rest)) => Version::with_tail(major, minor, zero, rest),
@@ -178,7 +179,7 @@ impl Version {
             (true, _) => None,
             (false, digits) => number(digits),
         }
-        .ok_or(VersionError::Number(Part::Patch))?;
+        .ok_or(VersionError::Number(VersionPart::Patch))?;
         if let Some(pre) = pre
             && !pre.split('.').all(prerelease_identifier)
         {
@@ -276,17 +277,17 @@ mod tests {
         let bad = [
             ("", VersionError::Empty),
             ("1.33", VersionError::NotThreeParts),
-            ("v1.33.0", number(Part::Major)),
-            (" 1.33.0", number(Part::Major)),
-            ("01.2.3", number(Part::Major)),
-            ("1.02.3", number(Part::Minor)),
-            ("1.2.03", number(Part::Patch)),
-            ("1..3", number(Part::Minor)),
-            ("1.2.3.4", number(Part::Patch)),
-            ("1.2.", number(Part::Patch)),
-            ("1.+2.3", number(Part::Minor)),
-            ("1.2.-3", number(Part::Patch)),
-            ("18446744073709551616.0.0", number(Part::Major)),
+            ("v1.33.0", number(VersionPart::Major)),
+            (" 1.33.0", number(VersionPart::Major)),
+            ("01.2.3", number(VersionPart::Major)),
+            ("1.02.3", number(VersionPart::Minor)),
+            ("1.2.03", number(VersionPart::Patch)),
+            ("1..3", number(VersionPart::Minor)),
+            ("1.2.3.4", number(VersionPart::Patch)),
+            ("1.2.", number(VersionPart::Patch)),
+            ("1.+2.3", number(VersionPart::Minor)),
+            ("1.2.-3", number(VersionPart::Patch)),
+            ("18446744073709551616.0.0", number(VersionPart::Major)),
             ("1.2.3-", VersionError::Prerelease),
             ("1.2.3-01", VersionError::Prerelease),
             ("1.2.3-a..b", VersionError::Prerelease),
@@ -294,7 +295,7 @@ mod tests {
             ("1.2.3-é", VersionError::Prerelease),
             ("1.2.3+", VersionError::Build),
             ("1.2.3+a..b", VersionError::Build),
-            ("1.2.3 ", number(Part::Patch)),
+            ("1.2.3 ", number(VersionPart::Patch)),
         ];
         for (text, want) in bad {
             assert_eq!(Version::parse(text), Err(want), "{text:?}");
@@ -322,15 +323,15 @@ mod tests {
         }
         let number = VersionError::Number;
         let bad = [
-            ("", number(Part::Major)),
-            ("vv1.2.3", number(Part::Major)),
+            ("", number(VersionPart::Major)),
+            ("vv1.2.3", number(VersionPart::Major)),
             ("1.2-rc", VersionError::ShortWithSuffix),
             ("1+b", VersionError::ShortWithSuffix),
-            ("1.x", number(Part::Minor)),
-            ("1.2.-", number(Part::Patch)),
-            ("1.2.ab", number(Part::Patch)),
-            ("1.2.00.5", number(Part::Patch)),
-            ("1..3", number(Part::Minor)),
+            ("1.x", number(VersionPart::Minor)),
+            ("1.2.-", number(VersionPart::Patch)),
+            ("1.2.ab", number(VersionPart::Patch)),
+            ("1.2.00.5", number(VersionPart::Patch)),
+            ("1..3", number(VersionPart::Minor)),
             ("1.2.3-01", VersionError::Prerelease),
         ];
         for (text, want) in bad {

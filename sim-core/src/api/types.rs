@@ -32,8 +32,7 @@ pub struct ObjectMeta {
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }
 
-/// A managedFields entry's names are shared, not copied, by every copy of the object's
-/// metadata (each write's copy-on-write, each client's copy to send back).
+/// serde's omitempty test for a shared name.
 fn str_is_empty(value: &Arc<str>) -> bool {
     value.is_empty()
 }
@@ -42,6 +41,8 @@ fn is_null(value: &Arc<serde_json::Value>) -> bool {
     value.is_null()
 }
 
+/// One `metadata.managedFields` entry. The names are `Arc<str>`: shared, not copied, by every
+/// copy of the object's metadata (each write's copy-on-write, each client's copy to send back).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ManagedFieldsEntry {
