@@ -16,6 +16,8 @@
 //!   hold [`ACTIVE`]'s lock, which the interrupt takes before it removes anything: it never
 //!   races a write, and never lands between moving the old output aside and the new one in.
 //!   An old output set aside by a process killed in that gap is put back by the next write.
+//!   A sweep's appends to `runs.csv` hold the same lock ([`hold_off_interrupt`]), so Ctrl-C
+//!   never cuts a row in half and the count it reports is the file's.
 //! - **A finished output is never thrown away**: if it cannot be moved into place (the target
 //!   changed meanwhile, a bind mount), it is kept beside it as `<out>.new-<pid>` and the error
 //!   says so. A mount point is refused as `--out` before anything runs.
@@ -239,6 +241,15 @@ pub fn install_interrupt_cleanup() {
 /// place) without the interrupt removing them underneath.
 fn lock_active() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
     ACTIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Holds an interrupt off while it lives: a write that must land whole (a sweep's rows and the
+/// count its interrupt note reports) finishes first, and the interrupt exits after it.
+pub struct InterruptHeldOff(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<PathBuf>>);
+
+/// Holds an interrupt off until the returned guard is dropped; keep the write short.
+pub fn hold_off_interrupt() -> InterruptHeldOff {
+    InterruptHeldOff(lock_active())
 }
 
 fn forget(dir: &Path) {

@@ -423,6 +423,9 @@ fn run_rows(
             return Ok(());
         }
         broken = true;
+        // Ctrl-C waits for the rows and the count it reports (a `kill -9` may still cut the
+        // last row short; --resume drops it).
+        let _whole = crate::output::hold_off_interrupt();
         file.write_all(text.as_bytes()).map_err(|e| io(runs_path, "write", e))?;
         file.sync_data().map_err(|e| io(runs_path, "sync", e))?;
         broken = false;
