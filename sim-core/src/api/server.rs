@@ -604,6 +604,20 @@ impl ApiServer {
         self.record(kind, ns, name).map(|r| r.object.clone())
     }
 
+    /// The stored objects of one kind in namespace `ns` (shared, nothing rendered, no request
+    /// made): what an informer's lister hands a controller. Not for Leases, which may live in
+    /// their mirror.
+    pub(crate) fn stored_in<'a>(&'a self, kind: Kind, ns: &'a str) -> impl Iterator<Item = &'a Stored> + 'a {
+        debug_assert!(kind != Kind::Lease, "a Lease may live in its mirror: use peek_json");
+        self.store
+            .get(&kind)
+            .into_iter()
+            .flat_map(|by_ns| by_ns.iter())
+            .filter(move |(record_ns, _)| record_ns.as_str() == ns)
+            .flat_map(|(_, by_name)| by_name.values())
+            .map(|&slot| &self.record_at(slot).object)
+    }
+
     /// `kubectl auth can-i VERB KIND [NAME] -n NS --as USER`: the RBAC decision.
     pub fn can_i(&self, user: &User, verb: &str, kind: Kind, ns: &str, name: Option<&str>) -> bool {
         self.is_authorized(user, verb, kind, ns, name.unwrap_or(""))

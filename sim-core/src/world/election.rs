@@ -28,8 +28,8 @@
 //! creation-time tie is decided by name, not at random), custom strategies, the controller's own
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
-use crate::api::object::field;
-use crate::api::{ApiServer, Body, Kind, MicroTime, Request, Time, User, Verb, Version};
+use crate::api::object::{Stored, field};
+use crate::api::{ApiServer, Body, JsonObject, Kind, MicroTime, Request, Time, User, Verb, Version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -55,7 +55,8 @@ pub(super) struct Candidate {
     emulation: Option<Version>,
     /// creationTimestamp, whole seconds (metav1.Time).
     created: i64,
-    json: Value,
+    /// The stored object, shared: rendered only if the controller pings it.
+    object: Arc<JsonObject>,
 }
 
 /// A MicroTime field of a JSON object, as unix nanoseconds.
@@ -64,23 +65,31 @@ pub(super) fn micros(v: &Value) -> Option<i64> {
 }
 
 impl Candidate {
-    fn of(json: Value) -> Option<Candidate> {
-        let spec = json.get("spec")?;
+    fn of(object: &Arc<JsonObject>) -> Option<Candidate> {
+        let spec = object.rest.get("spec")?;
         let text = |key| field(spec, key).and_then(Value::as_str);
         Some(Candidate {
-            name: json["metadata"]["name"].as_str()?.to_string(),
+            name: object.metadata.name.clone(),
             ping: field(spec, "pingTime").and_then(micros),
             renew: field(spec, "renewTime").and_then(micros),
             // An absent field is Go's "", which does not parse.
             binary: Version::parse_tolerant(text("binaryVersion").unwrap_or("")).ok(),
             emulation: Version::parse_tolerant(text("emulationVersion").unwrap_or("")).ok(),
             // metav1.Time: whole seconds.
-            created: json["metadata"]["creationTimestamp"]
-                .as_str()
-                .and_then(|s| Time::parse(s).ok())
-                .map_or(0, Time::unix_secs),
-            json,
+            created: object.metadata.creation_timestamp.map_or(0, Time::unix_secs),
+            object: Arc::clone(object),
         })
+    }
+
+    /// The object as the controller's cache holds it, to send back with a change (as a list
+    /// item: without kind and apiVersion, which the server sets).
+    fn json(&self) -> Value {
+        let mut json = Stored::Json(Kind::LeaseCandidate, Arc::clone(&self.object)).to_json();
+        if let Value::Object(map) = &mut json {
+            map.shift_remove("kind");
+            map.shift_remove("apiVersion");
+        }
+        json
     }
 
     /// Pinged and not acked, the ping less than 5 s old: its answer is awaited.
@@ -204,17 +213,19 @@ impl Controller {
         }
     }
 
-    /// The LeaseCandidates of one Lease (all of them, expired included), in name order.
-    fn candidates(&self, server: &mut ApiServer, t: Nanos, namespace: &str, lease: &str) -> Vec<Candidate> {
-        let req = self.request(Verb::List, Kind::LeaseCandidate, namespace, "", Body::None);
-        let Ok(list) = server.handle(t, &req) else { return Vec::new() };
-        let items = match list {
-            crate::api::Object::Json(v) => v["items"].as_array().cloned().unwrap_or_default(),
-            _ => Vec::new(),
-        };
-        let mut out: Vec<Candidate> = items
-            .into_iter()
-            .filter(|c| c["spec"]["leaseName"].as_str() == Some(lease))
+    /// The LeaseCandidates of one Lease (all of them, expired included), in name order, as the
+    /// real controller's informer lister gives them: read from the store, no request made (the
+    /// controller is the admin, so RBAC never hid one, and a world keeps no audit).
+    fn candidates(&self, server: &ApiServer, namespace: &str, lease: &str) -> Vec<Candidate> {
+        let mut out: Vec<Candidate> = server
+            .stored_in(Kind::LeaseCandidate, namespace)
+            .filter_map(|stored| match stored {
+                Stored::Json(_, object) => Some(object),
+                _ => None,
+            })
+            .filter(|object| {
+                object.rest.get("spec").and_then(|spec| spec.get("leaseName")).and_then(Value::as_str) == Some(lease)
+            })
             .filter_map(Candidate::of)
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -226,7 +237,7 @@ impl Controller {
         let (namespace, lease_name) = self.keys[key].clone();
         let mut step = Step::default();
         let candidates: Vec<Candidate> = self
-            .candidates(server, t, &namespace, &lease_name)
+            .candidates(server, &namespace, &lease_name)
             .into_iter()
             .filter(|c| c.renew.is_some_and(|r| r + CANDIDATE_VALID_NS >= now))
             .collect();
@@ -262,7 +273,7 @@ impl Controller {
             }
             let never_acked_old_ping = matches!((c.ping, c.renew), (Some(p), Some(r)) if r < p);
             if c.ping.is_none() || (c.ping.is_some_and(|p| p + ELECTION_WINDOW_NS < now) && !never_acked_old_ping) {
-                let mut updated = c.json.clone();
+                let mut updated = c.json();
                 updated["spec"]["pingTime"] = json!(MicroTime::from_unix_nanos(now).to_rfc3339());
                 let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, Body::Json(updated));
                 match server.handle_for_effect(t, &req) {
@@ -345,7 +356,7 @@ impl Controller {
     pub(super) fn gc(&mut self, server: &mut ApiServer, t: Nanos, now: i64) -> Vec<String> {
         let mut deleted = Vec::new();
         for (namespace, lease) in self.keys.clone() {
-            for c in self.candidates(server, t, &namespace, &lease) {
+            for c in self.candidates(server, &namespace, &lease) {
                 if c.renew.is_none_or(|r| r + CANDIDATE_VALID_NS < now) {
                     let req = self.request(Verb::Delete, Kind::LeaseCandidate, &namespace, &c.name, Body::None);
                     if server.handle_for_effect(t, &req).is_ok() {
@@ -385,6 +396,76 @@ mod tests {
         assert!(c.take(k, gq));
     }
 
+    /// The controller reads its candidates as its informer's lister would: from the store,
+    /// with no request (an audited server records none), and they are exactly what a List of
+    /// LeaseCandidates says: the same candidates of the Lease in the same order, the same
+    /// fields, and the same body to send back with a ping.
+    #[test]
+    fn the_controller_reads_its_candidates_as_a_list_would_give_them() {
+        let mut server = ApiServer::new(crate::time::DEFAULT_EPOCH_UNIX_NANOS);
+        let candidates = [
+            (
+                "kube-system",
+                "b",
+                "kube-scheduler",
+                json!({"binaryVersion": "1.34.0", "emulationVersion": "1.33.0",
+                "renewTime": "2026-01-01T00:00:01.000000Z", "pingTime": "2026-01-01T00:00:02.000000Z"}),
+            ),
+            (
+                "kube-system",
+                "a",
+                "kube-scheduler",
+                json!({"binaryVersion": "1.33.0", "emulationVersion": "1.33.0-rc.1", "renewTime": "2026-01-01T00:00:03.500000Z"}),
+            ),
+            ("kube-system", "c", "other", json!({"binaryVersion": "1.33.0", "emulationVersion": "1.33.0"})),
+            ("default", "d", "kube-scheduler", json!({"binaryVersion": "1.33.0", "emulationVersion": "1.33.0"})),
+        ];
+        for (i, (namespace, name, lease, spec)) in candidates.into_iter().enumerate() {
+            let mut spec = spec;
+            spec["leaseName"] = json!(lease);
+            spec["strategy"] = json!(STRATEGY);
+            let body = json!({"apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
+                              "metadata": {"name": name, "namespace": namespace, "labels": {"n": name}}, "spec": spec});
+            server.seed(i as u64 * 1_500_000_000, body).unwrap();
+        }
+        server.set_audit(true);
+        let controller = Controller::new();
+        let read = controller.candidates(&server, "kube-system", "kube-scheduler");
+        assert!(server.audit().is_empty(), "the lister made a request: {:?}", server.audit());
+        let list = controller.request(Verb::List, Kind::LeaseCandidate, "kube-system", "", Body::None);
+        let Ok(crate::api::Object::Json(list)) = server.handle(0, &list) else { panic!("a list") };
+        let listed: Vec<&Value> = list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["spec"]["leaseName"] == "kube-scheduler")
+            .collect();
+        let summary =
+            |c: &Candidate| (c.name.clone(), c.ping, c.renew, c.binary.clone(), c.emulation.clone(), c.created);
+        let expected: Vec<_> = listed
+            .iter()
+            .map(|item| {
+                let spec = &item["spec"];
+                let version = |key: &str| Version::parse_tolerant(spec[key].as_str().unwrap_or("")).ok();
+                let created = Time::parse(item["metadata"]["creationTimestamp"].as_str().unwrap()).unwrap();
+                (
+                    item["metadata"]["name"].as_str().unwrap().to_string(),
+                    micros(&spec["pingTime"]),
+                    micros(&spec["renewTime"]),
+                    version("binaryVersion"),
+                    version("emulationVersion"),
+                    created.unix_secs(),
+                )
+            })
+            .collect();
+        assert_eq!(read.iter().map(summary).collect::<Vec<_>>(), expected);
+        assert_eq!(
+            read.iter().map(Candidate::json).collect::<Vec<_>>(),
+            listed.into_iter().cloned().collect::<Vec<_>>()
+        );
+        assert_eq!(read.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"], "name order");
+    }
+
     fn candidate(name: &str, binary: &str, emulation: &str, created: i64) -> Candidate {
         Candidate {
             name: name.into(),
@@ -393,7 +474,7 @@ mod tests {
             binary: Version::parse_tolerant(binary).ok(),
             emulation: Version::parse_tolerant(emulation).ok(),
             created,
-            json: Value::Null,
+            object: Arc::default(),
         }
     }
 
