@@ -95,7 +95,10 @@ impl World {
                              "renewTime": renew},
                 })),
             ),
-            Some(cached) => (Verb::Update, Body::JsonKind(Kind::LeaseCandidate, Arc::new(renewed(cached, &renew)))),
+            Some(cached) => (
+                Verb::Update,
+                Body::JsonKind(Kind::LeaseCandidate, Arc::new(with_spec_time(cached, "renewTime", &renew))),
+            ),
         };
         let request = Request {
             user,
@@ -287,16 +290,16 @@ impl World {
     }
 }
 
-/// `ensureLease`'s update: the cached object with renewTime set, what decoding
-/// `body["spec"]["renewTime"] = renew` over its JSON gives (the key keeps its place, or goes
-/// last; a test pins it).
-fn renewed(cached: &JsonObject, renew: &str) -> JsonObject {
+/// A cached LeaseCandidate with one MicroTime of its spec set (`ensureLease`'s renewTime, the
+/// election controller's pingTime): what decoding `body["spec"][key] = stamp` over its JSON
+/// gives (the key keeps its place, or goes last; tests pin both writers).
+pub(super) fn with_spec_time(cached: &JsonObject, key: &str, stamp: &str) -> JsonObject {
     let mut object = cached.clone();
     let spec = Arc::make_mut(&mut object.rest).entry("spec").or_insert(Value::Null);
     if !spec.is_object() {
         *spec = Value::Object(serde_json::Map::new());
     }
-    spec["renewTime"] = json!(renew);
+    spec[key] = json!(stamp);
     object
 }
 
@@ -352,7 +355,7 @@ mod tests {
                 let answer = server.handle(2_000, &request(Verb::Update, body)).map(|o| crate::api::to_json(&o));
                 (answer.map_err(|e| e.message), server.peek_json(Kind::LeaseCandidate, "default", "a"))
             };
-            let typed = Body::JsonKind(Kind::LeaseCandidate, Arc::new(renewed(&stored, renew)));
+            let typed = Body::JsonKind(Kind::LeaseCandidate, Arc::new(with_spec_time(&stored, "renewTime", renew)));
             assert_eq!(outcome(typed), outcome(Body::Json(body)));
         }
     }

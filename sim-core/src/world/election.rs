@@ -81,17 +81,6 @@ impl Candidate {
         })
     }
 
-    /// The object as the controller's cache holds it, to send back with a change (as a list
-    /// item: without kind and apiVersion, which the server sets).
-    fn json(&self) -> Value {
-        let mut json = Stored::Json(Kind::LeaseCandidate, Arc::clone(&self.object)).to_json();
-        if let Value::Object(map) = &mut json {
-            map.shift_remove("kind");
-            map.shift_remove("apiVersion");
-        }
-        json
-    }
-
     /// Pinged and not acked, the ping less than 5 s old: its answer is awaited.
     fn pending(&self, now: i64) -> bool {
         matches!((self.ping, self.renew), (Some(p), Some(r)) if p + ELECTION_WINDOW_NS > now && r < p)
@@ -273,9 +262,10 @@ impl Controller {
             }
             let never_acked_old_ping = matches!((c.ping, c.renew), (Some(p), Some(r)) if r < p);
             if c.ping.is_none() || (c.ping.is_some_and(|p| p + ELECTION_WINDOW_NS < now) && !never_acked_old_ping) {
-                let mut updated = c.json();
-                updated["spec"]["pingTime"] = json!(MicroTime::from_unix_nanos(now).to_rfc3339());
-                let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, Body::Json(updated));
+                let stamp = MicroTime::from_unix_nanos(now).to_rfc3339();
+                let pinged = Arc::new(super::coordination::with_spec_time(&c.object, "pingTime", &stamp));
+                let body = Body::JsonKind(Kind::LeaseCandidate, pinged);
+                let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, body);
                 match server.handle_for_effect(t, &req) {
                     Ok(()) => step.pinged.push(c.name.clone()),
                     Err(e) => step.error = Some(e.message),
@@ -459,11 +449,25 @@ mod tests {
             })
             .collect();
         assert_eq!(read.iter().map(summary).collect::<Vec<_>>(), expected);
-        assert_eq!(
-            read.iter().map(Candidate::json).collect::<Vec<_>>(),
-            listed.into_iter().cloned().collect::<Vec<_>>()
-        );
         assert_eq!(read.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"], "name order");
+        // The typed ping is the list item with pingTime set, sent back as JSON (what the
+        // controller sent before): the same answer, stored object and resourceVersion, for a
+        // candidate pinged before and one never pinged.
+        for (c, item) in read.iter().zip(listed) {
+            let stamp = "2026-01-01T00:00:09.250000Z";
+            let outcome = |body: Body| {
+                let mut server = server.clone();
+                let req = controller.request(Verb::Update, Kind::LeaseCandidate, "kube-system", &c.name, body);
+                let answer = server.handle(2_000, &req).map(|o| crate::api::to_json(&o));
+                (answer.map_err(|e| e.message), server.peek_json(Kind::LeaseCandidate, "kube-system", &c.name))
+            };
+            let mut json = item.clone();
+            json["spec"]["pingTime"] = json!(stamp);
+            let typed = Arc::new(super::super::coordination::with_spec_time(&c.object, "pingTime", stamp));
+            let (answer, stored) = outcome(Body::JsonKind(Kind::LeaseCandidate, typed));
+            assert_eq!(stored.as_ref().unwrap()["spec"]["pingTime"], stamp);
+            assert_eq!((answer, stored), outcome(Body::Json(json)), "{}", c.name);
+        }
     }
 
     fn candidate(name: &str, binary: &str, emulation: &str, created: i64) -> Candidate {
