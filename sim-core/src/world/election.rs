@@ -39,7 +39,7 @@ const ELECTION_WINDOW_NS: i64 = 5_000_000_000;
 const CANDIDATE_VALID_NS: i64 = 30 * 60 * 1_000_000_000;
 const FORCED_REELECTION_NS: i64 = CANDIDATE_VALID_NS / 2;
 /// The lease the controller installs: "time to acquire", not a real lease (jefftree on #134486).
-const INSTALL_LEASE_SECONDS: i64 = 5;
+const INSTALL_LEASE_SECONDS: i32 = 5;
 pub(super) const GC_PERIOD: Nanos = 30 * 60 * 1_000_000_000;
 const STRATEGY: &str = "OldestEmulationVersion";
 
@@ -283,9 +283,9 @@ impl Controller {
             step.error = Some("no available candidates".into());
             return step;
         };
-        let stamp = MicroTime::from_unix_nanos(now).to_rfc3339();
         match lease {
             None => {
+                let stamp = MicroTime::from_unix_nanos(now).to_rfc3339();
                 let body = json!({
                     "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                     "metadata": {"name": lease_name, "namespace": namespace},
@@ -302,33 +302,32 @@ impl Controller {
                 }
             }
             Some(existing) => {
-                let mut spec = serde_json::to_value(&existing.spec).unwrap_or(json!({}));
-                let before = spec.clone();
-                if existing.spec.strategy.as_deref() != Some(STRATEGY) {
-                    spec["strategy"] = json!(STRATEGY);
+                // Typed: what the real controller changes on its copy (`:391-410`), compared
+                // field by field as `reflect.DeepEqual` does (`:412`).
+                let mut spec = existing.spec.clone();
+                if spec.strategy.as_deref() != Some(STRATEGY) {
+                    spec.strategy = Some(STRATEGY.into());
                 }
                 if holder.is_empty() || (expired(&existing) && holder != electee) {
-                    let map = spec.as_object_mut().expect("a spec object");
-                    map.remove("preferredHolder");
-                    map.remove("acquireTime");
-                    map.insert("holderIdentity".into(), json!(electee));
-                    map.insert("renewTime".into(), json!(stamp));
-                    map.insert("leaseDurationSeconds".into(), json!(INSTALL_LEASE_SECONDS));
+                    spec.preferred_holder = None;
+                    spec.acquire_time = None;
+                    spec.holder_identity = Some(electee.clone());
+                    spec.renew_time = Some(MicroTime::from_unix_nanos(now));
+                    spec.lease_duration_seconds = Some(INSTALL_LEASE_SECONDS);
                     step.installed = Some(electee.clone());
                 } else if holder != electee {
-                    spec["preferredHolder"] = json!(electee);
+                    spec.preferred_holder = Some(electee.clone());
                     step.preferred = Some(electee.clone());
                 }
-                if spec == before {
+                if spec == existing.spec {
                     // Nothing to change: the electee already holds it or is already preferred.
                     step.installed = None;
                     step.preferred = None;
                 } else {
-                    let mut body = serde_json::to_value(existing.as_ref()).unwrap_or(json!({}));
-                    body["spec"] = spec;
-                    body["apiVersion"] = json!("coordination.k8s.io/v1");
-                    body["kind"] = json!("Lease");
-                    let req = self.request(Verb::Update, Kind::Lease, &namespace, &lease_name, Body::Json(body));
+                    let mut updated = crate::api::Lease::clone(&existing);
+                    updated.spec = spec;
+                    let body = Body::Lease(Arc::new(updated));
+                    let req = self.request(Verb::Update, Kind::Lease, &namespace, &lease_name, body);
                     if let Err(e) = server.handle_for_effect(t, &req) {
                         step.error = Some(e.message);
                         step.installed = None;
@@ -467,6 +466,56 @@ mod tests {
             let (answer, stored) = outcome(Body::JsonKind(Kind::LeaseCandidate, typed));
             assert_eq!(stored.as_ref().unwrap()["spec"]["pingTime"], stamp);
             assert_eq!((answer, stored), outcome(Body::Json(json)), "{}", c.name);
+        }
+    }
+
+    /// Step 5c's typed update (the stored Lease with the controller's spec) is what the JSON
+    /// body it replaced decodes to: the same answer, stored Lease and resourceVersion, for an
+    /// install over an expired holder and for a preferredHolder.
+    #[test]
+    fn the_typed_lease_update_of_step_5c_is_the_json_body_decoded() {
+        let mut server = ApiServer::new(crate::time::DEFAULT_EPOCH_UNIX_NANOS);
+        server
+            .seed(
+                1_000,
+                json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": "l", "namespace": "kube-system", "labels": {"a": "b"}},
+                "spec": {"holderIdentity": "old", "leaseDurationSeconds": 15, "leaseTransitions": 3,
+                         "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:01.250000Z"}}),
+            )
+            .unwrap();
+        let existing = server.peek_lease("kube-system", "l").cloned().unwrap();
+        let controller = Controller::new();
+        let install = crate::api::LeaseSpec {
+            holder_identity: Some("new".into()),
+            lease_duration_seconds: Some(INSTALL_LEASE_SECONDS),
+            renew_time: Some(MicroTime::from_unix_nanos(1_767_225_609_123_456_789)),
+            acquire_time: None,
+            preferred_holder: None,
+            strategy: Some(STRATEGY.into()),
+            ..existing.spec.clone()
+        };
+        let prefer = crate::api::LeaseSpec {
+            preferred_holder: Some("new".into()),
+            strategy: Some(STRATEGY.into()),
+            ..existing.spec.clone()
+        };
+        for spec in [install, prefer] {
+            let outcome = |body: Body| {
+                let mut server = server.clone();
+                let req = controller.request(Verb::Update, Kind::Lease, "kube-system", "l", body);
+                let answer = server.handle(2_000, &req).map(|o| crate::api::to_json(&o));
+                (answer.map_err(|e| e.message), server.peek_json(Kind::Lease, "kube-system", "l"))
+            };
+            let mut updated = crate::api::Lease::clone(&existing);
+            updated.spec = spec.clone();
+            let mut json = serde_json::to_value(existing.as_ref()).unwrap();
+            json["spec"] = serde_json::to_value(&spec).unwrap();
+            json["apiVersion"] = json!("coordination.k8s.io/v1");
+            json["kind"] = json!("Lease");
+            let typed = outcome(Body::Lease(Arc::new(updated)));
+            assert_eq!(typed.1.as_ref().unwrap()["spec"], json["spec"]);
+            assert_eq!(typed, outcome(Body::Json(json)));
         }
     }
 
