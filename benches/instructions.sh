@@ -25,7 +25,7 @@ rustc_version=$(rustc --version)
 if [ "${1:-}" = "--update" ]; then
   {
     echo "# instructions per workload (callgrind), $(date -u +%Y-%m-%d), $rustc_version"
-    for w in flap scale trace; do echo "$w $(count $w)"; done
+    for w in flap scale trace coordinated; do echo "$w $(count $w)"; done
   } > "$baseline"
   cat "$baseline"
   exit 0
@@ -45,6 +45,6 @@ while read -r name want; do
     verdict="REGRESSION (more than +$tolerance%)"
     status=1
   fi
-  printf '%-6s %14s instructions, baseline %14s (%s%%) %s\n' "$name" "$got" "$want" "$change" "$verdict"
+  printf '%-11s %14s instructions, baseline %14s (%s%%) %s\n' "$name" "$got" "$want" "$change" "$verdict"
 done < "$baseline"
 exit $status

@@ -3,7 +3,8 @@
 //! else the machine is doing. Kept short (about a second natively counted, well under a minute
 //! under valgrind).
 //!
-//! `instruction-workload [flap|scale|trace]` — one workload; with no argument, all three.
+//! `instruction-workload [flap|scale|trace|coordinated]` — one workload; with no argument, all
+//! four.
 //! `instruction-workload fleet N` — N electors (three per Lease) for one simulated hour, trace
 //! off: not part of the guard, a whole-process workload to time two builds against each other.
 //! `instruction-workload family N` — the flap family with seeds 1..=N (5·N one-hour runs), the
@@ -34,6 +35,12 @@ fn main() {
     }
     if which == "trace" || which == "all" {
         events += run_all(vec![flap_spec(100_000, 3, true)]);
+    }
+    if which == "coordinated" || which == "all" {
+        // The shipped coordinated-upgrade scenario (the election controller in kube-apiserver
+        // and seven LeaseCandidates beside plain client-go), stretched to half an hour.
+        let loaded = sim_cli::shipped::load_named("coordinated-upgrade", &["duration=30m".into()]).expect("shipped");
+        events += run_all(vec![loaded.scenario.to_world_spec(false).expect("valid")]);
     }
     println!("{events} events");
 }
