@@ -345,3 +345,51 @@ fn the_seed_lab_runs_with_the_real_kubectl() {
         agrees_with_lab(&transcript);
     }
 }
+
+/// A LeaseCandidate whose version blang/semver v4.0.0's `Parse` refuses (a leading zero) is
+/// refused by `kubectl apply` and `kubectl create` with kube-apiserver's 422, both causes as
+/// the real validation reports them (`ValidateLeaseCandidateSpec`: the version does not parse,
+/// and, taken as 0.0.0, it is below emulationVersion; docs/sources/kubernetes.md §6); the same
+/// object with a valid version is created and listed with its printer columns.
+#[test]
+fn a_leasecandidate_with_an_invalid_version_is_refused_to_the_real_kubectl() {
+    if !have_kubectl() {
+        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send LeaseCandidates to leasesim serve)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = Server::start(dir.path(), "1.33");
+    let mut s = Session {
+        dir: dir.path().to_path_buf(),
+        kubeconfig: server.kubeconfig.clone(),
+        cache: dir.path().join("cache"),
+        transcript: String::new(),
+    };
+    let candidate = |binary: &str| {
+        format!(
+            "apiVersion: coordination.k8s.io/v1beta1\nkind: LeaseCandidate\nmetadata:\n  name: sched-a\n  \
+             namespace: kube-system\nspec:\n  leaseName: kube-scheduler\n  binaryVersion: \"{binary}\"\n  \
+             emulationVersion: \"1.34.0\"\n  strategy: OldestEmulationVersion\n"
+        )
+    };
+    std::fs::write(dir.path().join("bad.yaml"), candidate("01.34.0")).unwrap();
+    std::fs::write(dir.path().join("good.yaml"), candidate("1.34.0")).unwrap();
+    let refused = "The LeaseCandidate \"sched-a\" is invalid: \n\
+                   * spec.binaryVersion: Invalid value: \"01.34.0\": must be a valid semantic version\n\
+                   * spec.binaryVersion: Invalid value: \"01.34.0\": must be greater than or equal to `emulationVersion`\n";
+    for verb in ["apply", "create"] {
+        let (stdout, stderr, code) = s.run(&[verb, "-f", "bad.yaml"]);
+        assert_eq!((stdout.as_str(), stderr.as_str(), code), ("", refused, 1), "kubectl {verb}");
+    }
+    let (stdout, _, code) = s.run(&["apply", "-f", "good.yaml"]);
+    assert_eq!(
+        (stdout.as_str(), code),
+        ("leasecandidate.coordination.k8s.io/sched-a created\n", 0),
+        "{}",
+        s.transcript
+    );
+    let (stdout, _, code) = s.run(&["get", "leasecandidates", "-n", "kube-system", "--no-headers"]);
+    assert_eq!(code, 0, "{}", s.transcript);
+    let columns: Vec<&str> = stdout.split_whitespace().collect();
+    assert_eq!(columns[..4], ["sched-a", "kube-scheduler", "1.34.0", "1.34.0"], "{}", s.transcript);
+}
