@@ -33,6 +33,9 @@ pub(super) struct Reconciler {
     pub(super) sent_at: crate::time::Nanos,
     /// The child's resourceVersion the last read returned: what a read-modify-write is based on.
     pub(super) read_rv: Option<u64>,
+    /// The body every write starts from (the child with the field set), built once: a write
+    /// copies it and adds its resourceVersion and fencing token, if any.
+    body: serde_json::Value,
 }
 
 /// What the reconciler wants sent next.
@@ -56,6 +59,7 @@ impl Reconciler {
     pub(super) fn new(spec: ReconcilerSpec) -> Reconciler {
         Reconciler {
             object_name: spec.object.as_str().into(),
+            body: body_template(&spec),
             spec,
             active: false,
             generation: 0,
@@ -166,17 +170,14 @@ impl Reconciler {
     }
 
     fn child_body(&self, resource_version: Option<&str>) -> serde_json::Value {
-        let spec = &self.spec;
-        let mut metadata = serde_json::json!({ "name": spec.object, "namespace": spec.namespace });
+        let mut body = self.body.clone();
         if let Some(rv) = resource_version {
-            metadata["resourceVersion"] = serde_json::json!(rv);
+            body["metadata"]["resourceVersion"] = serde_json::json!(rv);
         }
-        let mut data = serde_json::Map::new();
-        data.insert(spec.field.clone(), serde_json::json!(spec.value));
-        if spec.mode == ReconcileMode::FencedUpdate {
-            data.insert("fencingToken".into(), serde_json::json!(self.token.unwrap_or(0).to_string()));
+        if self.spec.mode == ReconcileMode::FencedUpdate {
+            body["data"]["fencingToken"] = serde_json::json!(self.token.unwrap_or(0).to_string());
         }
-        serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data })
+        body
     }
 
     /// A GET of the child (a burst's read).
@@ -194,6 +195,73 @@ impl Reconciler {
             body,
             field_manager: field_manager.map(|m| m.into()),
             force,
+        }
+    }
+}
+
+/// The child's body without a resourceVersion or fencing token: `{apiVersion, kind, metadata:
+/// {name, namespace}, data: {field: value}}`, keys in that order (a write adds
+/// `metadata.resourceVersion` and `data.fencingToken` after them).
+fn body_template(spec: &ReconcilerSpec) -> serde_json::Value {
+    let metadata = serde_json::json!({ "name": spec.object, "namespace": spec.namespace });
+    let mut data = serde_json::Map::new();
+    data.insert(spec.field.clone(), serde_json::json!(spec.value));
+    serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A write's body built from the template is the body built whole, key order included,
+    /// for every mode, with and without a resourceVersion and a fencing token (and a field
+    /// that is itself named `fencingToken`).
+    #[test]
+    fn a_write_body_from_the_template_is_the_body_built_whole() {
+        let whole = |spec: &ReconcilerSpec, rv: Option<&str>, token: Option<i32>| {
+            let mut metadata = json!({ "name": spec.object, "namespace": spec.namespace });
+            if let Some(rv) = rv {
+                metadata["resourceVersion"] = json!(rv);
+            }
+            let mut data = serde_json::Map::new();
+            data.insert(spec.field.clone(), json!(spec.value));
+            if spec.mode == ReconcileMode::FencedUpdate {
+                data.insert("fencingToken".into(), json!(token.unwrap_or(0).to_string()));
+            }
+            json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data })
+        };
+        let modes = [
+            ReconcileMode::Apply { force: false },
+            ReconcileMode::Apply { force: true },
+            ReconcileMode::CreateIfAbsent,
+            ReconcileMode::FencedUpdate,
+            ReconcileMode::Update,
+        ];
+        for mode in &modes {
+            for field in ["phase", "fencingToken"] {
+                let spec = ReconcilerSpec {
+                    period: 1_000_000_000,
+                    mode: mode.clone(),
+                    namespace: "op".into(),
+                    object: "order-1".into(),
+                    field: field.into(),
+                    value: "A".into(),
+                    field_manager: FieldManager::Identity,
+                    timeout: 1_000_000_000,
+                    burst: None,
+                };
+                let mut r = Reconciler::new(spec.clone());
+                for token in [None, Some(7)] {
+                    r.token = token;
+                    for rv in [None, Some("42")] {
+                        let built = r.child_body(rv);
+                        let expected = whole(&spec, rv, token);
+                        assert_eq!(built, expected);
+                        assert_eq!(built.to_string(), expected.to_string(), "key order, {mode:?} {field} {rv:?}");
+                    }
+                }
+            }
         }
     }
 }
