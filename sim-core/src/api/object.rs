@@ -21,6 +21,10 @@ pub enum Body {
     ConfigMap(Arc<ConfigMap>),
     /// Any object, or a merge patch / apply configuration.
     Json(Value),
+    /// The same, shared by its sender: a body sent again and again unchanged (a reconciler's
+    /// apply every period) is neither built nor copied per request, and the server's memory
+    /// of an unchanged write knows it by its pointer.
+    SharedJson(Arc<Value>),
     /// Raw JSON text as a user sent it: decode errors are the server's.
     Text(String),
     /// An object of a kind kept as JSON (an Event, a LeaseCandidate) as the server keeps it
@@ -30,6 +34,17 @@ pub enum Body {
     /// The same, frozen to text ([`FrozenJson`]): an elector's Event, a sixth of the size of
     /// its tree while it is in flight (a fleet's leaders all record one at once at the start).
     Frozen(Kind, Arc<FrozenJson>),
+}
+
+impl Body {
+    /// The JSON of a [`Body::Json`] or [`Body::SharedJson`] body, as it lies.
+    pub fn json(&self) -> Option<&Value> {
+        match self {
+            Body::Json(value) => Some(value),
+            Body::SharedJson(value) => Some(value),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -136,7 +136,9 @@ pub(crate) struct WriteMemo {
     verb: Verb,
     manager: String,
     force: bool,
-    body: Value,
+    /// Shared with the request when it was a [`Body::SharedJson`]: the same body again is
+    /// then known by its pointer.
+    body: Arc<Value>,
     /// `None`: a no-op (the answer is the object as it stands).
     error: Option<ApiError>,
 }
@@ -1032,7 +1034,11 @@ impl ApiServer {
         manager: String,
         full: fn(&mut Self, Nanos, &Request, &str, String) -> Result<Outcome, ApiError>,
     ) -> Result<Outcome, ApiError> {
-        let Body::Json(body) = &req.body else { return full(self, now, req, ns, manager) };
+        let Some(body) = req.body.json() else { return full(self, now, req, ns, manager) };
+        let shared = match &req.body {
+            Body::SharedJson(shared) => Some(shared),
+            _ => None,
+        };
         if req.kind == Kind::Lease {
             return full(self, now, req, ns, manager);
         }
@@ -1044,7 +1050,7 @@ impl ApiServer {
                         && m.verb == req.verb
                         && m.force == req.force
                         && m.manager == manager
-                        && identical_json(&m.body, body)
+                        && (shared.is_some_and(|b| Arc::ptr_eq(&m.body, b)) || identical_json(&m.body, body))
                 };
                 if let Some(memo) = record.unchanged_writes.iter().find(same) {
                     let answer = match &memo.error {
@@ -1087,7 +1093,8 @@ impl ApiServer {
             if record.unchanged_writes.len() == WRITE_MEMOS {
                 record.unchanged_writes.remove(0);
             }
-            let (verb, force, body) = (req.verb, req.force, body.clone());
+            let body = shared.map_or_else(|| Arc::new(body.clone()), Arc::clone);
+            let (verb, force) = (req.verb, req.force);
             record.unchanged_writes.push(WriteMemo { rv: live_rv, verb, manager, force, body, error });
         }
         answer
@@ -1527,6 +1534,7 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
             return Ok(Stored::Json(kind, Arc::new(object.thaw())));
         }
         Body::Json(value) => value,
+        Body::SharedJson(value) => value,
         Body::Text(text) => {
             rendered = parse_text(kind, text)?;
             &rendered
@@ -1598,7 +1606,7 @@ fn typed_body_json(body: &Body) -> Option<Value> {
         Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
         Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
         Body::Frozen(kind, object) => Some(object_json(*kind, &object.thaw())),
-        Body::None | Body::Json(_) | Body::Text(_) => None,
+        Body::None | Body::Json(_) | Body::SharedJson(_) | Body::Text(_) => None,
     }
 }
 
@@ -1631,6 +1639,7 @@ fn check_type_meta_of(kind: Kind, api_version: Option<&str>, body_kind: Option<&
 fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
+        Body::SharedJson(value) => Ok(Value::clone(value)),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
         Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             Ok(typed_body_json(body).expect("a typed body"))
@@ -1646,6 +1655,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
     let parsed;
     let value = match body {
         Body::Json(value) => value,
+        Body::SharedJson(value) => value,
         Body::Text(text) => {
             parsed =
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;

@@ -34,8 +34,9 @@ pub(super) struct Reconciler {
     /// The child's resourceVersion the last read returned: what a read-modify-write is based on.
     pub(super) read_rv: Option<u64>,
     /// The body every write starts from (the child with the field set), built once: a write
-    /// copies it and adds its resourceVersion and fencing token, if any.
-    body: serde_json::Value,
+    /// without a resourceVersion or fencing token (an apply, a create) sends it shared; the
+    /// others copy it and add theirs.
+    body: Arc<serde_json::Value>,
 }
 
 /// What the reconciler wants sent next.
@@ -59,7 +60,7 @@ impl Reconciler {
     pub(super) fn new(spec: ReconcilerSpec) -> Reconciler {
         Reconciler {
             object_name: spec.object.as_str().into(),
-            body: body_template(&spec),
+            body: Arc::new(body_template(&spec)),
             spec,
             active: false,
             generation: 0,
@@ -164,13 +165,17 @@ impl Reconciler {
         resource_version: Option<&str>,
         force: bool,
     ) -> Send {
-        let body = Body::Json(self.child_body(resource_version));
+        let body = if resource_version.is_none() && self.spec.mode != ReconcileMode::FencedUpdate {
+            Body::SharedJson(Arc::clone(&self.body))
+        } else {
+            Body::Json(self.child_body(resource_version))
+        };
         let request = self.request(user, verb, body, Some(self.manager(identity)), force);
         Send { step: Step::Write, payload: Payload::Generic(Box::new(request)), verb, kind: Kind::ConfigMap }
     }
 
     fn child_body(&self, resource_version: Option<&str>) -> serde_json::Value {
-        let mut body = self.body.clone();
+        let mut body = serde_json::Value::clone(&self.body);
         if let Some(rv) = resource_version {
             body["metadata"]["resourceVersion"] = serde_json::json!(rv);
         }
@@ -252,6 +257,10 @@ mod tests {
                     burst: None,
                 };
                 let mut r = Reconciler::new(spec.clone());
+                // What an apply or a create sends shared.
+                if *mode != ReconcileMode::FencedUpdate {
+                    assert_eq!(r.body.to_string(), whole(&spec, None, None).to_string());
+                }
                 for token in [None, Some(7)] {
                     r.token = token;
                     for rv in [None, Some("42")] {
