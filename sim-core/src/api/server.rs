@@ -201,6 +201,51 @@ impl Outcome {
     }
 }
 
+/// RBAC decisions of requests other than the typed path's (which keeps its own per Lease), by
+/// caller, verb, kind, namespace and the name the URL carries: a reconciler writing its child
+/// every period, an elector's Events. Valid for one RBAC generation; emptied when it moves on or
+/// holds [`AuthzMemo::MOST`] decisions (a server of many callers, `serve`'s new caller per
+/// connection), so it stays bounded.
+#[derive(Clone, Default)]
+pub(crate) struct AuthzMemo {
+    generation: u64,
+    decisions: HashMap<AuthzKey, bool>,
+    /// The key's "" (a cluster-scoped kind's namespace, a create's or a list's name).
+    empty: Arc<str>,
+}
+
+impl AuthzMemo {
+    pub(crate) const MOST: usize = 4096;
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct AuthzKey {
+    user: ByAddress,
+    verb: Verb,
+    kind: Kind,
+    namespace: Arc<str>,
+    name: Arc<str>,
+}
+
+/// A caller known by its allocation: the memo holds the `Arc`, so the address is not reused
+/// while the decision is kept, and the `User` behind it never changes.
+#[derive(Clone)]
+struct ByAddress(Arc<User>);
+
+impl PartialEq for ByAddress {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ByAddress {}
+
+impl std::hash::Hash for ByAddress {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(Arc::as_ptr(&self.0), state);
+    }
+}
+
 /// Cloning a server copies its stores' maps and shares its objects (`Arc`s, copied on write), so
 /// a clone is an independent server in the same state. (Clones also share `create_memos`: a
 /// cache of a pure function, so what one clone learns changes no answer of another.)
@@ -242,6 +287,8 @@ pub struct ApiServer {
     /// The RoleBindings by the subjects they name, for the typed path's decisions: built for one
     /// RBAC generation when a decision is first asked in it.
     subject_index: Option<(u64, SubjectIndex)>,
+    /// The other requests' decisions (see [`AuthzMemo`]).
+    authz_memo: AuthzMemo,
     /// The creator's managedFields entries of recent creates, by kind and shape (see
     /// `creator_managers`). Shared by every clone of this server: a sweep's or a hunt's runs
     /// start from clones of one set-up server, and each would otherwise learn again what its
@@ -411,6 +458,7 @@ impl ApiServer {
             lease_ref_index: BTreeMap::new(),
             rbac_generation: 0,
             subject_index: None,
+            authz_memo: AuthzMemo::default(),
             create_memos: Arc::default(),
             changes: None,
         };
@@ -741,10 +789,7 @@ impl ApiServer {
         let ns: &str = if req.kind.is_namespaced() { &req.namespace } else { "" };
         // The authorisation filter sees the URL: create and list carry no name (apiserver.md §6).
         let url_name = if matches!(req.verb, Verb::Create | Verb::List) { "" } else { &req.name };
-        if !req.user.is_system_master() {
-            self.refresh_subject_index();
-        }
-        if !self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name) {
+        if !self.is_authorized_request(req, ns, url_name) {
             return Err(ApiError::forbidden(req.kind, url_name, &req.user.name, req.verb.as_str(), ns));
         }
         match req.verb {
@@ -1349,6 +1394,42 @@ impl ApiServer {
         let allowed =
             self.is_authorized(&self.users[user.0 as usize], verb.as_str(), Kind::Lease, &entry.namespace, &entry.name);
         self.lease_refs[lease.0 as usize].authz.put(user, verb, allowed, generation);
+        allowed
+    }
+
+    /// How many decisions [`AuthzMemo`] holds.
+    #[cfg(test)]
+    pub(crate) fn remembered_decisions(&self) -> usize {
+        self.authz_memo.decisions.len()
+    }
+
+    /// [`Self::is_authorized`] of a request, remembered for its caller (see [`AuthzMemo`]).
+    fn is_authorized_request(&mut self, req: &Request, ns: &str, url_name: &str) -> bool {
+        if req.user.is_system_master() {
+            return true;
+        }
+        let memo = &mut self.authz_memo;
+        if memo.generation != self.rbac_generation || memo.decisions.len() >= AuthzMemo::MOST {
+            memo.decisions.clear();
+            memo.generation = self.rbac_generation;
+        }
+        // The request's own strings, shared (`ns` and `url_name` are each the request's or "").
+        let shared = |text: &str, of_request: &Arc<str>| {
+            if text.is_empty() { Arc::clone(&memo.empty) } else { Arc::clone(of_request) }
+        };
+        let key = AuthzKey {
+            user: ByAddress(Arc::clone(&req.user)),
+            verb: req.verb,
+            kind: req.kind,
+            namespace: shared(ns, &req.namespace),
+            name: shared(url_name, &req.name),
+        };
+        if let Some(&allowed) = memo.decisions.get(&key) {
+            return allowed;
+        }
+        self.refresh_subject_index();
+        let allowed = self.is_authorized(&req.user, req.verb.as_str(), req.kind, ns, url_name);
+        self.authz_memo.decisions.insert(key, allowed);
         allowed
     }
 

@@ -1545,3 +1545,43 @@ fn the_server_and_the_world_are_send_and_sync() {
     shareable::<ApiServer>();
     shareable::<crate::world::World>();
 }
+
+/// The memory of RBAC decisions by caller never answers from an older RBAC state: the same
+/// caller (the same `Arc`) is refused, then allowed once a Role and RoleBinding grant it, then
+/// refused again when the binding is deleted; another caller of the same name is decided the
+/// same; and the memory stays bounded however many names are asked about.
+#[test]
+fn remembered_rbac_decisions_follow_every_change_of_roles_and_bindings() {
+    let mut s = server();
+    create_config_map(&mut s, "cm", &[("k", "v")]);
+    let user = Arc::new(User::service_account(NS, "worker"));
+    let get = |user: &Arc<User>, name: &str| Request {
+        user: Arc::clone(user),
+        ..request(&User::admin(), Verb::Get, Kind::ConfigMap, name, Body::None)
+    };
+    let code = |s: &mut ApiServer, user: &Arc<User>, name: &str| {
+        s.handle(0, &get(user, name)).map(|_| 200).unwrap_or_else(|e| e.code)
+    };
+    assert_eq!(code(&mut s, &user, "cm"), 403);
+    assert_eq!(code(&mut s, &user, "cm"), 403, "remembered");
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "read", "namespace": NS},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]});
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "read", "namespace": NS},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "read"},
+        "subjects": [{"kind": "ServiceAccount", "name": "worker", "namespace": NS}]});
+    s.handle(0, &admin(Verb::Create, Kind::Role, "", Body::Json(role))).unwrap();
+    assert_eq!(code(&mut s, &user, "cm"), 403, "a Role alone grants nothing");
+    s.handle(0, &admin(Verb::Create, Kind::RoleBinding, "", Body::Json(binding))).unwrap();
+    assert_eq!(code(&mut s, &user, "cm"), 200, "granted once bound");
+    assert_eq!(code(&mut s, &Arc::new(User::service_account(NS, "worker")), "cm"), 200, "another Arc, same caller");
+    assert_eq!(code(&mut s, &Arc::new(User::service_account(NS, "other")), "cm"), 403, "another caller");
+    s.handle(0, &admin(Verb::Delete, Kind::RoleBinding, "read", Body::None)).unwrap();
+    assert_eq!(code(&mut s, &user, "cm"), 403, "refused again once unbound");
+    use crate::api::server::AuthzMemo;
+    for i in 0..(AuthzMemo::MOST + 10) {
+        assert_eq!(code(&mut s, &user, &format!("cm-{i}")), 403);
+    }
+    assert!(s.remembered_decisions() <= AuthzMemo::MOST);
+}
