@@ -247,7 +247,8 @@ fn lock_active() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// count its interrupt note reports) finishes first, and the interrupt exits after it.
 pub struct InterruptHeldOff(#[allow(dead_code)] std::sync::MutexGuard<'static, Vec<PathBuf>>);
 
-/// Holds an interrupt off until the returned guard is dropped; keep the write short.
+/// Holds an interrupt off until the returned guard is dropped; keep the write short. It takes
+/// the staging lock, which is not re-entrant: never call it inside a staged write's closure.
 pub fn hold_off_interrupt() -> InterruptHeldOff {
     InterruptHeldOff(lock_active())
 }

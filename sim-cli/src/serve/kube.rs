@@ -236,12 +236,11 @@ fn resource_request(
             );
         }
         let body = match body_of(req) {
-            Ok(Body::Json(v)) => v,
             Ok(Body::Text(t)) => match serde_json::from_str::<Value>(&t) {
                 Ok(v) => v,
                 Err(e) => return error_reply(&ApiError::bad_request(format!("error decoding body: {e}"))),
             },
-            Ok(_) => Value::Null,
+            Ok(body) => body.json().cloned().unwrap_or(Value::Null),
             Err(reply) => return reply,
         };
         return Reply::json(201, &world.server_mut().self_subject_access_review(user, &body));

@@ -659,11 +659,18 @@ impl ApiServer {
     /// their mirror.
     pub(crate) fn stored_in<'a>(&'a self, kind: Kind, ns: &'a str) -> impl Iterator<Item = &'a Stored> + 'a {
         debug_assert!(kind != Kind::Lease, "a Lease may live in its mirror: use peek_json");
+        debug_assert!(!ns.is_empty(), "one namespace");
+        self.stored(kind, ns)
+    }
+
+    /// The stored objects of one kind in namespace `ns` (`""`: every namespace), in list order
+    /// (namespace, then name). Leases as they stand in the store: materialise them first.
+    fn stored<'a>(&'a self, kind: Kind, ns: &'a str) -> impl Iterator<Item = &'a Stored> + 'a {
         self.store
             .get(&kind)
             .into_iter()
             .flat_map(|by_ns| by_ns.iter())
-            .filter(move |(record_ns, _)| record_ns.as_str() == ns)
+            .filter(move |(record_ns, _)| ns.is_empty() || record_ns.as_str() == ns)
             .flat_map(|(_, by_name)| by_name.values())
             .map(|&slot| &self.record_at(slot).object)
     }
@@ -811,14 +818,9 @@ impl ApiServer {
     /// (without their own kind/apiVersion). `ns == ""` lists all namespaces.
     fn list(&self, kind: Kind, ns: &str) -> Object {
         let items: Vec<Value> = self
-            .store
-            .get(&kind)
-            .into_iter()
-            .flat_map(|by_ns| by_ns.iter())
-            .filter(|(record_ns, _)| ns.is_empty() || record_ns.as_str() == ns)
-            .flat_map(|(_, by_name)| by_name.values())
-            .map(|&slot| {
-                let mut item = self.record_at(slot).object.to_json();
+            .stored(kind, ns)
+            .map(|object| {
+                let mut item = object.to_json();
                 if let Value::Object(map) = &mut item {
                     map.shift_remove("kind");
                     map.shift_remove("apiVersion");

@@ -28,7 +28,7 @@
 //! creation-time tie is decided by name, not at random), custom strategies, the controller's own
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
-use crate::api::object::{Stored, field};
+use crate::api::object::{Stored, field, map_field};
 use crate::api::{ApiServer, Body, JsonObject, Kind, MicroTime, Request, Time, User, Verb, Version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
@@ -66,7 +66,7 @@ pub(super) fn micros(v: &Value) -> Option<i64> {
 
 impl Candidate {
     fn of(object: &Arc<JsonObject>) -> Option<Candidate> {
-        let spec = object.rest.get("spec")?;
+        let spec = map_field(&object.rest, "spec")?;
         let text = |key| field(spec, key).and_then(Value::as_str);
         Some(Candidate {
             name: object.metadata.name.clone(),
@@ -213,7 +213,8 @@ impl Controller {
                 _ => None,
             })
             .filter(|object| {
-                object.rest.get("spec").and_then(|spec| spec.get("leaseName")).and_then(Value::as_str) == Some(lease)
+                map_field(&object.rest, "spec").and_then(|spec| field(spec, "leaseName")).and_then(Value::as_str)
+                    == Some(lease)
             })
             .filter_map(Candidate::of)
             .collect();

@@ -21,7 +21,8 @@ pub(super) enum Step {
 
 #[derive(Debug)]
 pub(super) struct Reconciler {
-    pub(super) spec: ReconcilerSpec,
+    /// Fixed for the run ([`Reconciler::spec`]): `body` is built from it.
+    spec: ReconcilerSpec,
     /// The child object's name, shared with trace events.
     pub(super) object_name: Arc<str>,
     pub(super) active: bool,
@@ -34,8 +35,8 @@ pub(super) struct Reconciler {
     /// The child's resourceVersion the last read returned: what a read-modify-write is based on.
     pub(super) read_rv: Option<u64>,
     /// The body every write starts from (the child with the field set), built once: a write
-    /// without a resourceVersion or fencing token (an apply, a create) sends it shared; the
-    /// others copy it and add theirs.
+    /// without a resourceVersion or fencing token (an apply, a create, an unguarded update)
+    /// sends it shared; the others copy it and add theirs.
     body: Arc<serde_json::Value>,
 }
 
@@ -57,6 +58,10 @@ pub(super) enum Next {
 }
 
 impl Reconciler {
+    pub(super) fn spec(&self) -> &ReconcilerSpec {
+        &self.spec
+    }
+
     pub(super) fn new(spec: ReconcilerSpec) -> Reconciler {
         Reconciler {
             object_name: spec.object.as_str().into(),

@@ -56,8 +56,7 @@ impl World {
                 (Origin::Recorder, _, Payload::Generic(request)) => match &request.body {
                     crate::api::Body::JsonKind(_, event) => event.metadata.name.as_str().into(),
                     crate::api::Body::Frozen(_, event) => event.metadata.name.as_str().into(),
-                    crate::api::Body::Json(body) => body["metadata"]["name"].as_str().unwrap_or("").into(),
-                    _ => "".into(),
+                    body => body.json().and_then(|b| b["metadata"]["name"].as_str()).unwrap_or("").into(),
                 },
                 _ => self.obs.leases[self.obs.node_lease[node]].name.clone(),
             };

@@ -16,7 +16,7 @@ impl World {
     /// The resourceVersion of `node`'s child object (`None`: it does not exist, or the node has
     /// no reconciler). Each reconciler has its own object: two Leases' reconcilers may write two.
     pub(super) fn child_rv(&self, node: usize) -> Option<u64> {
-        let r = &self.recs[node].as_ref()?.spec;
+        let r = self.recs[node].as_ref()?.spec();
         self.server.peek_config_map(&r.namespace, &r.object).and_then(|cm| cm.metadata.resource_version.parse().ok())
     }
 
@@ -50,12 +50,12 @@ impl World {
             node,
             kind,
             verb: verb.name(),
-            mode: r.spec.mode.name(),
+            mode: r.spec().mode.name(),
             sent: r.sent_at,
             applied: now,
             rv_before,
             rv_after: self.child_rv(node),
-            object: format!("{}/{}", r.spec.namespace, r.spec.object),
+            object: format!("{}/{}", r.spec().namespace, r.spec().object),
             based_on: (kind == crate::history::OpKind::Write && r.reads_before_writing())
                 .then_some(r.read_rv)
                 .flatten(),
@@ -64,14 +64,14 @@ impl World {
             // Its identity now (with an identity per start, the one the Lease would name).
             writer: self.name(self.procs[node].sym).to_string(),
             outcome,
-            value: (kind == crate::history::OpKind::Write).then(|| r.spec.value.clone()),
+            value: (kind == crate::history::OpKind::Write).then(|| r.spec().value.clone()),
         };
         self.obs.history.push(op);
     }
 
     /// The field `node`'s reconciler writes, as its child object holds it now.
     pub(super) fn child_value(&self, node: usize) -> Option<String> {
-        let r = &self.recs[node].as_ref()?.spec;
+        let r = self.recs[node].as_ref()?.spec();
         self.server.peek_config_map(&r.namespace, &r.object).and_then(|cm| cm.data.get(&r.field).cloned())
     }
 
@@ -87,7 +87,7 @@ impl World {
         let r = self.recs[node].as_mut().expect("a node with a reconciler");
         r.in_flight = Some((id, send.step));
         r.sent_at = now;
-        let timeout = r.spec.timeout;
+        let timeout = r.spec().timeout;
         self.send(now, node, id, Origin::Reconciler, send.payload, (send.verb, send.kind), Some(timeout));
     }
 
@@ -97,7 +97,7 @@ impl World {
         if !r.active {
             return;
         }
-        let at = self.procs[node].timer_fires_at(now, r.spec.period);
+        let at = self.procs[node].timer_fires_at(now, r.spec().period);
         let event = Event::ReconcileTick { node: node as u32, incarnation, generation: r.generation };
         self.queue.schedule(at, event);
     }
@@ -200,14 +200,14 @@ impl World {
     /// are not waited for. The next burst is scheduled `every` later.
     #[cold]
     pub(super) fn reconcile_burst(&mut self, now: Nanos, node: usize) {
-        let Some(burst) = self.recs[node].as_ref().and_then(|r| r.spec.burst) else { return };
+        let Some(burst) = self.recs[node].as_ref().and_then(|r| r.spec().burst) else { return };
         let p = &self.procs[node];
         if p.is_running() && p.paused_until.is_none() {
             let user = self.server.user(p.user).clone();
             for _ in 0..burst.requests {
                 let r = self.recs[node].as_ref().expect("a node with a reconciler");
                 let request = r.read_request(&user);
-                let timeout = r.spec.timeout;
+                let timeout = r.spec().timeout;
                 let id = self.net.next_id();
                 let payload = super::network::Payload::Generic(Box::new(request));
                 self.send(now, node, id, Origin::Reconciler, payload, (Verb::Get, Kind::ConfigMap), Some(timeout));
