@@ -199,17 +199,17 @@ pub fn renewal_writer(
 pub fn sync_renewal_time(entries: &mut [ManagedFieldsEntry], manager: &str, api_version: &str, now_secs: i64) {
     // The writer renewed last time too, so its entry is usually the last: search from the end.
     let Some(i) = entries.iter().rposition(|e| {
-        *e.manager == *manager
-            && *e.operation == *"Update"
-            && *e.api_version == *api_version
+        &*e.manager == manager
+            && &*e.operation == "Update"
+            && &*e.api_version == api_version
             && e.subresource.is_empty()
     }) else {
         return;
     };
     entries[i].time = Some(Time::from_unix_secs(now_secs));
     let order = |a: &ManagedFieldsEntry, b: &ManagedFieldsEntry| {
-        (*a.operation == *"Update")
-            .cmp(&(*b.operation == *"Update"))
+        (&*a.operation == "Update")
+            .cmp(&(&*b.operation == "Update"))
             .then_with(|| a.time.map_or(0, Time::unix_secs).cmp(&b.time.map_or(0, Time::unix_secs)))
             .then_with(|| a.manager.cmp(&b.manager))
             .then_with(|| a.api_version.cmp(&b.api_version))
@@ -282,7 +282,7 @@ pub fn managers_from_entries(entries: &[ManagedFieldsEntry]) -> Vec<ManagerState
     entries
         .iter()
         .map(|e| {
-            let operation = if *e.operation == *"Apply" { Operation::Apply } else { Operation::Update };
+            let operation = if &*e.operation == "Apply" { Operation::Apply } else { Operation::Update };
             let mut state = ManagerState::new(&e.manager, operation, &e.api_version, e.time.map_or(0, Time::unix_secs));
             state.subresource = e.subresource.to_string();
             collect_trie_paths(&e.fields_v1, "", state.fields_mut());

@@ -235,13 +235,18 @@ impl Stored {
         copy.to_json()
     }
 
-    /// A top-level field of an object kept as JSON (a LeaseCandidate's `spec`), unrendered.
-    /// `None` for a frozen Event too: none is read this way.
-    pub(crate) fn json_field(&self, key: &str) -> Option<&Value> {
+    /// An object kept as JSON (a LeaseCandidate), shared. `None` for a frozen Event too: none
+    /// is read this way.
+    pub(crate) fn json_object(&self) -> Option<&Arc<JsonObject>> {
         match self {
-            Stored::Json(_, o) => map_field(&o.rest, key),
+            Stored::Json(_, o) => Some(o),
             _ => None,
         }
+    }
+
+    /// A top-level field of an object kept as JSON (a LeaseCandidate's `spec`), unrendered.
+    pub(crate) fn json_field(&self, key: &str) -> Option<&Value> {
+        self.json_object().and_then(|o| map_field(&o.rest, key))
     }
 
     /// [`Stored::to_json`] without `metadata.managedFields`, the same map otherwise (its keys in

@@ -51,7 +51,7 @@ impl World {
         c.cache = self
             .server
             .peek_stored(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity)
-            .and_then(json_object);
+            .and_then(|object| object.json_object().cloned());
         c.failures = 0;
         c.in_flight = None;
         self.candidate_schedule(now, node, 0);
@@ -173,7 +173,7 @@ impl World {
         let object = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
         let pending = object.as_ref().and_then(|o| o.json_field("spec")).is_some_and(ping_pending);
         if let Some(object) = object {
-            c.cache = json_object(object);
+            c.cache = object.json_object().cloned();
         }
         if pending {
             if c.in_flight.is_some() {
@@ -303,14 +303,6 @@ pub(super) fn with_spec_time(cached: &JsonObject, key: &str, stamp: &str) -> Jso
     object
 }
 
-/// A stored LeaseCandidate as the informer keeps it.
-fn json_object(object: crate::api::object::Stored) -> Option<Arc<JsonObject>> {
-    match object {
-        crate::api::object::Stored::Json(_, o) => Some(o),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,7 +336,10 @@ mod tests {
             };
             let mut server = ApiServer::new(crate::time::DEFAULT_EPOCH_UNIX_NANOS);
             server.handle(1_000, &request(Verb::Create, Body::Json(create(spec, labels)))).unwrap();
-            let stored = server.peek_stored(Kind::LeaseCandidate, "default", "a").and_then(json_object).unwrap();
+            let stored = server
+                .peek_stored(Kind::LeaseCandidate, "default", "a")
+                .and_then(|o| o.json_object().cloned())
+                .unwrap();
             let renew = "2026-01-01T00:00:05.123456Z";
             let mut body = crate::api::object_json(Kind::LeaseCandidate, stored.as_ref());
             body["spec"]["renewTime"] = json!(renew);

@@ -208,10 +208,7 @@ impl Controller {
     fn candidates(&self, server: &ApiServer, namespace: &str, lease: &str) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = server
             .stored_in(Kind::LeaseCandidate, namespace)
-            .filter_map(|stored| match stored {
-                Stored::Json(_, object) => Some(object),
-                _ => None,
-            })
+            .filter_map(Stored::json_object)
             .filter(|object| {
                 map_field(&object.rest, "spec").and_then(|spec| field(spec, "leaseName")).and_then(Value::as_str)
                     == Some(lease)

@@ -170,24 +170,26 @@ impl Reconciler {
         resource_version: Option<&str>,
         force: bool,
     ) -> Send {
-        let body = if resource_version.is_none() && self.spec.mode != ReconcileMode::FencedUpdate {
-            Body::SharedJson(Arc::clone(&self.body))
-        } else {
-            Body::Json(self.child_body(resource_version))
-        };
+        let body = self.child_body(resource_version);
         let request = self.request(user, verb, body, Some(self.manager(identity)), force);
         Send { step: Step::Write, payload: Payload::Generic(Box::new(request)), verb, kind: Kind::ConfigMap }
     }
 
-    fn child_body(&self, resource_version: Option<&str>) -> serde_json::Value {
+    /// The template itself, shared, when the write adds nothing to it; else a copy with the
+    /// resourceVersion and the fencing token added.
+    fn child_body(&self, resource_version: Option<&str>) -> Body {
+        let fenced = self.spec.mode == ReconcileMode::FencedUpdate;
+        if resource_version.is_none() && !fenced {
+            return Body::SharedJson(Arc::clone(&self.body));
+        }
         let mut body = serde_json::Value::clone(&self.body);
         if let Some(rv) = resource_version {
             body["metadata"]["resourceVersion"] = serde_json::json!(rv);
         }
-        if self.spec.mode == ReconcileMode::FencedUpdate {
+        if fenced {
             body["data"]["fencingToken"] = serde_json::json!(self.token.unwrap_or(0).to_string());
         }
-        body
+        Body::Json(body)
     }
 
     /// A GET of the child (a burst's read).
@@ -262,14 +264,15 @@ mod tests {
                     burst: None,
                 };
                 let mut r = Reconciler::new(spec.clone());
-                // What an apply or a create sends shared.
+                // What an apply, a create or an unguarded update sends shared.
                 if *mode != ReconcileMode::FencedUpdate {
                     assert_eq!(r.body.to_string(), whole(&spec, None, None).to_string());
+                    assert!(matches!(r.child_body(None), Body::SharedJson(b) if Arc::ptr_eq(&b, &r.body)));
                 }
                 for token in [None, Some(7)] {
                     r.token = token;
                     for rv in [None, Some("42")] {
-                        let built = r.child_body(rv);
+                        let built = r.child_body(rv).json().cloned().expect("a JSON body");
                         let expected = whole(&spec, rv, token);
                         assert_eq!(built, expected);
                         assert_eq!(built.to_string(), expected.to_string(), "key order, {mode:?} {field} {rv:?}");
