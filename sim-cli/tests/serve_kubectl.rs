@@ -393,3 +393,58 @@ fn a_leasecandidate_with_an_invalid_version_is_refused_to_the_real_kubectl() {
     let columns: Vec<&str> = stdout.split_whitespace().collect();
     assert_eq!(columns[..4], ["sched-a", "kube-scheduler", "1.34.0", "1.34.0"], "{}", s.transcript);
 }
+
+/// The real kubectl (1.33) sends LeaseCandidates whose times are not MicroTimes: kube-apiserver
+/// decodes a LeaseCandidate into its Go type (kubernetes/api@10b39a39
+/// `coordination/v1beta1/types.go:116-153`), so `renewTime: "…T00:00:00Z"` is refused with the
+/// decode error a Lease's time gives, in version `v1beta1`, by `apply` and `create` alike; a
+/// MicroTime with an offset is kept in UTC with six digits, and a field the type does not have
+/// is dropped (docs/sources/kubernetes.md §6).
+#[test]
+fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
+    if !have_kubectl() {
+        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send LeaseCandidates to leasesim serve)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = Server::start(dir.path(), "1.33");
+    let mut s = Session {
+        dir: dir.path().to_path_buf(),
+        kubeconfig: server.kubeconfig.clone(),
+        cache: dir.path().join("cache"),
+        transcript: String::new(),
+    };
+    let candidate = |renew: &str| {
+        format!(
+            "apiVersion: coordination.k8s.io/v1beta1\nkind: LeaseCandidate\nmetadata:\n  name: sched-a\n  \
+             namespace: kube-system\nspec:\n  leaseName: kube-scheduler\n  binaryVersion: \"1.34.0\"\n  \
+             emulationVersion: \"1.34.0\"\n  strategy: OldestEmulationVersion\n  renewTime: \"{renew}\"\n  \
+             renewInterval: 5m\n"
+        )
+    };
+    std::fs::write(dir.path().join("seconds.yaml"), candidate("2026-01-01T00:00:00Z")).unwrap();
+    std::fs::write(dir.path().join("offset.yaml"), candidate("2026-01-01T02:00:00.250000+02:00")).unwrap();
+    for verb in ["apply", "create"] {
+        let (stdout, stderr, code) = s.run(&[verb, "-f", "seconds.yaml"]);
+        let refused = "Error from server (BadRequest): error when creating \"seconds.yaml\": LeaseCandidate in \
+                       version \"v1beta1\" cannot be handled as a LeaseCandidate: parsing time \
+                       \"2026-01-01T00:00:00Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" as \
+                       \".000000\"\n";
+        assert_eq!((stdout.as_str(), stderr.as_str(), code), ("", refused, 1), "kubectl {verb}");
+    }
+    let (stdout, _, code) = s.run(&["create", "-f", "offset.yaml"]);
+    assert_eq!(
+        (stdout.as_str(), code),
+        ("leasecandidate.coordination.k8s.io/sched-a created\n", 0),
+        "{}",
+        s.transcript
+    );
+    let (stdout, _, code) = s.run(&["get", "leasecandidate", "sched-a", "-n", "kube-system", "-o", "jsonpath={.spec}"]);
+    assert_eq!(code, 0, "{}", s.transcript);
+    assert_eq!(
+        stdout,
+        r#"{"binaryVersion":"1.34.0","emulationVersion":"1.34.0","leaseName":"kube-scheduler","renewTime":"2026-01-01T00:00:00.250000Z","strategy":"OldestEmulationVersion"}"#,
+        "{}",
+        s.transcript
+    );
+}

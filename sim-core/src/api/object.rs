@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::types::{
-    ConfigMap, JsonObject, Kind, Lease, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User, Verb,
+    ConfigMap, JsonObject, Kind, Lease, LeaseCandidateSpec, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount,
+    User, Verb,
 };
 
 /// A request body, as a client sent it.
@@ -290,7 +291,23 @@ impl Stored {
             Kind::ServiceAccount => Stored::ServiceAccount(decode_typed(value)?),
             Kind::Role => Stored::Role(decode_typed(value)?),
             Kind::RoleBinding => Stored::RoleBinding(decode_typed(value)?),
-            Kind::Event | Kind::LeaseCandidate => {
+            Kind::LeaseCandidate => {
+                // Decoded into the Go type and encoded again, as the server stores it: the
+                // spec's fields in the type's order, its times checked and written as
+                // MicroTimes, unknown fields dropped (`LeaseCandidateSpec`).
+                #[derive(Deserialize)]
+                #[serde(default)]
+                #[derive(Default)]
+                struct Decoded {
+                    metadata: ObjectMeta,
+                    spec: LeaseCandidateSpec,
+                }
+                let decoded = Decoded::deserialize(value).map_err(|e| e.to_string())?;
+                let spec = serde_json::to_value(&decoded.spec).map_err(|e| e.to_string())?;
+                let rest = Map::from_iter([("spec".to_string(), spec)]);
+                Stored::Json(kind, Arc::new(JsonObject { metadata: decoded.metadata, rest: Arc::new(rest) }))
+            }
+            Kind::Event => {
                 let mut object: JsonObject = JsonObject::deserialize(value).map_err(|e| e.to_string())?;
                 // `kind` and `apiVersion` are the wire's, not the object's.
                 // (shift_remove: a plain remove would swap the last field into its place.)

@@ -1570,8 +1570,10 @@ fn check_namespace(object: &Stored, ns: &str) -> Result<(), ApiError> {
 
 /// handlers/rest.go `transformDecodeError` with a known kind (apiserver.md §2.1).
 fn decode_error(kind: Kind, error: &str) -> ApiError {
+    // The version of the kind's group version: `v1`, `v1beta1` (a LeaseCandidate).
+    let version = kind.api_version().rsplit('/').next().unwrap_or("v1");
     ApiError::bad_request(format!(
-        "{} in version \"v1\" cannot be handled as a {}: {error}",
+        "{} in version {version:?} cannot be handled as a {}: {error}",
         kind.kind_name(),
         kind.kind_name()
     ))

@@ -1585,3 +1585,43 @@ fn remembered_rbac_decisions_follow_every_change_of_roles_and_bindings() {
     }
     assert!(s.remembered_decisions() <= AuthzMemo::MOST);
 }
+
+/// A LeaseCandidate body is decoded into the Go type and encoded again, as kube-apiserver stores
+/// it (kubernetes/api@10b39a39 `coordination/v1beta1/types.go:116-153`, docs/sources/kubernetes.md
+/// §6): the spec's fields in the type's order, unknown fields dropped, its times read as
+/// MicroTimes and written in UTC with six digits; a time that is not a MicroTime is the decode
+/// error of the Lease's, in version `v1beta1` (checked against the real kubectl in
+/// `sim-cli/tests/serve_kubectl.rs`).
+#[test]
+fn a_leasecandidate_is_stored_as_its_go_type_encodes_it() {
+    let mut s = server();
+    let body = |renew: &str| {
+        json!({"apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate", "status": {"x": 1},
+               "metadata": {"name": "c"},
+               "spec": {"strategy": "OldestEmulationVersion", "renewTime": renew, "bogus": 1, "leaseName": "l",
+                        "emulationVersion": "1.33.0", "binaryVersion": "1.33.0", "pingTime": null}})
+    };
+    let created =
+        s.handle(0, &admin(Verb::Create, Kind::LeaseCandidate, "", Body::Json(body("2026-01-01T00:00:00.5+02:00"))));
+    let err = created.unwrap_err();
+    assert_eq!(
+        err.message,
+        r#"LeaseCandidate in version "v1beta1" cannot be handled as a LeaseCandidate: parsing time "2026-01-01T00:00:00.5+02:00" as "2006-01-02T15:04:05.000000Z07:00": cannot parse ".5+02:00" as ".000000""#
+    );
+    assert_eq!((err.code, err.reason), (400, Reason::BadRequest));
+    let created = s.handle(
+        0,
+        &admin(Verb::Create, Kind::LeaseCandidate, "", Body::Json(body("2026-01-01T00:00:00.500000+02:00"))),
+    );
+    let json = to_json(&created.unwrap());
+    assert_eq!(json.as_object().unwrap().keys().collect::<Vec<_>>(), ["kind", "apiVersion", "metadata", "spec"]);
+    let spec = &json["spec"];
+    assert_eq!(
+        spec.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["leaseName", "renewTime", "binaryVersion", "emulationVersion", "strategy"]
+    );
+    assert_eq!(spec["renewTime"], "2025-12-31T22:00:00.500000Z");
+    // The stored object is what its own JSON decodes to again.
+    let again = object::Stored::decode(Kind::LeaseCandidate, &json).unwrap();
+    assert_eq!(to_json(&again.to_object()), json);
+}

@@ -206,8 +206,38 @@ pub struct RoleBinding {
     pub role_ref: RoleRef,
 }
 
-/// An object the server keeps as the client sent it beyond its metadata (core/v1 Events,
-/// coordination.k8s.io/v1beta1 LeaseCandidates): fields after `metadata` in the order given.
+/// `coordination.k8s.io/v1beta1` LeaseCandidateSpec as the server decodes a body into it and
+/// encodes it again (kubernetes/api@10b39a39 `coordination/v1beta1/types.go:116-153`): its
+/// fields in that order, `leaseName` and `binaryVersion` always written, the others omitted
+/// when empty; the times are `metav1.MicroTime` (a text that does not parse is the decode
+/// error the Lease's times give); unknown fields are dropped. A LeaseCandidate is kept as JSON
+/// ([`JsonObject`]); this is the shape that JSON is given on its way in
+/// (`object::Stored::decode`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LeaseCandidateSpec {
+    pub lease_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping_time: Option<MicroTime>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renew_time: Option<MicroTime>,
+    pub binary_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub emulation_version: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub strategy: String,
+}
+
+impl LeaseCandidateSpec {
+    /// The spec's keys in the order the server writes them.
+    pub const KEYS: [&'static str; 6] =
+        ["leaseName", "pingTime", "renewTime", "binaryVersion", "emulationVersion", "strategy"];
+}
+
+/// An object the server keeps as JSON beyond its metadata (core/v1 Events,
+/// coordination.k8s.io/v1beta1 LeaseCandidates): fields after `metadata` in their order (an
+/// Event's as the client sent them; a LeaseCandidate's as its Go type writes them, see
+/// [`LeaseCandidateSpec`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JsonObject {
     #[serde(default)]

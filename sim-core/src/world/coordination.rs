@@ -20,7 +20,7 @@ use super::election::{GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
 use crate::api::object::field;
-use crate::api::{Body, JsonObject, Kind, MicroTime, Object, Request, Verb};
+use crate::api::{Body, JsonObject, Kind, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
 use crate::trace::TraceKind;
@@ -292,14 +292,23 @@ impl World {
 
 /// A cached LeaseCandidate with one MicroTime of its spec set (`ensureLease`'s renewTime, the
 /// election controller's pingTime): what decoding `body["spec"][key] = stamp` over its JSON
-/// gives (the key keeps its place, or goes last; tests pin both writers).
+/// gives. A stored spec has its keys in the Go type's order (`LeaseCandidateSpec`), so the key
+/// keeps its place, or takes the one that order gives it; tests pin both writers.
 pub(super) fn with_spec_time(cached: &JsonObject, key: &str, stamp: &str) -> JsonObject {
     let mut object = cached.clone();
     let spec = Arc::make_mut(&mut object.rest).entry("spec").or_insert(Value::Null);
     if !spec.is_object() {
         *spec = Value::Object(serde_json::Map::new());
     }
-    spec[key] = json!(stamp);
+    let Value::Object(spec) = spec else { unreachable!("made an object above") };
+    match spec.get_mut(key) {
+        Some(value) => *value = json!(stamp),
+        None => {
+            let rank = |k: &str| LeaseCandidateSpec::KEYS.iter().position(|&known| known == k);
+            let at = spec.keys().take_while(|k| rank(k) < rank(key)).count();
+            spec.shift_insert(at, key.to_string(), json!(stamp));
+        }
+    }
     object
 }
 
