@@ -90,6 +90,7 @@ fn request(verb: Verb, body: Body) -> Request {
         body,
         field_manager: Some("bench".into()),
         force: false,
+        field_validation: sim_core::api::FieldValidation::Ignore,
     }
 }
 

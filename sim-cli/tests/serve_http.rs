@@ -102,6 +102,7 @@ fn admin_request(verb: Verb, kind: Kind, ns: &str, name: &str, body: Body) -> Re
         body,
         field_manager: None,
         force: false,
+        field_validation: sim_core::api::FieldValidation::Ignore,
     }
 }
 

@@ -399,7 +399,7 @@ fn a_leasecandidate_with_an_invalid_version_is_refused_to_the_real_kubectl() {
 /// `coordination/v1beta1/types.go:116-153`), so `renewTime: "…T00:00:00Z"` is refused with the
 /// decode error a Lease's time gives, in version `v1beta1`, by `apply` and `create` alike; a
 /// MicroTime with an offset is kept in UTC with six digits, and a field the type does not have
-/// is dropped (docs/sources/kubernetes.md §6).
+/// is dropped under `--validate=false` (docs/sources/kubernetes.md §6).
 #[test]
 fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
     if !have_kubectl() {
@@ -432,7 +432,8 @@ fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
                        \".000000\"\n";
         assert_eq!((stdout.as_str(), stderr.as_str(), code), ("", refused, 1), "kubectl {verb}");
     }
-    let (stdout, _, code) = s.run(&["create", "-f", "offset.yaml"]);
+    // (`--validate=false`: the field the type lacks is dropped, not refused.)
+    let (stdout, _, code) = s.run(&["create", "--validate=false", "-f", "offset.yaml"]);
     assert_eq!(
         (stdout.as_str(), code),
         ("leasecandidate.coordination.k8s.io/sched-a created\n", 0),
@@ -447,4 +448,58 @@ fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
         "{}",
         s.transcript
     );
+}
+
+/// kubectl (1.33) sends `fieldValidation=Strict` unless told otherwise, and leasesim serve
+/// answers as kube-apiserver does (apiserver `handlers/create.go:119-141`; docs/serve.md,
+/// "Field validation"): a manifest with a misspelt field is refused by `apply`, `create` and
+/// `replace` with the strict decoding error naming every unknown field; `--validate=warn` writes
+/// it without them and prints a warning for each; `--validate=false` writes it silently.
+#[test]
+fn a_misspelt_field_is_refused_to_the_real_kubectl_as_kube_apiserver_refuses_it() {
+    if !have_kubectl() {
+        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send manifests to leasesim serve)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = Server::start(dir.path(), "1.33");
+    let mut s = Session {
+        dir: dir.path().to_path_buf(),
+        kubeconfig: server.kubeconfig.clone(),
+        cache: dir.path().join("cache"),
+        transcript: String::new(),
+    };
+    std::fs::write(
+        dir.path().join("typo.yaml"),
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: widget\n  namespace: default\n\
+         spec:\n  holderIdentiy: pod-a\n  leaseDurationSeconds: 15\n",
+    )
+    .unwrap();
+    let refused = |action: &str| {
+        format!(
+            "Error from server (BadRequest): error when {action} \"typo.yaml\": Lease in version \"v1\" cannot be \
+             handled as a Lease: strict decoding error: unknown field \"spec.holderIdentiy\"\n"
+        )
+    };
+    for verb in ["apply", "create"] {
+        let (stdout, stderr, code) = s.run(&[verb, "-f", "typo.yaml"]);
+        assert_eq!((stdout.as_str(), stderr.as_str(), code), ("", refused("creating").as_str(), 1), "kubectl {verb}");
+    }
+    let (stdout, stderr, code) = s.run(&["apply", "--validate=warn", "-f", "typo.yaml"]);
+    assert_eq!((stdout.as_str(), code), ("lease.coordination.k8s.io/widget created\n", 0), "{}", s.transcript);
+    // (kubectl's own klog line, that it cannot check the schema itself, is left out: leasesim
+    // serves no OpenAPI schema.)
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Warning:")).collect();
+    assert_eq!(warnings, ["Warning: unknown field \"spec.holderIdentiy\""], "{}", s.transcript);
+    let (stdout, stderr, code) = s.run(&["replace", "-f", "typo.yaml"]);
+    assert_eq!((stdout.as_str(), stderr.as_str(), code), ("", refused("replacing").as_str(), 1), "{}", s.transcript);
+    let (stdout, stderr, code) = s.run(&["replace", "--validate=false", "-f", "typo.yaml"]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        ("lease.coordination.k8s.io/widget replaced\n", "", 0),
+        "{}",
+        s.transcript
+    );
+    let (stdout, _, code) = s.run(&["get", "lease", "widget", "-o", "jsonpath={.spec}"]);
+    assert_eq!((stdout.as_str(), code), (r#"{"leaseDurationSeconds":15}"#, 0), "{}", s.transcript);
 }

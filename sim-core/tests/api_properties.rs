@@ -109,6 +109,7 @@ fn request(client: usize, verb: Verb, kind: Kind, name: &str, body: Body, force:
         body,
         field_manager: Some(Arc::from(format!("client-{client}"))),
         force,
+        field_validation: sim_core::api::FieldValidation::Ignore,
     }
 }
 

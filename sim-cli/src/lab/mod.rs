@@ -13,8 +13,8 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sim_core::api::{
-    ApiError, ApiServer, Body, Kind, MicroTime, Object, Request, User, Verb, kubectl_apply_conflict_stderr,
-    kubectl_auth_can_i, kubectl_yaml, to_json,
+    ApiError, ApiServer, Body, FieldValidation, Kind, MicroTime, Object, Request, User, Verb,
+    kubectl_apply_conflict_stderr, kubectl_auth_can_i, kubectl_yaml, to_json,
 };
 use sim_core::time::{NANOS_PER_SEC, Nanos, UnixNanos, secs};
 
@@ -102,6 +102,8 @@ impl Terminal {
             body,
             field_manager: field_manager.map(Arc::from),
             force: false,
+            // kubectl's default, `--validate=strict`.
+            field_validation: FieldValidation::Strict,
         };
         // Boxed: an ApiError is large and errors are the rare path here.
         self.server.handle(self.now, &request).map_err(Box::new)

@@ -110,10 +110,12 @@ pub enum Reply {
     },
     /// Server-sent events of the live view.
     Live,
-    /// An object as JSON, rendered where it is sent (after the server's lock is let go).
+    /// An object as JSON, rendered where it is sent (after the server's lock is let go), with
+    /// the server's warnings (each a `Warning` header).
     Object {
         status: u16,
         object: sim_core::api::Object,
+        warnings: Vec<String>,
     },
 }
 
@@ -139,12 +141,24 @@ impl Reply {
     /// An object answer's JSON as bytes, everything else as it is.
     pub fn rendered(self) -> Reply {
         match self {
-            Reply::Object { status, object } => Reply::Body {
+            Reply::Object { status, object, warnings } => Reply::Body {
                 status,
                 content_type: "application/json".into(),
                 body: sim_core::api::to_json_bytes(&object),
-                headers: Vec::new(),
+                headers: warnings.iter().map(|text| ("warning".to_string(), warning_header(text))).collect(),
             },
+            other => other,
+        }
+    }
+
+    /// This answer with `warnings` as `Warning` headers (a body answer's; an object answer
+    /// carries its own).
+    pub fn warned(self, warnings: &[String]) -> Reply {
+        match self {
+            Reply::Body { status, content_type, body, mut headers } => {
+                headers.extend(warnings.iter().map(|text| ("warning".to_string(), warning_header(text))));
+                Reply::Body { status, content_type, body, headers }
+            }
             other => other,
         }
     }
@@ -155,6 +169,22 @@ impl Reply {
             Reply::Watch { .. } | Reply::Live => 200,
         }
     }
+}
+
+/// A `Warning` header's value as kube-apiserver writes it: code 299, agent `-`, the text quoted
+/// with `"` and `\` escaped (apimachinery `pkg/util/net/http.go` `NewWarningHeader`,
+/// `makeQuotedString`; docs/sources/apiserver-wire.md §11).
+pub fn warning_header(text: &str) -> String {
+    let mut value = String::with_capacity(text.len() + 8);
+    value.push_str("299 - \"");
+    for c in text.chars() {
+        if c == '"' || c == '\\' {
+            value.push('\\');
+        }
+        value.push(c);
+    }
+    value.push('"');
+    value
 }
 
 #[cfg(test)]

@@ -6,7 +6,10 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use sim_core::api::{self, ApiError, Body, FieldSelector, Kind, LabelSelector, Object, Request, Resource, User, Verb};
+use sim_core::api::{
+    self, ApiError, Body, FieldError, FieldSelector, FieldValidation, Kind, LabelSelector, Object, Request, Resource,
+    User, Verb,
+};
 use sim_core::time::{Nanos, UnixNanos};
 use sim_core::world::World;
 
@@ -149,7 +152,9 @@ pub fn typed_body(req: &HttpRequest) -> Option<Body> {
     }
     let Route::Resource { resource, .. } = route(&req.path) else { return None };
     let Ok(Body::Text(text)) = body_of(req) else { return None };
-    api::typed_body_from_text(resource.stored?, &text)
+    // An invalid `fieldValidation` is refused in `answer`; here it only keeps the server's path.
+    let field_validation = FieldValidation::parse(req.query("fieldValidation")).ok()?;
+    api::typed_body_from_text(resource.stored?, &text, field_validation)
 }
 
 /// The answer to a Kubernetes API request by `user`, at true time `now` (`wall`: the server's
@@ -304,6 +309,22 @@ fn resource_request(
             "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
         ));
     }
+    // `fieldValidation` (create, update and patch options; absent: Warn). Only a create's and an
+    // update's body is searched for unknown fields (docs/serve.md, "Field validation").
+    let field_validation = match FieldValidation::parse(req.query("fieldValidation")) {
+        Ok(directive) => directive,
+        Err(value) if matches!(verb, Verb::Create | Verb::Update | Verb::Patch | Verb::Apply) => {
+            let options = match verb {
+                Verb::Create => "CreateOptions",
+                Verb::Update => "UpdateOptions",
+                _ => "PatchOptions",
+            };
+            let supported = ["", "Ignore", "Strict", "Warn"];
+            let field = FieldError::not_supported("fieldValidation", &api::go_quote(value), &supported);
+            return error_reply(&ApiError::invalid("meta.k8s.io", options, "", &[field]));
+        }
+        Err(_) => FieldValidation::Warn,
+    };
     let request = Request {
         user: user.clone(),
         verb,
@@ -313,8 +334,11 @@ fn resource_request(
         body,
         field_manager: req.query("fieldManager").filter(|m| !m.is_empty()).map(Arc::from),
         force: req.query("force").is_some_and(|f| f == "true"),
+        field_validation,
     };
-    match world.external_request(now, &request) {
+    let answer = world.external_request(now, &request);
+    let warnings = world.server_mut().take_warnings();
+    match answer {
         Ok((object, created)) => {
             if matches!(object, Object::Deleted) {
                 let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
@@ -329,9 +353,10 @@ fn resource_request(
                     &api::table(kind, &[api::to_json(&object)], rv, wall, include_object(req)),
                 );
             }
-            Reply::Object { status: if created { 201 } else { 200 }, object }
+            Reply::Object { status: if created { 201 } else { 200 }, object, warnings }
         }
-        Err(e) => error_reply(&e),
+        // Warnings go with a refusal too (the server adds them as it decodes, before it fails).
+        Err(e) => error_reply(&e).warned(&warnings),
     }
 }
 
@@ -363,6 +388,7 @@ fn json_patch(
         body: Body::None,
         field_manager: None,
         force: false,
+        field_validation: FieldValidation::Ignore,
     };
     let current = match world.external_request(now, &get) {
         Ok((object, _)) => api::to_json(&object),
@@ -389,6 +415,8 @@ fn json_patch(
         body: Body::Json(patched),
         field_manager: req.query("fieldManager").map(Arc::from).or(Some(Arc::from("kubectl-patch"))),
         force: false,
+        // A JSON patch's unknown fields are not searched for (docs/serve.md, "Field validation").
+        field_validation: FieldValidation::Ignore,
     };
     match world.external_request(now, &update) {
         Ok((object, _)) => Reply::json(200, &api::to_json(&object)),
@@ -472,6 +500,7 @@ fn list_or_watch(
         body: Body::None,
         field_manager: None,
         force: false,
+        field_validation: FieldValidation::Ignore,
     };
     let listed = match world.external_request(now, &list) {
         Ok((object, _)) => api::to_json(&object),

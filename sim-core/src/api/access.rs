@@ -149,7 +149,7 @@ impl ApiServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{Body, Request, Verb};
+    use crate::api::{Body, FieldValidation, Request, Verb};
 
     fn server_with_rbac() -> ApiServer {
         let mut s = ApiServer::new(0);
@@ -164,6 +164,7 @@ mod tests {
                 body: Body::Json(body),
                 field_manager: None,
                 force: false,
+                field_validation: FieldValidation::Ignore,
             };
             s.handle(0, &req).expect("created");
         };
@@ -176,6 +177,7 @@ mod tests {
             body: Body::Json(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "op-leader"}})),
             field_manager: None,
             force: false,
+            field_validation: FieldValidation::Ignore,
         };
         s.handle(0, &ns).expect("namespace");
         create(

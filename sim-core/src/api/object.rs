@@ -63,6 +63,35 @@ pub struct Request {
     pub field_manager: Option<Arc<str>>,
     /// `force=true` (apply only).
     pub force: bool,
+    /// The `fieldValidation` query parameter: what a create or update does with fields of its
+    /// body that the kind's type does not have.
+    pub field_validation: FieldValidation,
+}
+
+/// The `fieldValidation` query parameter of a create, update or patch (apiserver
+/// `handlers/rest.go` `fieldValidation`; docs/sources/apiserver-wire.md §11).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldValidation {
+    /// Unknown fields are dropped. The simulated clients send this: client-go sends no
+    /// parameter, whose default, `Warn`, only adds warnings, and no simulated client reads
+    /// them; with `Ignore` no body is searched for unknown fields.
+    Ignore,
+    /// Unknown fields are dropped and named in `Warning` headers: the default (no parameter).
+    Warn,
+    /// An unknown field fails the request (400): what kubectl sends unless `--validate=false`.
+    Strict,
+}
+
+impl FieldValidation {
+    /// The parameter's value (`None`: absent); `Err` for a value the server does not take.
+    pub fn parse(value: Option<&str>) -> Result<FieldValidation, &str> {
+        match value {
+            None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+            Some("Ignore") => Ok(FieldValidation::Ignore),
+            Some("Strict") => Ok(FieldValidation::Strict),
+            Some(other) => Err(other),
+        }
+    }
 }
 
 /// A response body.

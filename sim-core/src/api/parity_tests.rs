@@ -63,6 +63,7 @@ fn admin(verb: Verb, kind: Kind, name: &str, body: Body) -> Request {
         body,
         field_manager: Some(Arc::from("parity")),
         force: false,
+        field_validation: FieldValidation::Ignore,
     }
 }
 

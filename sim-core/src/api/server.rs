@@ -17,7 +17,7 @@ use super::managed_fields::{
 };
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
-use super::object::{Body, Object, Request, Stored, object_json};
+use super::object::{Body, FieldValidation, Object, Request, Stored, object_json};
 use super::rbac::{self, Attributes};
 use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, User, Verb};
 use super::validation::{validate_name, validate_object};
@@ -264,6 +264,8 @@ pub struct ApiServer {
     /// whose kind, namespace and name are always its key in `store` (`commit` sets them), so a
     /// freed or reused slot is never taken for another object's.
     found_slots: FoundSlots,
+    /// The warnings of the request being handled (see [`ApiServer::take_warnings`]).
+    warnings: Vec<String>,
     free_slots: Vec<usize>,
     audit_on: bool,
     audit: Vec<AuditRecord>,
@@ -446,6 +448,7 @@ impl ApiServer {
             store: BTreeMap::new(),
             records: Vec::new(),
             found_slots: FoundSlots::default(),
+            warnings: Vec::new(),
             free_slots: Vec::new(),
             audit_on: false,
             audit: Vec::new(),
@@ -712,6 +715,7 @@ impl ApiServer {
             body: Body::Json(obj),
             field_manager: None,
             force: false,
+            field_validation: FieldValidation::Ignore,
         };
         self.handle_for_effect(now, &request)?;
         let record = self.record_mut(kind, &ns, &meta.name).expect("just created");
@@ -751,6 +755,7 @@ impl ApiServer {
     }
 
     fn handle_outcome(&mut self, now: Nanos, req: &Request) -> Result<Outcome, ApiError> {
+        self.warnings.clear();
         // Renewals taken by the typed path are written into the Lease before anyone reads it.
         if req.kind == Kind::Lease {
             match req.verb {
@@ -837,13 +842,37 @@ impl ApiServer {
     }
 
     fn create(&mut self, now: Nanos, req: &Request, ns: &str) -> Result<Outcome, ApiError> {
-        let object = decode_body(req.kind, &req.body)?;
+        let object = self.decode_request(req)?;
         let name = if object.meta().name.is_empty() { req.name.to_string() } else { object.meta().name.clone() };
         if !req.name.is_empty() && req.name.as_ref() != name {
             return Err(name_mismatch(&name, &req.name));
         }
         check_namespace(&object, ns)?;
         self.insert_new(now, req.kind, ns, &name, object, &default_manager(req, "kubectl-create"))
+    }
+
+    /// A create's or update's body decoded ([`decode_body`]), its unknown fields as the
+    /// request's `fieldValidation` says: refused with the decoder's error (`Strict`: one
+    /// `strict decoding error` naming each, apimachinery `runtime.NewStrictDecodingError`),
+    /// named in the answer's warnings (`Warn`, [`Self::take_warnings`]), or dropped unsaid.
+    fn decode_request(&mut self, req: &Request) -> Result<Stored, ApiError> {
+        let (object, unknown) = decode_body(req.kind, &req.body, req.field_validation)?;
+        if unknown.is_empty() {
+            return Ok(object);
+        }
+        let errors = unknown.iter().map(|path| format!("unknown field {}", go_quote(path)));
+        if req.field_validation == FieldValidation::Strict {
+            let text = format!("strict decoding error: {}", errors.collect::<Vec<_>>().join(", "));
+            return Err(decode_error(req.kind, &text));
+        }
+        self.warnings.extend(errors);
+        Ok(object)
+    }
+
+    /// The warnings of the last request handled (`Warning` headers: an unknown field under
+    /// `fieldValidation=Warn`), taken.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// Shared by create, create-on-update and apply-create: namespace exists, name valid, not
@@ -966,7 +995,7 @@ impl ApiServer {
     /// `update` without the memory of unchanged writes.
     fn update_fully(&mut self, now: Nanos, req: &Request, ns: &str, manager: &str) -> Result<Outcome, ApiError> {
         let kind = req.kind;
-        let object = decode_body(kind, &req.body)?;
+        let object = self.decode_request(req)?;
         if object.meta().name != req.name.as_ref() {
             return Err(name_mismatch(&object.meta().name, &req.name));
         }
@@ -1082,6 +1111,10 @@ impl ApiServer {
         full: fn(&mut Self, Nanos, &Request, &str, String) -> Result<Outcome, ApiError>,
     ) -> Result<Outcome, ApiError> {
         let Some(body) = req.body.json() else { return full(self, now, req, ns, manager) };
+        // A remembered answer would skip the search for unknown fields (an outside client's).
+        if req.field_validation != FieldValidation::Ignore {
+            return full(self, now, req, ns, manager);
+        }
         let shared = match &req.body {
             Body::SharedJson(shared) => Some(shared),
             _ => None,
@@ -1604,19 +1637,23 @@ fn parse_text(kind: Kind, text: &str) -> Result<Value, ApiError> {
 }
 
 /// The typed object of a create/update body: a typed body as is (no copy, no JSON); JSON
-/// checked for apiVersion/kind (defaulted when absent, as the URL gives them) and decoded.
-fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
+/// checked for apiVersion/kind (defaulted when absent, as the URL gives them) and decoded,
+/// then, unless `field_validation` is `Ignore`, searched for fields the kind's type lacks
+/// (returned; the caller warns or refuses). A typed body has none: the simulation built it.
+fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Result<(Stored, Vec<String>), ApiError> {
     // A JSON body is decoded where it lies (decoding copies what it keeps); copying it first
     // was a fifth of the cost of an elector's Event.
     let rendered;
     let value = match body {
-        Body::Lease(lease) if kind == Kind::Lease => return Ok(Stored::Lease(Arc::clone(lease))),
+        Body::Lease(lease) if kind == Kind::Lease => return Ok((Stored::Lease(Arc::clone(lease)), Vec::new())),
         Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
-            return Ok(Stored::ConfigMap(Arc::clone(cm)));
+            return Ok((Stored::ConfigMap(Arc::clone(cm)), Vec::new()));
         }
-        Body::JsonKind(body_kind, object) if *body_kind == kind => return Ok(Stored::Json(kind, Arc::clone(object))),
+        Body::JsonKind(body_kind, object) if *body_kind == kind => {
+            return Ok((Stored::Json(kind, Arc::clone(object)), Vec::new()));
+        }
         Body::Frozen(body_kind, object) if *body_kind == kind => {
-            return Ok(Stored::Json(kind, Arc::new(object.thaw())));
+            return Ok((Stored::Json(kind, Arc::new(object.thaw())), Vec::new()));
         }
         Body::Json(value) => value,
         Body::SharedJson(value) => value,
@@ -1645,7 +1682,14 @@ fn decode_body(kind: Kind, body: &Body) -> Result<Stored, ApiError> {
         ));
     }
     check_type_meta(kind, value)?;
-    Stored::decode(kind, value).map_err(|e| decode_error(kind, &e))
+    let object = Stored::decode(kind, value).map_err(|e| decode_error(kind, &e))?;
+    // Strict decoding reads the body again only once it decoded (a wrong type trumps an
+    // unknown field: sigs.k8s.io/json reports strict errors only if no other occurred).
+    let unknown = match field_validation {
+        FieldValidation::Ignore => Vec::new(),
+        FieldValidation::Warn | FieldValidation::Strict => super::schema::unknown_fields(kind, value),
+    };
+    Ok((object, unknown))
 }
 
 /// A Lease as JSON text decodes: the object's fields and the wire's `apiVersion`/`kind`.
@@ -1666,8 +1710,14 @@ struct LeaseText {
 /// `kind` with matching `apiVersion`/`kind`: the server then decodes the text itself, with
 /// its own error texts. Only Leases for now. Debug builds check the answer against the
 /// server's own decoding of the same text.
-pub fn typed_body_from_text(kind: Kind, text: &str) -> Option<Body> {
+pub fn typed_body_from_text(kind: Kind, text: &str, field_validation: FieldValidation) -> Option<Body> {
     if kind != Kind::Lease || !text.trim_start().starts_with('{') {
+        return None;
+    }
+    // A body with a field the Lease type lacks is the server's to warn of or refuse.
+    if field_validation != FieldValidation::Ignore
+        && !super::schema::unknown_fields_in_text(kind, text).is_some_and(|unknown| unknown.is_empty())
+    {
         return None;
     }
     // A duplicate field, a wrong type, trailing bytes: an error here, the server's path then.
@@ -1675,7 +1725,7 @@ pub fn typed_body_from_text(kind: Kind, text: &str) -> Option<Body> {
     check_type_meta_of(kind, decoded.api_version.as_deref(), decoded.kind.as_deref()).ok()?;
     let lease = Arc::new(Lease { metadata: decoded.metadata, spec: decoded.spec });
     if cfg!(debug_assertions) {
-        match decode_body(kind, &Body::Text(text.to_string())) {
+        match decode_body(kind, &Body::Text(text.to_string()), FieldValidation::Ignore).map(|(object, _)| object) {
             Ok(Stored::Lease(generic)) => assert_eq!(*generic, *lease, "the text decodes as the server decodes it"),
             other => panic!("the server decodes {text:?} otherwise: {other:?}"),
         }

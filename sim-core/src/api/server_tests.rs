@@ -23,6 +23,7 @@ fn request(user: &User, verb: Verb, kind: Kind, name: &str, body: Body) -> Reque
         body,
         field_manager: None,
         force: false,
+        field_validation: FieldValidation::Ignore,
     }
 }
 
@@ -1464,7 +1465,10 @@ fn a_lease_decoded_before_the_server_answers_as_its_text_does() {
         format!(r#"{{"apiVersion":null,"kind":"Lease",{meta},{spec}}}"#),
     ];
     for text in &texts {
-        let typed = typed_body_from_text(Kind::Lease, text).expect("a plain Lease is decoded before the server");
+        // (Fields the Lease lacks are the server's to warn of: decoded here only when ignored,
+        // as the requests below ask.)
+        let typed = typed_body_from_text(Kind::Lease, text, FieldValidation::Ignore)
+            .expect("a plain Lease is decoded before the server");
         for verb in [Verb::Create, Verb::Update] {
             let name = if verb == Verb::Create { "" } else { "lock" };
             let (mut a, mut b) = (server(), server());
@@ -1490,9 +1494,9 @@ fn a_lease_decoded_before_the_server_answers_as_its_text_does() {
         r#"{"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#.to_string(),
     ];
     for text in &left {
-        assert!(typed_body_from_text(Kind::Lease, text).is_none(), "{text}");
+        assert!(typed_body_from_text(Kind::Lease, text, FieldValidation::Warn).is_none(), "{text}");
     }
-    assert!(typed_body_from_text(Kind::ConfigMap, r#"{"metadata":{"name":"c"}}"#).is_none());
+    assert!(typed_body_from_text(Kind::ConfigMap, r#"{"metadata":{"name":"c"}}"#, FieldValidation::Warn).is_none());
 }
 
 /// A write of an object kept as JSON (a LeaseCandidate's renewal) stores the fields the
@@ -1624,4 +1628,50 @@ fn a_leasecandidate_is_stored_as_its_go_type_encodes_it() {
     // The stored object is what its own JSON decodes to again.
     let again = object::Stored::decode(Kind::LeaseCandidate, &json).unwrap();
     assert_eq!(to_json(&again.to_object()), json);
+}
+
+/// `fieldValidation` on a create and an update (apiserver `handlers/create.go:119-141`,
+/// `update.go`; docs/sources/apiserver-wire.md §11): `Strict` refuses a body
+/// with fields the type lacks with one strict decoding error naming each, in the body's order;
+/// `Warn` (no parameter) writes the object without them and names each in a warning; `Ignore`
+/// drops them unsaid. A wrong type is the decoder's own error first. The typed path for a
+/// Lease's text takes only bodies with nothing to say.
+#[test]
+fn unknown_fields_are_refused_warned_of_or_dropped_as_field_validation_says() {
+    let mut s = server();
+    let text = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{{"name":"{name}","colour":"red"}},"spec":{{"holderIdentiy":"a","leaseDurationSeconds":15}}}}"#
+        )
+    };
+    let send = |s: &mut ApiServer, verb: Verb, name: &str, validation: FieldValidation, body: String| {
+        let mut req = admin(verb, Kind::Lease, if verb == Verb::Create { "" } else { name }, Body::Text(body));
+        req.field_validation = validation;
+        let answer = s.handle(0, &req);
+        (answer, s.take_warnings())
+    };
+    let refused = r#"Lease in version "v1" cannot be handled as a Lease: strict decoding error: unknown field "metadata.colour", unknown field "spec.holderIdentiy""#;
+    for verb in [Verb::Create, Verb::Update] {
+        let (answer, warnings) = send(&mut s, verb, "l", FieldValidation::Strict, text("l"));
+        let err = answer.unwrap_err();
+        assert_eq!((err.code, err.reason, err.message.as_str()), (400, Reason::BadRequest, refused), "{verb:?}");
+        assert!(warnings.is_empty());
+    }
+    let (answer, warnings) = send(&mut s, Verb::Create, "l", FieldValidation::Warn, text("l"));
+    let Object::Lease(lease) = answer.unwrap() else { panic!("a Lease") };
+    assert_eq!((lease.spec.holder_identity.as_deref(), lease.spec.lease_duration_seconds), (None, Some(15)));
+    assert_eq!(warnings, [r#"unknown field "metadata.colour""#, r#"unknown field "spec.holderIdentiy""#]);
+    let rv = lease.metadata.resource_version.clone();
+    let update = text("l").replace(r#""colour":"red""#, &format!(r#""resourceVersion":"{rv}","colour":"red""#));
+    let (answer, warnings) = send(&mut s, Verb::Update, "l", FieldValidation::Ignore, update);
+    assert!(answer.is_ok() && warnings.is_empty(), "{answer:?}");
+    // A wrong type trumps an unknown field.
+    let wrong = r#"{"metadata":{"name":"l"},"spec":{"holderIdentiy":"a","leaseDurationSeconds":"15"}}"#.to_string();
+    let (answer, _) = send(&mut s, Verb::Update, "l", FieldValidation::Strict, wrong);
+    assert!(!answer.unwrap_err().message.contains("strict decoding"));
+    // The typed text path steps aside for a body with unknown fields unless they are ignored.
+    assert!(typed_body_from_text(Kind::Lease, &text("l"), FieldValidation::Warn).is_none());
+    assert!(typed_body_from_text(Kind::Lease, &text("l"), FieldValidation::Ignore).is_some());
+    let plain = r#"{"metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}"#;
+    assert!(typed_body_from_text(Kind::Lease, plain, FieldValidation::Strict).is_some());
 }

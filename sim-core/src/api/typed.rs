@@ -17,7 +17,7 @@ use super::errors::ApiError;
 use super::lease_types::{Labels, LeaseMirror, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, RenewalHint, UserId, shared};
 use super::managed_fields::{FieldDiff, LEASE_SPEC_PATHS, record_update, renewal_writer, sync_renewal_time};
 use super::microtime::MicroTime;
-use super::object::{Body, Object, Request, Stored};
+use super::object::{Body, FieldValidation, Object, Request, Stored};
 use super::server::ApiServer;
 use super::types::{Kind, Lease, LeaseSpec, ObjectMeta, Verb};
 use super::validation::validate_lease_spec;
@@ -218,6 +218,7 @@ impl ApiServer {
             body,
             field_manager: Some(self.symbols.name(field_manager).as_ref().into()),
             force: matches!(op, LeaseOp::Apply { force: true, .. }),
+            field_validation: FieldValidation::Ignore,
         }
     }
 

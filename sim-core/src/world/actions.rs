@@ -2,7 +2,7 @@
 //! would), outside any node's link, and what they got back.
 
 use super::result::ActionOutcome;
-use crate::api::{ApiError, Body, Kind, Object, Request, User, Verb};
+use crate::api::{ApiError, Body, FieldValidation, Kind, Object, Request, User, Verb};
 use crate::model::{ActionOp, ScriptedAction};
 use crate::time::Nanos;
 use std::sync::Arc;
@@ -36,6 +36,7 @@ pub(super) fn request_of(action: &ScriptedAction) -> ActionRequest<'_> {
             body: Body::Json(body.clone()),
             field_manager: field_manager.map(|m| m.as_str().into()),
             force,
+            field_validation: FieldValidation::Ignore,
         }
     };
     let simple = |verb: Verb, kind: Kind, namespace: &str, name: &str, body: Body| Request {
@@ -47,6 +48,7 @@ pub(super) fn request_of(action: &ScriptedAction) -> ActionRequest<'_> {
         body,
         field_manager: None,
         force: false,
+        field_validation: FieldValidation::Ignore,
     };
     ActionRequest::Request(match &action.op {
         ActionOp::CanI { verb, kind, namespace, name, user } => {

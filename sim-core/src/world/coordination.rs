@@ -20,7 +20,7 @@ use super::election::{GC_PERIOD, micros};
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
 use crate::api::object::field;
-use crate::api::{Body, JsonObject, Kind, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
+use crate::api::{Body, FieldValidation, JsonObject, Kind, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
 use crate::trace::TraceKind;
@@ -109,6 +109,7 @@ impl World {
             body,
             field_manager: None,
             force: false,
+            field_validation: FieldValidation::Ignore,
         };
         let id = self.net.next_id();
         c.in_flight = Some(id);
@@ -342,6 +343,7 @@ mod tests {
                 body,
                 field_manager: None,
                 force: false,
+                field_validation: FieldValidation::Ignore,
             };
             let mut server = ApiServer::new(crate::time::DEFAULT_EPOCH_UNIX_NANOS);
             server.handle(1_000, &request(Verb::Create, Body::Json(create(spec, labels)))).unwrap();

@@ -29,7 +29,7 @@
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
 use crate::api::object::{Stored, field, map_field};
-use crate::api::{ApiServer, Body, JsonObject, Kind, MicroTime, Request, Time, User, Verb, Version};
+use crate::api::{ApiServer, Body, FieldValidation, JsonObject, Kind, MicroTime, Request, Time, User, Verb, Version};
 use crate::time::Nanos;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -199,6 +199,7 @@ impl Controller {
             body,
             field_manager: Some("leader-election-controller".into()),
             force: false,
+            field_validation: FieldValidation::Ignore,
         }
     }
 

@@ -83,6 +83,7 @@ mod tests {
             body: Body::Json(serde_json::json!({"spec": {"holderIdentity": "someone-else"}})),
             field_manager: None,
             force: false,
+            field_validation: crate::api::FieldValidation::Ignore,
         };
         live.external_request(secs(30), &patch).expect("admin may patch");
         let r = live.finish_at(secs(60));

@@ -6,7 +6,7 @@
 //! it says what to send, and the loop tells it what came back.
 
 use super::network::{Payload, Response};
-use crate::api::{Body, Kind, LeaseOp, LeaseRef, Object, Request, User, UserId, Verb};
+use crate::api::{Body, FieldValidation, Kind, LeaseOp, LeaseRef, Object, Request, User, UserId, Verb};
 use crate::model::{FieldManager, ReconcileMode, ReconcilerSpec};
 use crate::sym::Sym;
 use std::sync::Arc;
@@ -207,6 +207,7 @@ impl Reconciler {
             body,
             field_manager: field_manager.map(|m| m.into()),
             force,
+            field_validation: FieldValidation::Ignore,
         }
     }
 }

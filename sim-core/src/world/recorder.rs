@@ -10,7 +10,7 @@
 //! themselves), `eventTime` null. The real broadcaster sends asynchronously and may drop or
 //! aggregate; here each Event is one create on the node's link, lost with it when the link is.
 
-use crate::api::{Body, FrozenJson, JsonObject, Kind, ObjectMeta, Request, Time, User, Verb};
+use crate::api::{Body, FieldValidation, FrozenJson, JsonObject, Kind, ObjectMeta, Request, Time, User, Verb};
 use crate::elector::LeaderEvent;
 use crate::time::UnixNanos;
 use serde_json::{Map, Value};
@@ -70,6 +70,7 @@ pub(super) fn event_request(source: &EventSource, what: LeaderEvent, user: Arc<U
         body: frozen_or_tree(JsonObject { metadata, rest: Arc::new(rest) }),
         field_manager: Some(source.field_manager.into()),
         force: false,
+        field_validation: FieldValidation::Ignore,
     };
     (request, name)
 }
