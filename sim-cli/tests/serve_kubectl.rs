@@ -79,6 +79,16 @@ struct Session {
 }
 
 impl Session {
+    /// kubectl in `dir` (its cache there too) against `server`.
+    fn new(dir: &Path, server: &Server) -> Session {
+        Session {
+            dir: dir.to_path_buf(),
+            kubeconfig: server.kubeconfig.clone(),
+            cache: dir.join("cache"),
+            transcript: String::new(),
+        }
+    }
+
     fn kubectl(&self, args: &[&str]) -> Command {
         let mut c = Command::new("kubectl");
         c.args(args).arg("--cache-dir").arg(&self.cache).env("KUBECONFIG", &self.kubeconfig).current_dir(&self.dir);
@@ -179,6 +189,19 @@ fn normalise(text: &str) -> String {
     out
 }
 
+/// A fresh folder, a server reporting 1.33 and kubectl against it; `None` (the test skips,
+/// saying how to run it) without kubectl on PATH.
+fn kubectl_133(what: &str) -> Option<(tempfile::TempDir, Server, Session)> {
+    if !have_kubectl() {
+        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send {what} to leasesim serve)");
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let server = Server::start(dir.path(), "1.33");
+    let session = Session::new(dir.path(), &server);
+    Some((dir, server, session))
+}
+
 fn lab_transcript(version: &str) -> (String, Session) {
     let dir = tempfile::tempdir().expect("a temp dir").keep();
     for f in std::fs::read_dir(LAB).expect("the lab files") {
@@ -186,12 +209,7 @@ fn lab_transcript(version: &str) -> (String, Session) {
         std::fs::copy(&f, dir.join(f.file_name().expect("a name"))).expect("copied");
     }
     let server = Server::start(&dir, version);
-    let mut s = Session {
-        dir: dir.clone(),
-        kubeconfig: server.kubeconfig.clone(),
-        cache: dir.join("cache"),
-        transcript: String::new(),
-    };
+    let mut s = Session::new(&dir, &server);
     let ns = ["-n", "op-leader"];
     let lease = |rest: &[&str]| -> Vec<String> { ns.iter().chain(rest.iter()).map(|x| x.to_string()).collect() };
     let run = |s: &mut Session, args: Vec<String>| {
@@ -353,18 +371,7 @@ fn the_seed_lab_runs_with_the_real_kubectl() {
 /// object with a valid version is created and listed with its printer columns.
 #[test]
 fn a_leasecandidate_with_an_invalid_version_is_refused_to_the_real_kubectl() {
-    if !have_kubectl() {
-        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send LeaseCandidates to leasesim serve)");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::start(dir.path(), "1.33");
-    let mut s = Session {
-        dir: dir.path().to_path_buf(),
-        kubeconfig: server.kubeconfig.clone(),
-        cache: dir.path().join("cache"),
-        transcript: String::new(),
-    };
+    let Some((dir, _server, mut s)) = kubectl_133("LeaseCandidates") else { return };
     let candidate = |binary: &str| {
         format!(
             "apiVersion: coordination.k8s.io/v1beta1\nkind: LeaseCandidate\nmetadata:\n  name: sched-a\n  \
@@ -402,18 +409,7 @@ fn a_leasecandidate_with_an_invalid_version_is_refused_to_the_real_kubectl() {
 /// is dropped under `--validate=false` (docs/sources/kubernetes.md §6).
 #[test]
 fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
-    if !have_kubectl() {
-        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send LeaseCandidates to leasesim serve)");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::start(dir.path(), "1.33");
-    let mut s = Session {
-        dir: dir.path().to_path_buf(),
-        kubeconfig: server.kubeconfig.clone(),
-        cache: dir.path().join("cache"),
-        transcript: String::new(),
-    };
+    let Some((dir, _server, mut s)) = kubectl_133("LeaseCandidates") else { return };
     let candidate = |renew: &str| {
         format!(
             "apiVersion: coordination.k8s.io/v1beta1\nkind: LeaseCandidate\nmetadata:\n  name: sched-a\n  \
@@ -457,18 +453,7 @@ fn a_leasecandidate_is_decoded_as_its_go_type_for_the_real_kubectl() {
 /// it without them and prints a warning for each; `--validate=false` writes it silently.
 #[test]
 fn a_misspelt_field_is_refused_to_the_real_kubectl_as_kube_apiserver_refuses_it() {
-    if !have_kubectl() {
-        eprintln!("skipped: no kubectl on PATH (install kubectl 1.33 to send manifests to leasesim serve)");
-        return;
-    }
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let server = Server::start(dir.path(), "1.33");
-    let mut s = Session {
-        dir: dir.path().to_path_buf(),
-        kubeconfig: server.kubeconfig.clone(),
-        cache: dir.path().join("cache"),
-        transcript: String::new(),
-    };
+    let Some((dir, _server, mut s)) = kubectl_133("manifests") else { return };
     std::fs::write(
         dir.path().join("typo.yaml"),
         "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: widget\n  namespace: default\n\

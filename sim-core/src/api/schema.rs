@@ -225,7 +225,7 @@ const MAX_REPORTED: usize = 100;
 pub(crate) fn unknown_fields(kind: Kind, body: &Value) -> Vec<String> {
     let mut out = Vec::new();
     // A tree cannot fail to be read; a part of the wrong shape is the decoder's error, not ours.
-    let _ = Walk { fields: fields_of(kind), path: String::new(), out: &mut out }.deserialize(body);
+    let _ = Walk { fields: fields_of(kind), list: false, path: String::new(), out: &mut out }.deserialize(body);
     out
 }
 
@@ -234,23 +234,19 @@ pub(crate) fn unknown_fields(kind: Kind, body: &Value) -> Vec<String> {
 pub fn unknown_fields_in_text(kind: Kind, text: &str) -> Option<Vec<String>> {
     let mut out = Vec::new();
     let mut reader = serde_json::Deserializer::from_str(text);
-    Walk { fields: fields_of(kind), path: String::new(), out: &mut out }.deserialize(&mut reader).ok()?;
+    Walk { fields: fields_of(kind), list: false, path: String::new(), out: &mut out }.deserialize(&mut reader).ok()?;
     reader.end().ok()?;
     Some(out)
 }
 
-/// One struct of a body being read: its fields' values are read on (known) or skipped (unknown,
-/// named in `out`); anything but a map passes.
+/// One part of a body being read: a struct (`list` false) whose fields' values are read on
+/// (known) or skipped (unknown, named in `out`), or a list of such structs (`list` true), each
+/// at `path[i]`. A part of another shape passes: its type error is the decoder's.
 struct Walk<'a> {
     fields: &'static [(&'static str, Field)],
+    list: bool,
     path: String,
     out: &'a mut Vec<String>,
-}
-
-impl Walk<'_> {
-    fn child(&self, key: &str) -> String {
-        if self.path.is_empty() { key.to_string() } else { format!("{}.{key}", self.path) }
-    }
 }
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
@@ -267,20 +263,21 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let path = self.child(&key);
+            if self.list {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let path = if self.path.is_empty() { key.to_string() } else { format!("{}.{key}", self.path) };
+            let out = &mut *self.out;
             match self.fields.iter().find(|(name, _)| *name == key) {
-                Some((_, Struct(fields))) => {
-                    map.next_value_seed(Walk { fields, path, out: &mut *self.out })?;
-                }
-                Some((_, List(fields))) => {
-                    map.next_value_seed(Items { fields, path, out: &mut *self.out })?;
-                }
+                Some((_, Struct(fields))) => map.next_value_seed(Walk { fields, list: false, path, out })?,
+                Some((_, List(fields))) => map.next_value_seed(Walk { fields, list: true, path, out })?,
                 Some((_, Leaf | Map | Raw)) => {
                     map.next_value::<IgnoredAny>()?;
                 }
                 None => {
-                    if self.out.len() < MAX_REPORTED && !self.out.contains(&path) {
-                        self.out.push(path);
+                    if out.len() < MAX_REPORTED && !out.contains(&path) {
+                        out.push(path);
                     }
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -289,61 +286,19 @@ impl<'de> Visitor<'de> for Walk<'_> {
         Ok(())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(())
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-}
-
-/// A list of structs: each element walked at `path[i]`.
-struct Items<'a> {
-    fields: &'static [(&'static str, Field)],
-    path: String,
-    out: &'a mut Vec<String>,
-}
-
-impl<'de> DeserializeSeed<'de> for Items<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Items<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut i = 0;
         loop {
-            let path = format!("{}[{i}]", self.path);
-            if seq.next_element_seed(Walk { fields: self.fields, path, out: &mut *self.out })?.is_none() {
+            let more = if self.list {
+                let path = format!("{}[{i}]", self.path);
+                seq.next_element_seed(Walk { fields: self.fields, list: false, path, out: &mut *self.out })?.is_some()
+            } else {
+                seq.next_element::<IgnoredAny>()?.is_some()
+            };
+            if !more {
                 return Ok(());
             }
             i += 1;
         }
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(())
     }
     fn visit_bool<E>(self, _: bool) -> Result<(), E> {
         Ok(())
