@@ -191,6 +191,13 @@ pub fn warning_header(text: &str) -> String {
 mod tests {
     use super::*;
 
+    /// `NewWarningHeader(299, "", text)`: agent `-`, `"` and `\` escaped, nothing else.
+    #[test]
+    fn a_warning_header_is_written_as_kube_apiserver_writes_it() {
+        assert_eq!(warning_header(r#"unknown field "spec.a\"b""#), r#"299 - "unknown field \"spec.a\\\"b\"""#);
+        assert_eq!(warning_header("ü tab"), "299 - \"ü tab\"");
+    }
+
     #[test]
     fn targets_split_and_decode() {
         let (path, query) = HttpRequest::parse_target(
