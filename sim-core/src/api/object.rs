@@ -324,9 +324,8 @@ impl Stored {
                 // Decoded into the Go type and encoded again, as the server stores it: the
                 // spec's fields in the type's order, its times checked and written as
                 // MicroTimes, unknown fields dropped (`LeaseCandidateSpec`).
-                #[derive(Deserialize)]
+                #[derive(Default, Deserialize)]
                 #[serde(default)]
-                #[derive(Default)]
                 struct Decoded {
                     metadata: ObjectMeta,
                     spec: LeaseCandidateSpec,
