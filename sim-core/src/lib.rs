@@ -33,3 +33,8 @@ pub mod sym;
 pub mod time;
 pub mod trace;
 pub mod world;
+
+/// A hash map for lookups on the event path (the RBAC decision memo, a candidate's owners):
+/// foldhash with a fixed seed, a tenth of SipHash's cost on short keys and the same on every
+/// run. Never iterated where the order could reach an output.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;

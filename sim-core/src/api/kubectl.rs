@@ -11,6 +11,7 @@ pub fn to_json(obj: &Object) -> Value {
     match obj {
         Object::Lease(lease) => object_json(Kind::Lease, lease.as_ref()),
         Object::ConfigMap(cm) => object_json(Kind::ConfigMap, cm.as_ref()),
+        Object::LeaseCandidate(c) => object_json(Kind::LeaseCandidate, c.as_ref()),
         Object::Json(value) => value.clone(),
         Object::JsonKind(kind, o) => object_json(*kind, o.as_ref()),
         Object::Deleted => Value::Null,
@@ -23,6 +24,7 @@ pub fn to_json_bytes(obj: &Object) -> Vec<u8> {
     match obj {
         Object::Lease(lease) => super::object::object_bytes(Kind::Lease, lease.as_ref()),
         Object::ConfigMap(cm) => super::object::object_bytes(Kind::ConfigMap, cm.as_ref()),
+        Object::LeaseCandidate(c) => super::object::object_bytes(Kind::LeaseCandidate, c.as_ref()),
         Object::Json(value) => serde_json::to_vec(value).expect("JSON serialises"),
         Object::JsonKind(kind, o) => super::object::object_bytes(*kind, o.as_ref()),
         Object::Deleted => b"null".to_vec(),

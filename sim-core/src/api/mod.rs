@@ -55,8 +55,8 @@ pub use server::{ApiServer, AuditRecord, Change, ChangeType, typed_body_from_tex
 pub use table::{human_duration, table};
 pub use typed::QuietLease;
 pub use types::{
-    ConfigMap, JsonObject, Kind, Lease, LeaseCandidateSpec, LeaseSpec, ManagedFieldsEntry, Namespace, ObjectMeta,
-    PolicyRule, Role, RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
+    ConfigMap, JsonObject, Kind, Lease, LeaseCandidate, LeaseCandidateSpec, LeaseSpec, ManagedFieldsEntry, Namespace,
+    ObjectMeta, PolicyRule, Role, RoleBinding, RoleRef, ServiceAccount, Subject, User, Verb,
 };
 pub use validation::validate_lease_candidate_spec;
 pub use validation::{check_label, validate_lease_spec, validate_name};

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::types::{
-    ConfigMap, JsonObject, Kind, Lease, LeaseCandidateSpec, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount,
-    User, Verb,
+    ConfigMap, JsonObject, Kind, Lease, LeaseCandidate, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User,
+    Verb,
 };
 
 /// A request body, as a client sent it.
@@ -20,6 +20,9 @@ pub enum Body {
     /// A typed Lease (the hot path of client-go's LeaseLock: no JSON at all).
     Lease(Arc<Lease>),
     ConfigMap(Arc<ConfigMap>),
+    /// A typed LeaseCandidate: a candidate's `ensureLease` and the election controller's ping
+    /// send the cached object with one time set, no JSON built, copied and decoded for it.
+    LeaseCandidate(Arc<LeaseCandidate>),
     /// Any object, or a merge patch / apply configuration.
     Json(Value),
     /// The same, shared by its sender: a body sent again and again unchanged (a reconciler's
@@ -28,9 +31,9 @@ pub enum Body {
     SharedJson(Arc<Value>),
     /// Raw JSON text as a user sent it: decode errors are the server's.
     Text(String),
-    /// An object of a kind kept as JSON (an Event, a LeaseCandidate) as the server keeps it
-    /// (what decoding its JSON gives): an elector's recorder and a candidate's `ensureLease`
-    /// build it directly, so no JSON is built, copied and decoded for it.
+    /// An object of a kind kept as JSON (an Event) as the server keeps it (what decoding its
+    /// JSON gives): an elector's recorder builds it directly, so no JSON is built, copied and
+    /// decoded for it.
     JsonKind(Kind, Arc<JsonObject>),
     /// The same, frozen to text ([`FrozenJson`]): an elector's Event, a sixth of the size of
     /// its tree while it is in flight (a fleet's leaders all record one at once at the start).
@@ -99,9 +102,10 @@ impl FieldValidation {
 pub enum Object {
     Lease(Arc<Lease>),
     ConfigMap(Arc<ConfigMap>),
+    LeaseCandidate(Arc<LeaseCandidate>),
     /// Other kinds and lists, as the server's JSON.
     Json(Value),
-    /// An object of a kind kept as JSON (a LeaseCandidate, an Event) as stored: its JSON
+    /// An object of a kind kept as JSON (an Event) as stored: its JSON
     /// (`kubectl::to_json`) is rendered only where it is wanted, not for every write's answer.
     JsonKind(Kind, Arc<JsonObject>),
     Deleted,
@@ -116,6 +120,7 @@ pub(crate) enum Stored {
     ServiceAccount(Arc<ServiceAccount>),
     Role(Arc<Role>),
     RoleBinding(Arc<RoleBinding>),
+    LeaseCandidate(Arc<LeaseCandidate>),
     Json(Kind, Arc<JsonObject>),
     /// An Event, kept as text: see [`FrozenJson`].
     Frozen(Kind, Arc<FrozenJson>),
@@ -207,6 +212,7 @@ impl Stored {
             Stored::ServiceAccount(_) => Kind::ServiceAccount,
             Stored::Role(_) => Kind::Role,
             Stored::RoleBinding(_) => Kind::RoleBinding,
+            Stored::LeaseCandidate(_) => Kind::LeaseCandidate,
             Stored::Json(kind, _) | Stored::Frozen(kind, _) => *kind,
         }
     }
@@ -219,6 +225,7 @@ impl Stored {
             Stored::ServiceAccount(o) => &o.metadata,
             Stored::Role(o) => &o.metadata,
             Stored::RoleBinding(o) => &o.metadata,
+            Stored::LeaseCandidate(o) => &o.metadata,
             Stored::Json(_, o) => &o.metadata,
             Stored::Frozen(_, o) => &o.metadata,
         }
@@ -233,6 +240,7 @@ impl Stored {
             Stored::ServiceAccount(o) => &mut Arc::make_mut(o).metadata,
             Stored::Role(o) => &mut Arc::make_mut(o).metadata,
             Stored::RoleBinding(o) => &mut Arc::make_mut(o).metadata,
+            Stored::LeaseCandidate(o) => &mut Arc::make_mut(o).metadata,
             Stored::Json(_, o) => &mut Arc::make_mut(o).metadata,
             Stored::Frozen(_, o) => &mut Arc::make_mut(o).metadata,
         }
@@ -247,6 +255,7 @@ impl Stored {
             Stored::ServiceAccount(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
             Stored::Role(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
             Stored::RoleBinding(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
+            Stored::LeaseCandidate(o) => Arc::get_mut(o).map(|o| &mut o.metadata),
             Stored::Json(_, o) => Arc::get_mut(o).map(|o| &mut o.metadata),
             Stored::Frozen(_, o) => Arc::get_mut(o).map(|o| &mut o.metadata),
         }
@@ -265,18 +274,12 @@ impl Stored {
         copy.to_json()
     }
 
-    /// An object kept as JSON (a LeaseCandidate), shared. `None` for a frozen Event too: none
-    /// is read this way.
-    pub(crate) fn json_object(&self) -> Option<&Arc<JsonObject>> {
+    /// A LeaseCandidate, shared.
+    pub(crate) fn lease_candidate(&self) -> Option<&Arc<LeaseCandidate>> {
         match self {
-            Stored::Json(_, o) => Some(o),
+            Stored::LeaseCandidate(o) => Some(o),
             _ => None,
         }
-    }
-
-    /// A top-level field of an object kept as JSON (a LeaseCandidate's `spec`), unrendered.
-    pub(crate) fn json_field(&self, key: &str) -> Option<&Value> {
-        self.json_object().and_then(|o| map_field(&o.rest, key))
     }
 
     /// [`Stored::to_json`] without `metadata.managedFields`, the same map otherwise (its keys in
@@ -306,6 +309,7 @@ impl Stored {
             Stored::ServiceAccount(o) => object_json(Kind::ServiceAccount, o.as_ref()),
             Stored::Role(o) => object_json(Kind::Role, o.as_ref()),
             Stored::RoleBinding(o) => object_json(Kind::RoleBinding, o.as_ref()),
+            Stored::LeaseCandidate(o) => object_json(Kind::LeaseCandidate, o.as_ref()),
             Stored::Json(kind, o) => object_json(*kind, o.as_ref()),
             Stored::Frozen(kind, o) => object_json(*kind, &o.thaw()),
         }
@@ -320,21 +324,9 @@ impl Stored {
             Kind::ServiceAccount => Stored::ServiceAccount(decode_typed(value)?),
             Kind::Role => Stored::Role(decode_typed(value)?),
             Kind::RoleBinding => Stored::RoleBinding(decode_typed(value)?),
-            Kind::LeaseCandidate => {
-                // Decoded into the Go type and encoded again, as the server stores it: the
-                // spec's fields in the type's order, its times checked and written as
-                // MicroTimes, unknown fields dropped (`LeaseCandidateSpec`).
-                #[derive(Default, Deserialize)]
-                #[serde(default)]
-                struct Decoded {
-                    metadata: ObjectMeta,
-                    spec: LeaseCandidateSpec,
-                }
-                let decoded = Decoded::deserialize(value).map_err(|e| e.to_string())?;
-                let spec = serde_json::to_value(&decoded.spec).map_err(|e| e.to_string())?;
-                let rest = Map::from_iter([("spec".to_string(), spec)]);
-                Stored::Json(kind, Arc::new(JsonObject { metadata: decoded.metadata, rest: Arc::new(rest) }))
-            }
+            // Into the Go type, as the server stores it: the spec's fields in the type's order,
+            // its times checked as MicroTimes, unknown fields dropped (`LeaseCandidateSpec`).
+            Kind::LeaseCandidate => Stored::LeaseCandidate(decode_typed(value)?),
             Kind::Event => {
                 let mut object: JsonObject = JsonObject::deserialize(value).map_err(|e| e.to_string())?;
                 // `kind` and `apiVersion` are the wire's, not the object's.
@@ -362,6 +354,7 @@ impl Stored {
         match self {
             Stored::Lease(o) => Object::Lease(Arc::clone(o)),
             Stored::ConfigMap(o) => Object::ConfigMap(Arc::clone(o)),
+            Stored::LeaseCandidate(o) => Object::LeaseCandidate(Arc::clone(o)),
             Stored::Json(kind, o) => Object::JsonKind(*kind, Arc::clone(o)),
             Stored::Frozen(kind, o) => Object::JsonKind(*kind, Arc::new(o.thaw())),
             other => Object::Json(other.to_json()),
@@ -383,6 +376,7 @@ impl Stored {
             }
             (Stored::Role(a), Stored::Role(b)) => a.rules == b.rules,
             (Stored::RoleBinding(a), Stored::RoleBinding(b)) => a.subjects == b.subjects && a.role_ref == b.role_ref,
+            (Stored::LeaseCandidate(a), Stored::LeaseCandidate(b)) => a.spec == b.spec,
             (Stored::Json(ka, a), Stored::Json(kb, b)) => ka == kb && a.rest == b.rest,
             (Stored::Json(ka, a), Stored::Frozen(kb, b)) | (Stored::Frozen(kb, b), Stored::Json(ka, a)) => {
                 ka == kb && a.rest == b.thaw().rest
@@ -391,21 +385,6 @@ impl Stored {
             _ => false,
         }
     }
-}
-
-/// `map.get(key)`, by a walk over the keys when the map is small (a LeaseCandidate's spec has
-/// six): hashing the key (SipHash, `serde_json`'s map) cost more than comparing it to each,
-/// and the spec is read at every candidate write and watch event. The keys of a map are
-/// distinct, so the first match is the one `get` finds.
-#[inline]
-pub(crate) fn map_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
-    if map.len() <= 8 { map.iter().find_map(|(k, v)| (k == key).then_some(v)) } else { map.get(key) }
-}
-
-/// [`map_field`] of an object value (`None` for a value that is not an object).
-#[inline]
-pub(crate) fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    value.as_object().and_then(|map| map_field(map, key))
 }
 
 #[cfg(test)]
@@ -418,26 +397,6 @@ mod tests {
             metadata: ObjectMeta { name: "e".into(), namespace: "ns".into(), ..Default::default() },
             rest: rest.into(),
         }
-    }
-
-    /// `map_field` finds what `Map::get` finds, in maps below, at and above the size where it
-    /// stops walking, for every key present and for absent ones (a prefix, an extension, an
-    /// empty key); `field` of a value that is not an object finds nothing.
-    #[test]
-    fn a_field_walked_to_is_the_field_got() {
-        for size in 0..12 {
-            let mut map = Map::new();
-            for i in 0..size {
-                map.insert(format!("key{i}"), json!(i));
-            }
-            let absent = ["key", "key10x", "", "KEY0", "key0 "];
-            for key in map.keys().cloned().chain(absent.iter().map(|k| k.to_string())) {
-                assert_eq!(map_field(&map, &key), map.get(&key), "size {size}, key {key:?}");
-                assert_eq!(field(&Value::Object(map.clone()), &key), map.get(&key));
-            }
-        }
-        assert_eq!(field(&json!([1]), "key0"), None);
-        assert_eq!(field(&Value::Null, "key0"), None);
     }
 
     /// A frozen object thaws to itself: keys in their order (not sorted), nested maps and
@@ -490,8 +449,5 @@ mod tests {
         assert!(frozen.same_content(&tree) && tree.same_content(&frozen) && frozen.same_content(&frozen));
         let other = Stored::Json(Kind::Event, Arc::new(object(serde_json::json!({"count": 2}))));
         assert!(!frozen.same_content(&other) && !other.same_content(&frozen));
-        // Only Events: a LeaseCandidate is read field by field (`json_field`) at every write.
-        let candidate = Stored::Json(Kind::LeaseCandidate, Arc::new(object(serde_json::json!({"spec": {}}))));
-        assert!(matches!(candidate.for_store(), Stored::Json(..)));
     }
 }

@@ -12,8 +12,9 @@ use super::errors::{ApiError, FieldError};
 use super::go_text::{go_json_marshal, go_quote};
 use super::lease_types::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
 use super::managed_fields::{
-    FieldDiff, ManagerState, SEP, applied_field_set, json_diff, lease_diff, managers_from_entries, owned_by_others,
-    previously_applied, record_apply, record_update, remove_field, render_managed_fields, sync_managed_fields,
+    FieldDiff, ManagerState, SEP, applied_field_set, json_diff, lease_candidate_diff, lease_diff,
+    managers_from_entries, owned_by_others, previously_applied, record_apply, record_update, remove_field,
+    render_managed_fields, sync_managed_fields,
 };
 use super::merge_patch::merge_patch;
 use super::microtime::Time;
@@ -56,6 +57,10 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
     match (live, new) {
         (None, Stored::Lease(n)) => lease_diff(None, n),
         (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
+        (None, Stored::LeaseCandidate(n)) => checked_candidate_diff(None, new, lease_candidate_diff(None, n)),
+        (Some(live @ Stored::LeaseCandidate(l)), Stored::LeaseCandidate(n)) => {
+            checked_candidate_diff(Some(live), new, lease_candidate_diff(Some(l), n))
+        }
         (live_stored @ (None | Some(Stored::Json(..))), Stored::Json(_, n)) => {
             let live = live_stored.and_then(|l| match l {
                 Stored::Json(_, l) => Some(l),
@@ -78,6 +83,15 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
             None => json_diff(live.map(Stored::json_for_diff).as_ref(), &new.json_for_diff()),
         },
     }
+}
+
+/// A LeaseCandidate's typed diff, which debug builds check against the whole objects' JSON.
+fn checked_candidate_diff(live: Option<&Stored>, new: &Stored, diff: FieldDiff) -> FieldDiff {
+    if cfg!(debug_assertions) {
+        let whole = json_diff(live.map(Stored::json_for_diff).as_ref(), &new.json_for_diff());
+        assert!(whole == diff, "the typed LeaseCandidate diff disagrees with the whole object's");
+    }
+    diff
 }
 
 /// The tracked part of an object's metadata as its JSON would hold it: labels and annotations
@@ -209,7 +223,7 @@ impl Outcome {
 #[derive(Clone, Default)]
 pub(crate) struct AuthzMemo {
     generation: u64,
-    decisions: HashMap<AuthzKey, bool>,
+    decisions: crate::FastMap<AuthzKey, bool>,
     /// The key's "" (a cluster-scoped kind's namespace, a create's or a list's name).
     empty: Arc<str>,
 }
@@ -914,14 +928,15 @@ impl ApiServer {
         };
         let generic = |object: &Stored| from_diff(&field_diff(None, object));
         let mut shape = String::new();
-        // A Lease's diff is cheap (a look at seven fields and its labels), and it is the shape:
+        // A Lease's or a LeaseCandidate's diff is cheap (a look at its spec's fields and its
+        // labels), and it is the shape:
         // a diff from nothing only adds.
         let mut typed_diff = None;
         match object {
             Stored::Json(_, json) if json.metadata.labels.is_empty() && json.metadata.annotations.is_empty() => {
                 json_shape(&json.rest, &mut shape)
             }
-            Stored::Lease(_) => {
+            Stored::Lease(_) | Stored::LeaseCandidate(_) => {
                 let diff = field_diff(None, object);
                 debug_assert!(diff.removed.is_empty(), "a create removes nothing");
                 fields_shape(&diff.changed, &mut shape);
@@ -1289,22 +1304,34 @@ impl ApiServer {
         managers: Vec<ManagerState>,
     ) -> Stored {
         self.revision += 1;
-        let previous =
-            self.record(kind, ns, name).map(|r| (r.object.meta().uid.clone(), r.object.meta().creation_timestamp));
-        let existed = previous.is_some();
-        let (uid, created_at) = match previous {
-            Some((uid, created_at)) => (uid, created_at),
-            None => (self.next_uid(), Some(Time::from_unix_nanos(self.wall_nanos(now)))),
-        };
+        let slot = self.slot_of(kind, ns, name);
+        let existed = slot.is_some();
         // Frozen before the server's metadata is written: a recorder's Event, shared with its
         // request, is not copied as a tree first.
         object = object.for_store();
         let meta = object.meta_mut();
-        meta.name = name.to_string();
-        meta.namespace = ns.to_string();
-        meta.uid = uid;
-        meta.resource_version = self.revision.to_string();
-        meta.creation_timestamp = created_at;
+        // Texts that are already right (an update's name, namespace and uid) are not written
+        // again: each was an allocation at every write.
+        match slot.and_then(|slot| self.records[slot].as_ref()) {
+            Some(live) => {
+                let live = live.object.meta();
+                if meta.uid != live.uid {
+                    meta.uid.clone_from(&live.uid);
+                }
+                meta.creation_timestamp = live.creation_timestamp;
+            }
+            None => {
+                meta.uid = self.next_uid();
+                meta.creation_timestamp = Some(Time::from_unix_nanos(self.wall_nanos(now)));
+            }
+        }
+        if meta.name != name {
+            meta.name = name.to_string();
+        }
+        if meta.namespace != ns {
+            meta.namespace = ns.to_string();
+        }
+        super::typed::write_decimal(&mut meta.resource_version, self.revision);
         sync_managed_fields(&mut meta.managed_fields, &managers);
         let response = object.clone();
         if self.changes.is_some() {
@@ -1328,7 +1355,7 @@ impl ApiServer {
             unchanged_writes: Vec::new(),
         };
         self.rbac_changed(kind);
-        if let Some(slot) = self.slot_of(kind, ns, name) {
+        if let Some(slot) = slot {
             self.records[slot] = Some(record);
             return response;
         }
@@ -1649,6 +1676,9 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
         Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
             return Ok((Stored::ConfigMap(Arc::clone(cm)), Vec::new()));
         }
+        Body::LeaseCandidate(c) if kind == Kind::LeaseCandidate => {
+            return Ok((Stored::LeaseCandidate(Arc::clone(c)), Vec::new()));
+        }
         Body::JsonKind(body_kind, object) if *body_kind == kind => {
             return Ok((Stored::Json(kind, Arc::clone(object)), Vec::new()));
         }
@@ -1661,7 +1691,7 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
             rendered = parse_text(kind, text)?;
             &rendered
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             rendered = typed_body_json(body).expect("a typed body");
             &rendered
         }
@@ -1733,12 +1763,13 @@ pub fn typed_body_from_text(kind: Kind, text: &str, field_validation: FieldValid
     Some(Body::Lease(lease))
 }
 
-/// A typed body (a Lease, a ConfigMap, an Event, a LeaseCandidate) as the JSON a client would have sent; `None`
-/// for the others.
+/// A typed body (a Lease, a ConfigMap, a LeaseCandidate, an Event) as the JSON a client would
+/// have sent; `None` for the others.
 fn typed_body_json(body: &Body) -> Option<Value> {
     match body {
         Body::Lease(lease) => Some(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
+        Body::LeaseCandidate(c) => Some(object_json(Kind::LeaseCandidate, c.as_ref())),
         Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
         Body::Frozen(kind, object) => Some(object_json(*kind, &object.thaw())),
         Body::None | Body::Json(_) | Body::SharedJson(_) | Body::Text(_) => None,
@@ -1776,7 +1807,7 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
         Body::Json(value) => Ok(value.clone()),
         Body::SharedJson(value) => Ok(Value::clone(value)),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             Ok(typed_body_json(body).expect("a typed body"))
         }
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
@@ -1796,7 +1827,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
             parsed = typed_body_json(body).expect("a typed body");
             &parsed
         }

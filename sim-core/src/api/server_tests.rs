@@ -1499,26 +1499,66 @@ fn a_lease_decoded_before_the_server_answers_as_its_text_does() {
     assert!(typed_body_from_text(Kind::ConfigMap, r#"{"metadata":{"name":"c"}}"#, FieldValidation::Warn).is_none());
 }
 
-/// A write of an object kept as JSON (a LeaseCandidate's renewal) stores the fields the
-/// request carried, shared, not copied: the server's copy-on-write for its metadata
-/// (resourceVersion, managedFields) copies the metadata alone (docs/performance.md, issue 35).
+/// A LeaseCandidate's typed field diff is the diff of its JSON, between every pair of a set of
+/// candidates that set and unset each spec field (the times, the versions, an empty strategy,
+/// an empty leaseName) and their labels and annotations, and from nothing (a create). A write
+/// answers with the typed object, the one stored.
 #[test]
-fn a_json_objects_fields_are_stored_shared_with_the_request() {
+fn a_leasecandidates_typed_diff_is_the_diff_of_its_json() {
+    use super::managed_fields::{json_diff, lease_candidate_diff};
+    use super::types::LeaseCandidate;
+    let time = |s: &str| Some(MicroTime::parse(s).unwrap());
+    let base = LeaseCandidate {
+        metadata: ObjectMeta { name: "c".into(), namespace: NS.into(), ..Default::default() },
+        spec: super::types::LeaseCandidateSpec {
+            lease_name: "l".into(),
+            ping_time: None,
+            renew_time: time("2026-01-01T00:00:00.000000Z"),
+            binary_version: "1.33.0".into(),
+            emulation_version: "1.33.0".into(),
+            strategy: "OldestEmulationVersion".into(),
+        },
+    };
+    let mut variants = vec![base.clone()];
+    let edits: [fn(&mut LeaseCandidate); 10] = [
+        |c| c.spec.ping_time = Some(MicroTime::from_unix_nanos(1_767_225_605_000_000_000)),
+        |c| c.spec.renew_time = None,
+        |c| c.spec.renew_time = Some(MicroTime::from_unix_nanos(1_767_225_601_500_000_000)),
+        |c| c.spec.emulation_version = String::new(),
+        |c| c.spec.strategy = String::new(),
+        |c| c.spec.lease_name = String::new(),
+        |c| c.spec.binary_version = "1.34.0".into(),
+        |c| c.metadata.labels = [("a".to_string(), "1".to_string())].into(),
+        |c| c.metadata.annotations = [("n".to_string(), String::new())].into(),
+        |c| {
+            c.metadata.labels = [("a".to_string(), "2".to_string()), ("b".to_string(), String::new())].into();
+            c.spec.binary_version = String::new();
+        },
+    ];
+    for edit in edits {
+        let mut c = base.clone();
+        edit(&mut c);
+        variants.push(c);
+    }
+    let json = |c: &LeaseCandidate| object_json(Kind::LeaseCandidate, c);
+    for after in &variants {
+        assert_eq!(lease_candidate_diff(None, after), json_diff(None, &json(after)), "created: {after:?}");
+        for before in &variants {
+            let typed = lease_candidate_diff(Some(before), after);
+            assert_eq!(typed, json_diff(Some(&json(before)), &json(after)), "{before:?} → {after:?}");
+        }
+    }
     let mut s = server();
-    let spec = json!({"leaseName": "l", "binaryVersion": "1.33.0", "emulationVersion": "1.33.0",
-        "strategy": "OldestEmulationVersion", "renewTime": "2026-01-01T00:00:00.000000Z"});
-    let body = json!({"apiVersion": "coordination.k8s.io/v1beta1", "kind": "LeaseCandidate",
-        "metadata": {"name": "c", "namespace": NS}, "spec": spec});
-    let created = s.handle(0, &admin(Verb::Create, Kind::LeaseCandidate, "", Body::Json(body))).unwrap();
-    let Object::JsonKind(_, stored) = created else { panic!("a LeaseCandidate is kept as JSON") };
-    let mut renewed = (*stored).clone();
-    Arc::make_mut(&mut renewed.rest)["spec"]["renewTime"] = json!("2026-01-01T00:00:02.000000Z");
-    let sent = Arc::new(renewed);
-    let update =
-        admin(Verb::Update, Kind::LeaseCandidate, "c", Body::JsonKind(Kind::LeaseCandidate, Arc::clone(&sent)));
-    let Object::JsonKind(_, written) = s.handle(1, &update).unwrap() else { panic!("kept as JSON") };
-    assert_ne!(written.metadata.resource_version, stored.metadata.resource_version, "written");
-    assert!(Arc::ptr_eq(&written.rest, &sent.rest), "the fields are the request's, not a copy");
+    let create = admin(Verb::Create, Kind::LeaseCandidate, "", Body::LeaseCandidate(Arc::new(base.clone())));
+    let Object::LeaseCandidate(created) = s.handle(0, &create).unwrap() else { panic!("a typed LeaseCandidate") };
+    let mut renewed = LeaseCandidate::clone(&created);
+    renewed.spec.renew_time = time("2026-01-01T00:00:02.000000Z");
+    let update = admin(Verb::Update, Kind::LeaseCandidate, "c", Body::LeaseCandidate(Arc::new(renewed)));
+    let Object::LeaseCandidate(written) = s.handle(1, &update).unwrap() else { panic!("a typed LeaseCandidate") };
+    assert_ne!(written.metadata.resource_version, created.metadata.resource_version, "written");
+    assert_eq!(written.spec.renew_time, time("2026-01-01T00:00:02.000000Z"));
+    let stored = s.peek_stored(Kind::LeaseCandidate, NS, "c").unwrap();
+    assert!(Arc::ptr_eq(stored.lease_candidate().unwrap(), &written), "the answer is the stored object");
 }
 
 /// `slot_of`'s memory of the slots it last found never hands out a freed or reused slot: an

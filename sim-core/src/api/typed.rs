@@ -34,7 +34,7 @@ fn same_map(a: &Option<Arc<Labels>>, b: &Option<Arc<Labels>>) -> bool {
 }
 
 /// Writes `rev` in decimal into `out` (reusing its buffer: no allocation on the renewal path).
-fn write_decimal(out: &mut String, rev: u64) {
+pub(super) fn write_decimal(out: &mut String, rev: u64) {
     out.clear();
     out.push_str(crate::digits::decimal(rev, &mut [0; 20]));
 }

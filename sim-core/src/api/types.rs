@@ -210,9 +210,7 @@ pub struct RoleBinding {
 /// encodes it again (kubernetes/api@10b39a39 `coordination/v1beta1/types.go:116-153`): its
 /// fields in that order, `leaseName` and `binaryVersion` always written, the others omitted
 /// when empty; the times are `metav1.MicroTime` (a text that does not parse is the decode
-/// error the Lease's times give); unknown fields are dropped. A LeaseCandidate is kept as JSON
-/// ([`JsonObject`]); this is the shape that JSON is given on its way in
-/// (`object::Stored::decode`).
+/// error the Lease's times give); unknown fields are dropped.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LeaseCandidateSpec {
@@ -228,16 +226,18 @@ pub struct LeaseCandidateSpec {
     pub strategy: String,
 }
 
-impl LeaseCandidateSpec {
-    /// The spec's keys in the order the server writes them.
-    pub const KEYS: [&'static str; 6] =
-        ["leaseName", "pingTime", "renewTime", "binaryVersion", "emulationVersion", "strategy"];
+/// A `coordination.k8s.io/v1beta1` LeaseCandidate, typed as the server stores it (its Go type:
+/// TypeMeta, ObjectMeta, Spec; any other field of a body is dropped on decode). `apiVersion`
+/// and `kind` are added on the wire by [`super::to_json`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LeaseCandidate {
+    pub metadata: ObjectMeta,
+    pub spec: LeaseCandidateSpec,
 }
 
-/// An object the server keeps as JSON beyond its metadata (core/v1 Events,
-/// coordination.k8s.io/v1beta1 LeaseCandidates): fields after `metadata` in their order (an
-/// Event's as the client sent them; a LeaseCandidate's as its Go type writes them, see
-/// [`LeaseCandidateSpec`]).
+/// An object the server keeps as JSON beyond its metadata (core/v1 Events): fields after
+/// `metadata` in their order, as the client sent them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JsonObject {
     #[serde(default)]

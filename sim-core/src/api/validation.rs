@@ -3,9 +3,9 @@
 
 use super::errors::FieldError;
 use super::go_text::go_quote;
-use super::object::{Stored, field, map_field};
+use super::object::Stored;
 use super::semver::Version;
-use super::types::{Kind, LeaseSpec, ObjectMeta};
+use super::types::{Kind, LeaseCandidateSpec, LeaseSpec, ObjectMeta};
 
 const DNS1123_SUBDOMAIN_ERROR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const DNS1123_LABEL_ERROR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -110,9 +110,7 @@ pub(crate) fn validate_object(object: &Stored) -> Vec<FieldError> {
     let mut errors = validate_metadata(object.meta());
     errors.extend(match object {
         Stored::Lease(lease) => validate_lease_spec(&lease.spec),
-        Stored::Json(Kind::LeaseCandidate, candidate) => {
-            validate_lease_candidate_spec(map_field(&candidate.rest, "spec").unwrap_or(&serde_json::Value::Null))
-        }
+        Stored::LeaseCandidate(candidate) => validate_lease_candidate_spec(&candidate.spec),
         _ => Vec::new(),
     });
     errors
@@ -232,17 +230,16 @@ fn matches_dns1123_label_text(label: &str) -> bool {
 /// blang/semver's order, prereleases included), and not the zero version for
 /// `OldestEmulationVersion`; strategy required and known or qualified. `pingTime` and
 /// `renewTime` are not validated.
-pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError> {
-    let text = |key: &str| field(spec, key).and_then(|v| v.as_str()).unwrap_or("");
+pub fn validate_lease_candidate_spec(spec: &LeaseCandidateSpec) -> Vec<FieldError> {
     let mut errors = Vec::new();
-    if text("leaseName").is_empty() {
+    if spec.lease_name.is_empty() {
         errors.push(FieldError::required("spec.leaseName", ""));
     }
     // A version that does not parse is the zero version from then on (`ev, err = semver.Parse`
     // assigns `Version{}` with the error), and still takes part in the order check below.
     let invalid =
         |path: &str, text: &str| FieldError::invalid(path, &go_quote(text), "must be a valid semantic version");
-    let ev_text = text("emulationVersion");
+    let ev_text = spec.emulation_version.as_str();
     let mut ev = Version::ZERO;
     if !ev_text.is_empty() {
         match Version::parse(ev_text) {
@@ -250,7 +247,7 @@ pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError
             Err(_) => errors.push(invalid("spec.emulationVersion", ev_text)),
         }
     }
-    let bv_text = text("binaryVersion");
+    let bv_text = spec.binary_version.as_str();
     let mut bv = Version::ZERO;
     if bv_text.is_empty() {
         errors.push(FieldError::required("spec.binaryVersion", ""));
@@ -267,7 +264,7 @@ pub fn validate_lease_candidate_spec(spec: &serde_json::Value) -> Vec<FieldError
             "must be greater than or equal to `emulationVersion`",
         ));
     }
-    let strategy = text("strategy");
+    let strategy = spec.strategy.as_str();
     if strategy.is_empty() {
         errors.push(FieldError::required("spec.strategy", ""));
     } else {
@@ -407,9 +404,10 @@ mod tests {
     fn lease_candidates_are_validated_as_the_real_server_does() {
         let ok = serde_json::json!({"leaseName": "kube-scheduler", "binaryVersion": "1.34.0",
             "emulationVersion": "1.33.0", "strategy": "OldestEmulationVersion"});
-        assert!(validate_lease_candidate_spec(&ok).is_empty());
+        let typed = |spec: serde_json::Value| serde_json::from_value::<LeaseCandidateSpec>(spec).unwrap();
+        assert!(validate_lease_candidate_spec(&typed(ok)).is_empty());
         let text = |spec: serde_json::Value| -> Vec<String> {
-            validate_lease_candidate_spec(&spec).iter().map(|e| format!("{}: {}", e.field, e.body)).collect()
+            validate_lease_candidate_spec(&typed(spec)).iter().map(|e| format!("{}: {}", e.field, e.body)).collect()
         };
         assert_eq!(
             text(serde_json::json!({"binaryVersion": "1.33.0", "emulationVersion": "1.34.0", "leaseName": "l",
@@ -464,9 +462,9 @@ mod tests {
         );
         // A custom `domain/name` strategy needs no emulation version.
         assert!(
-            validate_lease_candidate_spec(
-                &serde_json::json!({"leaseName": "l", "binaryVersion": "1.33.0", "strategy": "example.com/x"})
-            )
+            validate_lease_candidate_spec(&typed(
+                serde_json::json!({"leaseName": "l", "binaryVersion": "1.33.0", "strategy": "example.com/x"})
+            ))
             .is_empty()
         );
     }

@@ -459,8 +459,13 @@ impl Scenario {
             let emulation_given = pick!(emulation_version).is_some();
             let binary_version = pick!(binary_version).unwrap_or_else(|| "1.33.0".into());
             let emulation_version = pick!(emulation_version).unwrap_or_else(|| binary_version.clone());
-            let spec = serde_json::json!({"leaseName": elector.lease_name, "binaryVersion": binary_version,
-                "emulationVersion": emulation_version, "strategy": "OldestEmulationVersion"});
+            let spec = crate::api::LeaseCandidateSpec {
+                lease_name: elector.lease_name.to_string(),
+                binary_version: binary_version.to_string(),
+                emulation_version: emulation_version.to_string(),
+                strategy: "OldestEmulationVersion".into(),
+                ..Default::default()
+            };
             let errors = crate::api::validate_lease_candidate_spec(&spec);
             // Blame the key the user wrote: the binary version's errors first (an unset
             // emulation_version copies it), then the emulation version's.

@@ -3,7 +3,7 @@
 //! clock and controller). The routes that move them are `coordination`'s.
 
 use super::election::Controller;
-use crate::api::JsonObject;
+use crate::api::LeaseCandidate;
 use crate::clock::NodeClock;
 use std::sync::Arc;
 
@@ -16,9 +16,9 @@ pub(super) struct Candidacy {
     pub(super) emulation_version: String,
     /// The informer's copy of the node's LeaseCandidate: the server's answer to a write, or the
     /// stored object a watch event delivered, as the server keeps it (shared, never rendered to
-    /// JSON: `ensureLease` sends it back typed, `Body::JsonKind`; rendering and decoding it at
-    /// every write was most of a coordinated run's time).
-    pub(super) cache: Option<Arc<JsonObject>>,
+    /// JSON: `ensureLease` sends it back typed, `Body::LeaseCandidate`; rendering and decoding
+    /// it at every write was most of a coordinated run's time).
+    pub(super) cache: Option<Arc<LeaseCandidate>>,
     /// Failures ever (the rate limiter's count for key 0).
     pub(super) failures: u32,
     /// The queued `ensureLease`: a newer one replaces it.
@@ -57,5 +57,5 @@ pub(super) struct Cle {
     /// The coordinated nodes by identity (a LeaseCandidate's name), in node order: a write to a
     /// candidate finds the informers to notify without a pass over the fleet. (Identities are
     /// fixed; `identity_per_start` renames the holder, not the candidate.)
-    pub(super) owners: std::collections::HashMap<Arc<str>, Arc<[usize]>>,
+    pub(super) owners: crate::FastMap<Arc<str>, Arc<[usize]>>,
 }

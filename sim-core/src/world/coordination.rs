@@ -16,24 +16,22 @@
 //! The controller runs on the apiserver's clock (`[server] clock`); its queue's runs are events.
 
 use super::World;
-use super::election::{GC_PERIOD, micros};
+use super::election::GC_PERIOD;
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
-use crate::api::object::field;
-use crate::api::{Body, FieldValidation, JsonObject, Kind, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
+use crate::api::{Body, FieldValidation, Kind, LeaseCandidate, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
 use crate::trace::TraceKind;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 const RENEW_INTERVAL: Nanos = 5 * 60 * 1_000_000_000;
 const MAX_BACKOFF: Nanos = 1000 * 1_000_000_000;
 
 /// `pingTime > renewTime`: the controller is waiting for this candidate's answer.
-fn ping_pending(spec: &Value) -> bool {
-    let time = |key| field(spec, key).and_then(micros);
-    match (time("pingTime"), time("renewTime")) {
+fn ping_pending(spec: &LeaseCandidateSpec) -> bool {
+    match (spec.ping_time, spec.renew_time) {
         (Some(p), Some(r)) => p > r,
         (Some(_), None) => true,
         _ => false,
@@ -51,7 +49,7 @@ impl World {
         c.cache = self
             .server
             .peek_stored(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity)
-            .and_then(|object| object.json_object().cloned());
+            .and_then(|object| object.lease_candidate().cloned());
         c.failures = 0;
         c.in_flight = None;
         self.candidate_schedule(now, node, 0);
@@ -83,7 +81,7 @@ impl World {
         if c.generation != generation || c.in_flight.is_some() {
             return;
         }
-        let renew = MicroTime::from_unix_nanos(wall).to_rfc3339();
+        let renew = MicroTime::from_unix_nanos(wall);
         let (verb, body) = match &c.cache {
             None => (
                 Verb::Create,
@@ -92,13 +90,14 @@ impl World {
                     "metadata": {"name": identity.as_ref(), "namespace": c.namespace},
                     "spec": {"leaseName": c.lease, "binaryVersion": c.binary_version,
                              "emulationVersion": c.emulation_version, "strategy": "OldestEmulationVersion",
-                             "renewTime": renew},
+                             "renewTime": renew.to_rfc3339()},
                 })),
             ),
-            Some(cached) => (
-                Verb::Update,
-                Body::JsonKind(Kind::LeaseCandidate, Arc::new(with_spec_time(cached, "renewTime", &renew))),
-            ),
+            Some(cached) => {
+                let mut renewed = LeaseCandidate::clone(cached);
+                renewed.spec.renew_time = Some(renew);
+                (Verb::Update, Body::LeaseCandidate(Arc::new(renewed)))
+            }
         };
         let request = Request {
             user,
@@ -134,7 +133,7 @@ impl World {
         }
         c.in_flight = None;
         let after = match response {
-            Some(Response::Object(Ok(Object::JsonKind(_, object)))) => {
+            Some(Response::Object(Ok(Object::LeaseCandidate(object)))) => {
                 c.cache = Some(object);
                 if std::mem::take(&mut c.dirty) { 0 } else { RENEW_INTERVAL }
             }
@@ -172,9 +171,10 @@ impl World {
         let identity = self.procs[node].identity.clone();
         let Some(c) = self.cle.as_mut().and_then(|cle| cle.candidates[node].as_mut()) else { return };
         let object = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
-        let pending = object.as_ref().and_then(|o| o.json_field("spec")).is_some_and(ping_pending);
-        if let Some(object) = object {
-            c.cache = object.json_object().cloned();
+        let candidate = object.as_ref().and_then(|o| o.lease_candidate());
+        let pending = candidate.is_some_and(|o| ping_pending(&o.spec));
+        if let Some(object) = &object {
+            c.cache = object.lease_candidate().cloned();
         }
         if pending {
             if c.in_flight.is_some() {
@@ -214,9 +214,9 @@ impl World {
     #[inline(never)]
     pub(super) fn election_candidate_written(&mut self, now: Nanos, namespace: &str, name: &str) {
         let Some(object) = self.server.peek_stored(Kind::LeaseCandidate, namespace, name) else { return };
-        let spec = object.json_field("spec").unwrap_or(&Value::Null);
-        let lease = field(spec, "leaseName").and_then(Value::as_str).unwrap_or("").to_string();
-        let pending = ping_pending(spec);
+        let Some(candidate) = object.lease_candidate() else { return };
+        let lease = candidate.spec.lease_name.clone();
+        let pending = ping_pending(&candidate.spec);
         let Some(cle) = self.cle.as_mut() else { return };
         let key = cle.controller.key(namespace, &lease);
         if cle.controller.lease_refs[key].is_none() {
@@ -291,32 +291,11 @@ impl World {
     }
 }
 
-/// A cached LeaseCandidate with one MicroTime of its spec set (`ensureLease`'s renewTime, the
-/// election controller's pingTime): what decoding `body["spec"][key] = stamp` over its JSON
-/// gives. A stored spec has its keys in the Go type's order (`LeaseCandidateSpec`), so the key
-/// keeps its place, or takes the one that order gives it; tests pin both writers.
-pub(super) fn with_spec_time(cached: &JsonObject, key: &str, stamp: &str) -> JsonObject {
-    let mut object = cached.clone();
-    let spec = Arc::make_mut(&mut object.rest).entry("spec").or_insert(Value::Null);
-    if !spec.is_object() {
-        *spec = Value::Object(serde_json::Map::new());
-    }
-    let Value::Object(spec) = spec else { unreachable!("made an object above") };
-    match spec.get_mut(key) {
-        Some(value) => *value = json!(stamp),
-        None => {
-            let rank = |k: &str| LeaseCandidateSpec::KEYS.iter().position(|&known| known == k);
-            let at = spec.keys().take_while(|k| rank(k) < rank(key)).count();
-            spec.shift_insert(at, key.to_string(), json!(stamp));
-        }
-    }
-    object
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::api::{ApiServer, User};
+    use serde_json::Value;
 
     /// The typed update `ensureLease` sends is what the JSON body it replaced decodes to: the
     /// same answers, the same stored object and resourceVersion, from a candidate with and
@@ -349,7 +328,7 @@ mod tests {
             server.handle(1_000, &request(Verb::Create, Body::Json(create(spec, labels)))).unwrap();
             let stored = server
                 .peek_stored(Kind::LeaseCandidate, "default", "a")
-                .and_then(|o| o.json_object().cloned())
+                .and_then(|o| o.lease_candidate().cloned())
                 .unwrap();
             let renew = "2026-01-01T00:00:05.123456Z";
             let mut body = crate::api::object_json(Kind::LeaseCandidate, stored.as_ref());
@@ -361,7 +340,9 @@ mod tests {
                 let answer = server.handle(2_000, &request(Verb::Update, body)).map(|o| crate::api::to_json(&o));
                 (answer.map_err(|e| e.message), server.peek_json(Kind::LeaseCandidate, "default", "a"))
             };
-            let typed = Body::JsonKind(Kind::LeaseCandidate, Arc::new(with_spec_time(&stored, "renewTime", renew)));
+            let mut renewed = LeaseCandidate::clone(&stored);
+            renewed.spec.renew_time = Some(MicroTime::parse(renew).unwrap());
+            let typed = Body::LeaseCandidate(Arc::new(renewed));
             assert_eq!(outcome(typed), outcome(Body::Json(body)));
         }
     }

@@ -28,10 +28,12 @@
 //! creation-time tie is decided by name, not at random), custom strategies, the controller's own
 //! election among several apiservers (one apiserver), and the 10-minute informer resync.
 
-use crate::api::object::{Stored, field, map_field};
-use crate::api::{ApiServer, Body, FieldValidation, JsonObject, Kind, MicroTime, Request, Time, User, Verb, Version};
+use crate::api::object::Stored;
+use crate::api::{
+    ApiServer, Body, FieldValidation, Kind, LeaseCandidate, MicroTime, Request, Time, User, Verb, Version,
+};
 use crate::time::Nanos;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::sync::Arc;
 
 pub(super) const REQUEUE: Nanos = 5_000_000_000;
@@ -55,30 +57,24 @@ pub(super) struct Candidate {
     emulation: Option<Version>,
     /// creationTimestamp, whole seconds (metav1.Time).
     created: i64,
-    /// The stored object, shared: rendered only if the controller pings it.
-    object: Arc<JsonObject>,
-}
-
-/// A MicroTime field of a JSON object, as unix nanoseconds.
-pub(super) fn micros(v: &Value) -> Option<i64> {
-    v.as_str().and_then(|s| MicroTime::parse(s).ok()).map(|m| m.unix_nanos())
+    /// The stored object, shared: copied only if the controller pings it.
+    object: Arc<LeaseCandidate>,
 }
 
 impl Candidate {
-    fn of(object: &Arc<JsonObject>) -> Option<Candidate> {
-        let spec = map_field(&object.rest, "spec")?;
-        let text = |key| field(spec, key).and_then(Value::as_str);
-        Some(Candidate {
+    fn of(object: &Arc<LeaseCandidate>) -> Candidate {
+        let spec = &object.spec;
+        Candidate {
             name: object.metadata.name.clone(),
-            ping: field(spec, "pingTime").and_then(micros),
-            renew: field(spec, "renewTime").and_then(micros),
+            ping: spec.ping_time.map(MicroTime::unix_nanos),
+            renew: spec.renew_time.map(MicroTime::unix_nanos),
             // An absent field is Go's "", which does not parse.
-            binary: Version::parse_tolerant(text("binaryVersion").unwrap_or("")).ok(),
-            emulation: Version::parse_tolerant(text("emulationVersion").unwrap_or("")).ok(),
+            binary: Version::parse_tolerant(&spec.binary_version).ok(),
+            emulation: Version::parse_tolerant(&spec.emulation_version).ok(),
             // metav1.Time: whole seconds.
             created: object.metadata.creation_timestamp.map_or(0, Time::unix_secs),
             object: Arc::clone(object),
-        })
+        }
     }
 
     /// Pinged and not acked, the ping less than 5 s old: its answer is awaited.
@@ -209,12 +205,9 @@ impl Controller {
     fn candidates(&self, server: &ApiServer, namespace: &str, lease: &str) -> Vec<Candidate> {
         let mut out: Vec<Candidate> = server
             .stored_in(Kind::LeaseCandidate, namespace)
-            .filter_map(Stored::json_object)
-            .filter(|object| {
-                map_field(&object.rest, "spec").and_then(|spec| field(spec, "leaseName")).and_then(Value::as_str)
-                    == Some(lease)
-            })
-            .filter_map(Candidate::of)
+            .filter_map(Stored::lease_candidate)
+            .filter(|object| object.spec.lease_name == lease)
+            .map(Candidate::of)
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
@@ -261,9 +254,9 @@ impl Controller {
             }
             let never_acked_old_ping = matches!((c.ping, c.renew), (Some(p), Some(r)) if r < p);
             if c.ping.is_none() || (c.ping.is_some_and(|p| p + ELECTION_WINDOW_NS < now) && !never_acked_old_ping) {
-                let stamp = MicroTime::from_unix_nanos(now).to_rfc3339();
-                let pinged = Arc::new(super::coordination::with_spec_time(&c.object, "pingTime", &stamp));
-                let body = Body::JsonKind(Kind::LeaseCandidate, pinged);
+                let mut pinged = LeaseCandidate::clone(&c.object);
+                pinged.spec.ping_time = Some(MicroTime::from_unix_nanos(now));
+                let body = Body::LeaseCandidate(Arc::new(pinged));
                 let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, body);
                 match server.handle_for_effect(t, &req) {
                     Ok(()) => step.pinged.push(c.name.clone()),
@@ -422,7 +415,8 @@ mod tests {
         assert!(server.audit().is_empty(), "the lister made a request: {:?}", server.audit());
         let list = controller.request(Verb::List, Kind::LeaseCandidate, "kube-system", "", Body::None);
         let Ok(crate::api::Object::Json(list)) = server.handle(0, &list) else { panic!("a list") };
-        let listed: Vec<&Value> = list["items"]
+        let micros = |v: &serde_json::Value| v.as_str().map(|s| MicroTime::parse(s).unwrap().unix_nanos());
+        let listed: Vec<&serde_json::Value> = list["items"]
             .as_array()
             .unwrap()
             .iter()
@@ -453,6 +447,8 @@ mod tests {
         // candidate pinged before and one never pinged.
         for (c, item) in read.iter().zip(listed) {
             let stamp = "2026-01-01T00:00:09.250000Z";
+            let mut typed = LeaseCandidate::clone(&c.object);
+            typed.spec.ping_time = Some(MicroTime::parse(stamp).unwrap());
             let outcome = |body: Body| {
                 let mut server = server.clone();
                 let req = controller.request(Verb::Update, Kind::LeaseCandidate, "kube-system", &c.name, body);
@@ -461,8 +457,7 @@ mod tests {
             };
             let mut json = item.clone();
             json["spec"]["pingTime"] = json!(stamp);
-            let typed = Arc::new(super::super::coordination::with_spec_time(&c.object, "pingTime", stamp));
-            let (answer, stored) = outcome(Body::JsonKind(Kind::LeaseCandidate, typed));
+            let (answer, stored) = outcome(Body::LeaseCandidate(Arc::new(typed)));
             assert_eq!(stored.as_ref().unwrap()["spec"]["pingTime"], stamp);
             assert_eq!((answer, stored), outcome(Body::Json(json)), "{}", c.name);
         }

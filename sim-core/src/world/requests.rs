@@ -22,6 +22,7 @@ use crate::net::{Delivery, Direction};
 use crate::sym::Sym;
 use crate::time::Nanos;
 use crate::trace::TraceKind;
+use std::sync::Arc;
 
 impl World {
     /// Sends a request from `node`; `what` is (verb, kind) for the trace, whose object name is
@@ -286,7 +287,7 @@ impl World {
             && self.cle.is_some()
             && let Payload::Generic(r) = self.net.get(msg).payload()
         {
-            let (namespace, name) = (r.namespace.to_string(), r.name.to_string());
+            let (namespace, name) = (Arc::clone(&r.namespace), Arc::clone(&r.name));
             self.election_candidate_written(now, &namespace, &name);
         }
         if let Some(rv_before) = history_before {
