@@ -128,9 +128,19 @@ impl ManagerState {
         Arc::make_mut(&mut self.fields)
     }
 
-    /// Drops the fields `gone` names, copying the set only when one is there; whether any was.
-    fn drop_fields(&mut self, gone: impl Fn(&String) -> bool) -> bool {
-        if !self.fields.iter().any(&gone) {
+    /// Drops the fields `removed` names and, if `taken`, those `changed` names, copying the set
+    /// only when one is there; whether any was. Looked up from the smaller side: a renewal's
+    /// diff names one field, and a creator owns a dozen.
+    fn drop_fields(&mut self, removed: &BTreeSet<String>, changed: &BTreeSet<String>, taken: bool) -> bool {
+        let gone = |f: &String| removed.contains(f) || (taken && changed.contains(f));
+        let named = removed.len() + if taken { changed.len() } else { 0 };
+        let any = if named < self.fields.len() {
+            let owned = |f: &String| self.fields.contains(f);
+            removed.iter().any(owned) || (taken && changed.iter().any(owned))
+        } else {
+            self.fields.iter().any(gone)
+        };
+        if !any {
             return false;
         }
         self.fields_mut().retain(|f| !gone(f));
@@ -706,7 +716,7 @@ pub fn record_update(
     for state in managers.iter_mut() {
         // The updater keeps what it changes; everyone else loses it.
         let is_updater = state.is(manager, Operation::Update, api_version);
-        if state.drop_fields(|f| diff.removed.contains(f) || (!is_updater && diff.changed.contains(f))) {
+        if state.drop_fields(&diff.removed, &diff.changed, !is_updater) {
             state.refresh_trie();
         }
     }
@@ -790,7 +800,7 @@ pub fn record_apply(
     }
     for state in managers.iter_mut() {
         let forced = force && !state.is(manager, Operation::Apply, "");
-        if state.drop_fields(|f| diff.removed.contains(f) || (forced && diff.changed.contains(f))) {
+        if state.drop_fields(&diff.removed, &diff.changed, forced) {
             state.refresh_trie();
         }
     }

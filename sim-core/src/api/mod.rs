@@ -46,7 +46,7 @@ pub use lease_types::{Labels, LeaseOp, LeaseRef, LeaseSpecC, LeaseView, UserId};
 pub use managed_fields::{ManagerState, Operation};
 pub use merge_patch::merge_patch;
 pub use microtime::{MICRO_TIME_LAYOUT, MicroTime, TIME_LAYOUT, Time};
-pub use object::{Body, FieldValidation, FrozenJson, Object, Request, object_json};
+pub use object::{Body, CandidateTime, FieldValidation, FrozenJson, Object, Request, object_json};
 pub use rbac::{Attributes, rule_allows};
 pub use selectors::{FieldSelector, LabelSelector};
 pub use semver::{Version, VersionError, VersionPart};

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::microtime::MicroTime;
 use super::types::{
     ConfigMap, JsonObject, Kind, Lease, LeaseCandidate, Namespace, ObjectMeta, Role, RoleBinding, ServiceAccount, User,
     Verb,
@@ -20,9 +21,15 @@ pub enum Body {
     /// A typed Lease (the hot path of client-go's LeaseLock: no JSON at all).
     Lease(Arc<Lease>),
     ConfigMap(Arc<ConfigMap>),
-    /// A typed LeaseCandidate: a candidate's `ensureLease` and the election controller's ping
-    /// send the cached object with one time set, no JSON built, copied and decoded for it.
-    LeaseCandidate(Arc<LeaseCandidate>),
+    /// A typed LeaseCandidate: `object` with `time` set, if one is given. A candidate's
+    /// `ensureLease` and the election controller's ping send their cached copy with one time
+    /// set, and no JSON is built, copied and decoded for it; the server makes the one copy as
+    /// it decodes (the sender's copy and then the server's copy-on-write of the shared object
+    /// were two).
+    LeaseCandidate {
+        object: Arc<LeaseCandidate>,
+        time: Option<CandidateTime>,
+    },
     /// Any object, or a merge patch / apply configuration.
     Json(Value),
     /// The same, shared by its sender: a body sent again and again unchanged (a reconciler's
@@ -38,6 +45,25 @@ pub enum Body {
     /// The same, frozen to text ([`FrozenJson`]): an elector's Event, a sixth of the size of
     /// its tree while it is in flight (a fleet's leaders all record one at once at the start).
     Frozen(Kind, Arc<FrozenJson>),
+}
+
+/// The time a LeaseCandidate's writer sets: its owner's renewal, or the controller's ping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CandidateTime {
+    Renew(MicroTime),
+    Ping(MicroTime),
+}
+
+impl CandidateTime {
+    /// `object` with this time set: what the writer's body decodes to.
+    pub fn set_on(self, object: &LeaseCandidate) -> LeaseCandidate {
+        let mut copy = object.clone();
+        match self {
+            CandidateTime::Renew(t) => copy.spec.renew_time = Some(t),
+            CandidateTime::Ping(t) => copy.spec.ping_time = Some(t),
+        }
+        copy
+    }
 }
 
 impl Body {

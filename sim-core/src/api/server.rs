@@ -21,7 +21,7 @@ use super::microtime::Time;
 use super::object::{Body, FieldValidation, Object, Request, Stored, object_json};
 use super::rbac::{self, Attributes};
 use super::types::{ConfigMap, Kind, Lease, Namespace, ObjectMeta, User, Verb};
-use super::validation::{validate_name, validate_object};
+use super::validation::{validate_name, validate_object, validate_update};
 use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
 use std::collections::{HashMap, HashSet};
@@ -1049,12 +1049,12 @@ impl ApiServer {
         manager: &str,
         live_json: Option<&Value>,
     ) -> Result<Outcome, ApiError> {
-        let errors = validate_object(&object);
+        let record = self.record(kind, ns, name).expect("caller checked");
+        let errors = validate_update(&object, &record.object);
         if !errors.is_empty() {
             return Err(ApiError::invalid(kind.group(), kind.kind_name(), name, &errors));
         }
         let wall_secs = self.wall_secs(now);
-        let record = self.record(kind, ns, name).expect("caller checked");
         let diff = field_diff_with(Some(&record.object), live_json, &object);
         if diff.is_empty() && object.same_content(&record.object) {
             // apiserver.md §4: a write that changes nothing is not persisted; RV unchanged.
@@ -1676,8 +1676,12 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
         Body::ConfigMap(cm) if kind == Kind::ConfigMap => {
             return Ok((Stored::ConfigMap(Arc::clone(cm)), Vec::new()));
         }
-        Body::LeaseCandidate(c) if kind == Kind::LeaseCandidate => {
-            return Ok((Stored::LeaseCandidate(Arc::clone(c)), Vec::new()));
+        Body::LeaseCandidate { object, time } if kind == Kind::LeaseCandidate => {
+            let object = match time {
+                Some(time) => Arc::new(time.set_on(object)),
+                None => Arc::clone(object),
+            };
+            return Ok((Stored::LeaseCandidate(object), Vec::new()));
         }
         Body::JsonKind(body_kind, object) if *body_kind == kind => {
             return Ok((Stored::Json(kind, Arc::clone(object)), Vec::new()));
@@ -1691,7 +1695,7 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
             rendered = parse_text(kind, text)?;
             &rendered
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate { .. } | Body::JsonKind(..) | Body::Frozen(..) => {
             rendered = typed_body_json(body).expect("a typed body");
             &rendered
         }
@@ -1769,7 +1773,10 @@ fn typed_body_json(body: &Body) -> Option<Value> {
     match body {
         Body::Lease(lease) => Some(object_json(Kind::Lease, lease.as_ref())),
         Body::ConfigMap(cm) => Some(object_json(Kind::ConfigMap, cm.as_ref())),
-        Body::LeaseCandidate(c) => Some(object_json(Kind::LeaseCandidate, c.as_ref())),
+        Body::LeaseCandidate { object, time: None } => Some(object_json(Kind::LeaseCandidate, object.as_ref())),
+        Body::LeaseCandidate { object, time: Some(time) } => {
+            Some(object_json(Kind::LeaseCandidate, &time.set_on(object)))
+        }
         Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
         Body::Frozen(kind, object) => Some(object_json(*kind, &object.thaw())),
         Body::None | Body::Json(_) | Body::SharedJson(_) | Body::Text(_) => None,
@@ -1807,7 +1814,7 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
         Body::Json(value) => Ok(value.clone()),
         Body::SharedJson(value) => Ok(Value::clone(value)),
         Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
-        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate { .. } | Body::JsonKind(..) | Body::Frozen(..) => {
             Ok(typed_body_json(body).expect("a typed body"))
         }
         Body::None => Err(ApiError::bad_request("Invalid JSON Patch")),
@@ -1827,7 +1834,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed
         }
-        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate(_) | Body::JsonKind(..) | Body::Frozen(..) => {
+        Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate { .. } | Body::JsonKind(..) | Body::Frozen(..) => {
             parsed = typed_body_json(body).expect("a typed body");
             &parsed
         }

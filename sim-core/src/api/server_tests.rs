@@ -1524,15 +1524,15 @@ fn a_leasecandidates_typed_diff_is_the_diff_of_its_json() {
         |c| c.spec.ping_time = Some(MicroTime::from_unix_nanos(1_767_225_605_000_000_000)),
         |c| c.spec.renew_time = None,
         |c| c.spec.renew_time = Some(MicroTime::from_unix_nanos(1_767_225_601_500_000_000)),
-        |c| c.spec.emulation_version = String::new(),
-        |c| c.spec.strategy = String::new(),
-        |c| c.spec.lease_name = String::new(),
+        |c| c.spec.emulation_version = "".into(),
+        |c| c.spec.strategy = "".into(),
+        |c| c.spec.lease_name = "".into(),
         |c| c.spec.binary_version = "1.34.0".into(),
         |c| c.metadata.labels = [("a".to_string(), "1".to_string())].into(),
         |c| c.metadata.annotations = [("n".to_string(), String::new())].into(),
         |c| {
             c.metadata.labels = [("a".to_string(), "2".to_string()), ("b".to_string(), String::new())].into();
-            c.spec.binary_version = String::new();
+            c.spec.binary_version = "".into();
         },
     ];
     for edit in edits {
@@ -1549,11 +1549,16 @@ fn a_leasecandidates_typed_diff_is_the_diff_of_its_json() {
         }
     }
     let mut s = server();
-    let create = admin(Verb::Create, Kind::LeaseCandidate, "", Body::LeaseCandidate(Arc::new(base.clone())));
+    let create = admin(
+        Verb::Create,
+        Kind::LeaseCandidate,
+        "",
+        Body::LeaseCandidate { object: Arc::new(base.clone()), time: None },
+    );
     let Object::LeaseCandidate(created) = s.handle(0, &create).unwrap() else { panic!("a typed LeaseCandidate") };
-    let mut renewed = LeaseCandidate::clone(&created);
-    renewed.spec.renew_time = time("2026-01-01T00:00:02.000000Z");
-    let update = admin(Verb::Update, Kind::LeaseCandidate, "c", Body::LeaseCandidate(Arc::new(renewed)));
+    let renew = object::CandidateTime::Renew(time("2026-01-01T00:00:02.000000Z").unwrap());
+    let body = Body::LeaseCandidate { object: Arc::clone(&created), time: Some(renew) };
+    let update = admin(Verb::Update, Kind::LeaseCandidate, "c", body);
     let Object::LeaseCandidate(written) = s.handle(1, &update).unwrap() else { panic!("a typed LeaseCandidate") };
     assert_ne!(written.metadata.resource_version, created.metadata.resource_version, "written");
     assert_eq!(written.spec.renew_time, time("2026-01-01T00:00:02.000000Z"));

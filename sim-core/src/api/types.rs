@@ -210,20 +210,32 @@ pub struct RoleBinding {
 /// encodes it again (kubernetes/api@10b39a39 `coordination/v1beta1/types.go:116-153`): its
 /// fields in that order, `leaseName` and `binaryVersion` always written, the others omitted
 /// when empty; the times are `metav1.MicroTime` (a text that does not parse is the decode
-/// error the Lease's times give); unknown fields are dropped.
+/// error the Lease's times give); unknown fields are dropped. The texts are shared: a
+/// candidate's renewal and the controller's ping copy the object to set one time.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct LeaseCandidateSpec {
-    pub lease_name: String,
+    pub lease_name: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<MicroTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<MicroTime>,
-    pub binary_version: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub emulation_version: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub strategy: String,
+    pub binary_version: Arc<str>,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub emulation_version: Arc<str>,
+    #[serde(skip_serializing_if = "str_is_empty")]
+    pub strategy: Arc<str>,
+}
+
+impl LeaseCandidateSpec {
+    /// The same texts (leaseName, versions, strategy) as `other`: shared, or equal.
+    pub fn same_texts(&self, other: &LeaseCandidateSpec) -> bool {
+        let same = |a: &Arc<str>, b: &Arc<str>| Arc::ptr_eq(a, b) || a == b;
+        same(&self.lease_name, &other.lease_name)
+            && same(&self.binary_version, &other.binary_version)
+            && same(&self.emulation_version, &other.emulation_version)
+            && same(&self.strategy, &other.strategy)
+    }
 }
 
 /// A `coordination.k8s.io/v1beta1` LeaseCandidate, typed as the server stores it (its Go type:

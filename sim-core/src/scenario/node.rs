@@ -460,9 +460,9 @@ impl Scenario {
             let binary_version = pick!(binary_version).unwrap_or_else(|| "1.33.0".into());
             let emulation_version = pick!(emulation_version).unwrap_or_else(|| binary_version.clone());
             let spec = crate::api::LeaseCandidateSpec {
-                lease_name: elector.lease_name.to_string(),
-                binary_version: binary_version.to_string(),
-                emulation_version: emulation_version.to_string(),
+                lease_name: elector.lease_name.as_str().into(),
+                binary_version: binary_version.as_str().into(),
+                emulation_version: emulation_version.as_str().into(),
                 strategy: "OldestEmulationVersion".into(),
                 ..Default::default()
             };

@@ -19,7 +19,7 @@ use super::World;
 use super::election::GC_PERIOD;
 use super::event::{Event, Origin};
 use super::network::{Payload, Response};
-use crate::api::{Body, FieldValidation, Kind, LeaseCandidate, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
+use crate::api::{Body, CandidateTime, FieldValidation, Kind, LeaseCandidateSpec, MicroTime, Object, Request, Verb};
 use crate::net::{Delivery, Direction};
 use crate::time::Nanos;
 use crate::trace::TraceKind;
@@ -94,9 +94,8 @@ impl World {
                 })),
             ),
             Some(cached) => {
-                let mut renewed = LeaseCandidate::clone(cached);
-                renewed.spec.renew_time = Some(renew);
-                (Verb::Update, Body::LeaseCandidate(Arc::new(renewed)))
+                let object = Arc::clone(cached);
+                (Verb::Update, Body::LeaseCandidate { object, time: Some(CandidateTime::Renew(renew)) })
             }
         };
         let request = Request {
@@ -340,9 +339,8 @@ mod tests {
                 let answer = server.handle(2_000, &request(Verb::Update, body)).map(|o| crate::api::to_json(&o));
                 (answer.map_err(|e| e.message), server.peek_json(Kind::LeaseCandidate, "default", "a"))
             };
-            let mut renewed = LeaseCandidate::clone(&stored);
-            renewed.spec.renew_time = Some(MicroTime::parse(renew).unwrap());
-            let typed = Body::LeaseCandidate(Arc::new(renewed));
+            let time = Some(CandidateTime::Renew(MicroTime::parse(renew).unwrap()));
+            let typed = Body::LeaseCandidate { object: Arc::clone(&stored), time };
             assert_eq!(outcome(typed), outcome(Body::Json(body)));
         }
     }

@@ -30,7 +30,8 @@
 
 use crate::api::object::Stored;
 use crate::api::{
-    ApiServer, Body, FieldValidation, Kind, LeaseCandidate, MicroTime, Request, Time, User, Verb, Version,
+    ApiServer, Body, CandidateTime, FieldValidation, Kind, LeaseCandidate, MicroTime, Request, Time, User, Verb,
+    Version,
 };
 use crate::time::Nanos;
 use serde_json::json;
@@ -206,7 +207,7 @@ impl Controller {
         let mut out: Vec<Candidate> = server
             .stored_in(Kind::LeaseCandidate, namespace)
             .filter_map(Stored::lease_candidate)
-            .filter(|object| object.spec.lease_name == lease)
+            .filter(|object| &*object.spec.lease_name == lease)
             .map(Candidate::of)
             .collect();
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -254,9 +255,8 @@ impl Controller {
             }
             let never_acked_old_ping = matches!((c.ping, c.renew), (Some(p), Some(r)) if r < p);
             if c.ping.is_none() || (c.ping.is_some_and(|p| p + ELECTION_WINDOW_NS < now) && !never_acked_old_ping) {
-                let mut pinged = LeaseCandidate::clone(&c.object);
-                pinged.spec.ping_time = Some(MicroTime::from_unix_nanos(now));
-                let body = Body::LeaseCandidate(Arc::new(pinged));
+                let time = Some(CandidateTime::Ping(MicroTime::from_unix_nanos(now)));
+                let body = Body::LeaseCandidate { object: Arc::clone(&c.object), time };
                 let req = self.request(Verb::Update, Kind::LeaseCandidate, &namespace, &c.name, body);
                 match server.handle_for_effect(t, &req) {
                     Ok(()) => step.pinged.push(c.name.clone()),
@@ -447,8 +447,7 @@ mod tests {
         // candidate pinged before and one never pinged.
         for (c, item) in read.iter().zip(listed) {
             let stamp = "2026-01-01T00:00:09.250000Z";
-            let mut typed = LeaseCandidate::clone(&c.object);
-            typed.spec.ping_time = Some(MicroTime::parse(stamp).unwrap());
+            let time = Some(CandidateTime::Ping(MicroTime::parse(stamp).unwrap()));
             let outcome = |body: Body| {
                 let mut server = server.clone();
                 let req = controller.request(Verb::Update, Kind::LeaseCandidate, "kube-system", &c.name, body);
@@ -457,7 +456,7 @@ mod tests {
             };
             let mut json = item.clone();
             json["spec"]["pingTime"] = json!(stamp);
-            let (answer, stored) = outcome(Body::LeaseCandidate(Arc::new(typed)));
+            let (answer, stored) = outcome(Body::LeaseCandidate { object: Arc::clone(&c.object), time });
             assert_eq!(stored.as_ref().unwrap()["spec"]["pingTime"], stamp);
             assert_eq!((answer, stored), outcome(Body::Json(json)), "{}", c.name);
         }
