@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::errors::{ApiError, StatusCause};
 use super::microtime::Time;
-use super::types::{Lease, LeaseCandidate, ManagedFieldsEntry};
+use super::types::{Lease, LeaseCandidate, ManagedFieldsEntry, ObjectMeta};
 
 /// Separator of path segments: a control character no field name or label key can contain.
 pub const SEP: char = '\u{1f}';
@@ -622,13 +622,7 @@ pub fn lease_diff(live: Option<&Lease>, new: &Lease) -> FieldDiff {
     field(&mut diff, "spec\u{1f}leaseTransitions", old.map(|s| &s.lease_transitions), &spec.lease_transitions);
     field(&mut diff, "spec\u{1f}strategy", old.map(|s| &s.strategy), &spec.strategy);
     field(&mut diff, "spec\u{1f}preferredHolder", old.map(|s| &s.preferred_holder), &spec.preferred_holder);
-    let empty = BTreeMap::new();
-    for (node, old, new) in [
-        ("metadata\u{1f}labels", live.map_or(&empty, |l| &l.metadata.labels), &new.metadata.labels),
-        ("metadata\u{1f}annotations", live.map_or(&empty, |l| &l.metadata.annotations), &new.metadata.annotations),
-    ] {
-        map_diff(&mut diff, node, old, new);
-    }
+    metadata_diff(&mut diff, live.map(|l| &l.metadata), &new.metadata);
     diff
 }
 
@@ -662,14 +656,19 @@ pub fn lease_candidate_diff(live: Option<&LeaseCandidate>, new: &LeaseCandidate)
     }
     field(d, "spec\u{1f}emulationVersion", old.and_then(|s| set(&s.emulation_version)), set(&spec.emulation_version));
     field(d, "spec\u{1f}strategy", old.and_then(|s| set(&s.strategy)), set(&spec.strategy));
+    metadata_diff(&mut diff, live.map(|l| &l.metadata), &new.metadata);
+    diff
+}
+
+/// The tracked metadata's diff: labels and annotations, each a granular map.
+fn metadata_diff(diff: &mut FieldDiff, live: Option<&ObjectMeta>, new: &ObjectMeta) {
     let empty = BTreeMap::new();
     for (node, old, new) in [
-        ("metadata\u{1f}labels", live.map_or(&empty, |l| &l.metadata.labels), &new.metadata.labels),
-        ("metadata\u{1f}annotations", live.map_or(&empty, |l| &l.metadata.annotations), &new.metadata.annotations),
+        ("metadata\u{1f}labels", live.map_or(&empty, |l| &l.labels), &new.labels),
+        ("metadata\u{1f}annotations", live.map_or(&empty, |l| &l.annotations), &new.annotations),
     ] {
-        map_diff(&mut diff, node, old, new);
+        map_diff(diff, node, old, new);
     }
-    diff
 }
 
 /// The diff of a granular map (labels, annotations): each key is its own field, and the map
