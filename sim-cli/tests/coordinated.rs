@@ -132,3 +132,33 @@ fn the_election_controllers_writes_have_their_own_mark_and_legend_entry() {
     // The faults (stops) keep ▼ and the "fault" entry.
     assert!(svg.contains("\nfault\n</text>"));
 }
+
+/// A LeaseCandidate's writes carry no fieldManager (client-go `leasecandidate.go`@32ce75a7
+/// creates and updates with empty options), so kube-apiserver names their manager after the
+/// user agent's first word (`handlers/create.go` `managerOrUserAgent`), the process's: the same
+/// manager as its Lease's writes and its Events (`lease_field_manager`), not kubectl's names.
+/// The election controller's ping is its own manager's. As `kubectl get leasecandidate -o
+/// yaml` shows them through `leasesim serve`.
+#[test]
+fn a_candidates_writes_are_its_processs_field_manager() {
+    let path = "scenarios/sweeps/bases/coordinated-skew.toml";
+    let source = std::fs::read_to_string(repo().join(path)).unwrap();
+    let sets = ["server.clock={ steps = [{ at = \"20s\", delta = \"5s\" }] }".to_string(), "duration=60s".into()];
+    let loaded = scenario_file::load(path, &source, &sets).unwrap_or_else(|e| panic!("{}", e.message));
+    let (prepared, mut world) =
+        run::prepare(&loaded, None, false, u64::MAX).unwrap_or_else(|e| panic!("{}", e.message));
+    world.advance_to(60_000_000_000).unwrap();
+    for node in &prepared.spec.nodes {
+        let (ns, identity) = (&node.elector.lease_namespace, &node.elector.identity);
+        let candidate = world.server_mut().peek_json(sim_core::api::Kind::LeaseCandidate, ns, identity);
+        let candidate = candidate.unwrap_or_else(|| panic!("{identity} keeps a LeaseCandidate"));
+        let managers: Vec<(&str, &str)> = candidate["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["manager"].as_str().unwrap(), e["operation"].as_str().unwrap()))
+            .collect();
+        assert!(managers.contains(&(node.lease_field_manager.as_str(), "Update")), "{identity}: {managers:?}");
+        assert!(managers.iter().all(|(m, _)| *m == node.lease_field_manager || *m == "leader-election-controller"));
+    }
+}

@@ -77,6 +77,9 @@ impl World {
         let identity = self.procs[node].identity.clone();
         let user = self.server.user(self.procs[node].user).clone();
         let timeout = self.spec.nodes[node].elector.request_timeout;
+        // No fieldManager is sent (`metav1.CreateOptions{}`, `UpdateOptions{}`): the server
+        // takes the user agent's first word, the process's, as for its Lease and its Events.
+        let manager = Arc::clone(self.server.symbols().name(self.procs[node].field_manager));
         let Some(c) = self.cle.as_mut().and_then(|cle| cle.candidates[node].as_mut()) else { return };
         if c.generation != generation || c.in_flight.is_some() {
             return;
@@ -105,7 +108,7 @@ impl World {
             namespace: c.namespace.as_str().into(),
             name: identity.as_ref().into(),
             body,
-            field_manager: None,
+            field_manager: Some(manager),
             force: false,
             field_validation: FieldValidation::Ignore,
         };
