@@ -487,4 +487,35 @@ fn a_misspelt_field_is_refused_to_the_real_kubectl_as_kube_apiserver_refuses_it(
     );
     let (stdout, _, code) = s.run(&["get", "lease", "widget", "-o", "jsonpath={.spec}"]);
     assert_eq!((stdout.as_str(), code), (r#"{"leaseDurationSeconds":15}"#, 0), "{}", s.transcript);
+    // `kubectl patch` sends no fieldValidation: the patch is written without the field, and
+    // the server's warning is printed (apiserver `handlers/patch.go:348-376`).
+    let (stdout, stderr, code) =
+        s.run(&["patch", "lease", "widget", "--type=merge", "-p", r#"{"spec":{"holderIdentiy":"x"}}"#]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        (
+            "lease.coordination.k8s.io/widget patched (no change)\n",
+            "Warning: unknown field \"spec.holderIdentiy\"\n",
+            0
+        ),
+        "{}",
+        s.transcript
+    );
+    // A client-side apply to the existing Lease is a strategic merge patch with
+    // fieldValidation=Strict: refused, the patch named as Go prints its map (`:771-797`).
+    let (_, stderr, code) = s.run(&["apply", "-f", "typo.yaml"]);
+    assert_eq!(code, 1, "{}", s.transcript);
+    assert!(
+        stderr.contains(
+            "patch: Invalid value: \"map[metadata:map[annotations:map[kubectl.kubernetes.io/last-applied-configuration:"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr
+            .contains(" spec:map[holderIdentiy:pod-a]]\": strict decoding error: unknown field \"spec.holderIdentiy\""),
+        "{stderr}"
+    );
+    let (stdout, _, code) = s.run(&["get", "lease", "widget", "-o", "jsonpath={.spec}"]);
+    assert_eq!((stdout.as_str(), code), (r#"{"leaseDurationSeconds":15}"#, 0), "{}", s.transcript);
 }

@@ -301,6 +301,16 @@ fn resource_request(
         );
     }
     let body = match body_of(req) {
+        // A strategic merge patch is applied as a merge patch, but named as its own patcher
+        // names it when it fails (`Body::StrategicMergePatch`).
+        Ok(Body::Text(text))
+            if verb == Verb::Patch
+                && req
+                    .header("content-type")
+                    .is_some_and(|t| t.starts_with("application/strategic-merge-patch+json")) =>
+        {
+            Body::StrategicMergePatch(text)
+        }
         Ok(body) => body,
         Err(reply) => return reply,
     };
@@ -309,8 +319,9 @@ fn resource_request(
             "PATCH, application/apply-patch+yaml: fieldManager is required for apply requests",
         ));
     }
-    // `fieldValidation` (create, update and patch options; absent: Warn). Only a create's and an
-    // update's body is searched for unknown fields (docs/serve.md, "Field validation").
+    // `fieldValidation` (create, update and patch options; absent: Warn). A create's and an
+    // update's body and a merge patch's result are searched for unknown fields (docs/serve.md,
+    // "Field validation"); a server-side apply's configuration is not.
     let field_validation = match FieldValidation::parse(req.query("fieldValidation")) {
         Ok(directive) => directive,
         Err(value) if matches!(verb, Verb::Create | Verb::Update | Verb::Patch | Verb::Apply) => {

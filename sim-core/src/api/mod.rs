@@ -38,7 +38,7 @@ pub use discovery::{
 pub use errors::{
     ApiError, FieldError, OPTIMISTIC_LOCK_ERROR_MSG, Reason, StatusCause, StatusDetails, kubectl_apply_conflict_stderr,
 };
-pub use go_text::{go_json_marshal, go_quote};
+pub use go_text::{go_json_marshal, go_percent_v, go_quote};
 pub use kubectl::{
     kubectl_auth_can_i, kubectl_patched_stdout, kubectl_serverside_applied_stdout, kubectl_yaml, to_json, to_json_bytes,
 };

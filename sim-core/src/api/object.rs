@@ -38,6 +38,11 @@ pub enum Body {
     SharedJson(Arc<Value>),
     /// Raw JSON text as a user sent it: decode errors are the server's.
     Text(String),
+    /// A strategic merge patch's text as a user sent it (`application/strategic-merge-patch+
+    /// json`: kubectl's client-side apply to an existing object). Applied as a merge patch (no
+    /// simulated kind has a list a strategy merges), but a patch that does not decode is named
+    /// as the strategic patcher names it (`ApiServer::patch`).
+    StrategicMergePatch(String),
     /// An object of a kind kept as JSON (an Event) as the server keeps it (what decoding its
     /// JSON gives): an elector's recorder builds it directly, so no JSON is built, copied and
     /// decoded for it.

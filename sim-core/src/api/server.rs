@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::errors::{ApiError, FieldError};
-use super::go_text::{go_json_marshal, go_quote};
+use super::go_text::{go_json_marshal, go_percent_v, go_quote};
 use super::lease_types::{LeaseMirror, LeaseRef, LeaseRefEntry, UserId};
 use super::managed_fields::{
     FieldDiff, ManagerState, SEP, applied_field_set, json_diff, lease_candidate_diff, lease_diff,
@@ -1085,13 +1085,39 @@ impl ApiServer {
         let patch = patch_body(&req.body)?;
         let record = self.record(kind, ns, &req.name).ok_or_else(|| ApiError::not_found(kind, &req.name))?;
         let live_json = record.object.to_json();
+        let live_rv = record.object.meta().resource_version.clone();
         let patched = merge_patch(&live_json, &patch).map_err(ApiError::bad_request)?;
+        // A patch that does not decode is named by the patched object's JSON (the JSON merge
+        // patcher) or by the patch as Go prints its map (the strategic one): apiserver@24a394e5
+        // `handlers/patch.go:348-376`, `:771-797` (docs/sources/apiserver-wire.md §11).
+        let strategic = matches!(req.body, Body::StrategicMergePatch(_));
+        let patched_text = go_json_marshal(&patched);
+        let named = || go_quote(&if strategic { go_percent_v(&patch) } else { patched_text.clone() });
         let object = Stored::decode(kind, &patched).map_err(|decode_error| {
-            let field = FieldError::invalid("patch", &go_quote(&go_json_marshal(&patched)), &decode_error);
-            ApiError::invalid("", "", "", &[field])
+            ApiError::invalid("", "", "", &[FieldError::invalid("patch", &named(), &decode_error)])
         })?;
+        // Fields the kind lacks, once the patched object decoded (a decode error trumps them).
+        if req.field_validation != FieldValidation::Ignore {
+            let unknown = super::schema::unknown_fields_in_text(kind, &patched_text).unwrap_or_default();
+            // The JSON decoder quotes a path (`%q`); the strategic patcher's converter does not.
+            let errors: Vec<String> = unknown
+                .iter()
+                .map(|path| {
+                    if strategic {
+                        format!("unknown field \"{path}\"")
+                    } else {
+                        format!("unknown field {}", go_quote(path))
+                    }
+                })
+                .collect();
+            if !errors.is_empty() && req.field_validation == FieldValidation::Strict {
+                let text = format!("strict decoding error: {}", errors.join(", "));
+                return Err(ApiError::invalid("", "", "", &[FieldError::invalid("patch", &named(), &text)]));
+            }
+            self.warnings.extend(errors);
+        }
         let rv = &object.meta().resource_version;
-        if !rv.is_empty() && *rv != record.object.meta().resource_version {
+        if !rv.is_empty() && *rv != live_rv {
             return Err(ApiError::optimistic_lock_conflict(kind, &req.name));
         }
         if object.meta().name != req.name.as_ref() {
@@ -1691,7 +1717,7 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
         }
         Body::Json(value) => value,
         Body::SharedJson(value) => value,
-        Body::Text(text) => {
+        Body::Text(text) | Body::StrategicMergePatch(text) => {
             rendered = parse_text(kind, text)?;
             &rendered
         }
@@ -1779,7 +1805,7 @@ fn typed_body_json(body: &Body) -> Option<Value> {
         }
         Body::JsonKind(kind, object) => Some(object_json(*kind, object.as_ref())),
         Body::Frozen(kind, object) => Some(object_json(*kind, &object.thaw())),
-        Body::None | Body::Json(_) | Body::SharedJson(_) | Body::Text(_) => None,
+        Body::None | Body::Json(_) | Body::SharedJson(_) | Body::Text(_) | Body::StrategicMergePatch(_) => None,
     }
 }
 
@@ -1813,7 +1839,9 @@ fn patch_body(body: &Body) -> Result<Value, ApiError> {
     match body {
         Body::Json(value) => Ok(value.clone()),
         Body::SharedJson(value) => Ok(Value::clone(value)),
-        Body::Text(text) => serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch")),
+        Body::Text(text) | Body::StrategicMergePatch(text) => {
+            serde_json::from_str(text).map_err(|_| ApiError::bad_request("Invalid JSON Patch"))
+        }
         Body::Lease(_) | Body::ConfigMap(_) | Body::LeaseCandidate { .. } | Body::JsonKind(..) | Body::Frozen(..) => {
             Ok(typed_body_json(body).expect("a typed body"))
         }
@@ -1829,7 +1857,7 @@ fn apply_config(kind: Kind, body: &Body) -> Result<Value, ApiError> {
     let value = match body {
         Body::Json(value) => value,
         Body::SharedJson(value) => value,
-        Body::Text(text) => {
+        Body::Text(text) | Body::StrategicMergePatch(text) => {
             parsed =
                 serde_json::from_str(text).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
             &parsed

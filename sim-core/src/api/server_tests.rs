@@ -1720,3 +1720,62 @@ fn unknown_fields_are_refused_warned_of_or_dropped_as_field_validation_says() {
     let plain = r#"{"metadata":{"name":"l"},"spec":{"holderIdentity":"a"}}"#;
     assert!(typed_body_from_text(Kind::Lease, plain, FieldValidation::Strict).is_some());
 }
+
+/// `fieldValidation` on a patch (apiserver@24a394e5 `handlers/patch.go:348-376` for a JSON merge
+/// patch, `:771-797` for a strategic one): the patched object is searched for fields the kind
+/// lacks once it decodes. `Strict` refuses with 422 `patch: Invalid value:` naming the patched
+/// object's JSON (merge) or the patch as Go's `%+v` prints its map (strategic); `Warn` (no
+/// parameter: `kubectl patch` sends none) writes the patch without them and warns of each;
+/// `Ignore` drops them. A patch that does not decode is named the same way.
+#[test]
+fn a_patch_with_unknown_fields_is_refused_warned_of_or_dropped_as_field_validation_says() {
+    let mut s = server();
+    let create = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "l", "namespace": NS}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}});
+    s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(create))).unwrap();
+    let patch = r#"{"spec":{"holderIdentiy":"b","leaseDurationSeconds":30}}"#;
+    let send = |s: &mut ApiServer, body: Body, validation: FieldValidation| {
+        let mut req = admin(Verb::Patch, Kind::Lease, "l", body);
+        req.field_validation = validation;
+        let answer = s.handle(secs(1), &req);
+        (answer, s.take_warnings())
+    };
+    let rv = |s: &mut ApiServer| s.peek_lease(NS, "l").unwrap().metadata.resource_version.clone();
+    let before = rv(&mut s);
+    for strategic in [false, true] {
+        let body = if strategic { Body::StrategicMergePatch(patch.into()) } else { Body::Text(patch.into()) };
+        let (answer, warnings) = send(&mut s, body, FieldValidation::Strict);
+        let err = answer.unwrap_err();
+        assert_eq!((err.code, err.reason), (422, Reason::Invalid));
+        let named = if strategic {
+            r#""map[spec:map[holderIdentiy:b leaseDurationSeconds:30]]""#.to_string()
+        } else {
+            let live = crate::api::to_json(&s.handle(0, &admin(Verb::Get, Kind::Lease, "l", Body::None)).unwrap());
+            let patched = merge_patch(&live, &serde_json::from_str(patch).unwrap()).unwrap();
+            go_quote(&go_json_marshal(&patched))
+        };
+        let expected = format!(
+            r#" "" is invalid: patch: Invalid value: {named}: strict decoding error: unknown field "spec.holderIdentiy""#
+        );
+        assert_eq!(err.message, expected, "strategic: {strategic}");
+        assert!(warnings.is_empty());
+        assert_eq!(rv(&mut s), before, "nothing written");
+    }
+    let (answer, warnings) = send(&mut s, Body::Text(patch.into()), FieldValidation::Warn);
+    let Object::Lease(lease) = answer.unwrap() else { panic!("a Lease") };
+    assert_eq!((lease.spec.holder_identity.as_deref(), lease.spec.lease_duration_seconds), (Some("a"), Some(30)));
+    assert_eq!(warnings, [r#"unknown field "spec.holderIdentiy""#]);
+    let (answer, warnings) =
+        send(&mut s, Body::StrategicMergePatch(patch.replace("30", "45")), FieldValidation::Ignore);
+    assert!(answer.is_ok() && warnings.is_empty());
+    // A value that does not decode: the strategic patcher names the patch, not the object.
+    let bad = r#"{"spec":{"renewTime":"2026-01-01T00:00:00Z"}}"#;
+    let (answer, _) = send(&mut s, Body::StrategicMergePatch(bad.into()), FieldValidation::Strict);
+    let message = answer.unwrap_err().message;
+    assert!(
+        message.starts_with(
+            r#" "" is invalid: patch: Invalid value: "map[spec:map[renewTime:2026-01-01T00:00:00Z]]": parsing time"#
+        ),
+        "{message}"
+    );
+}
