@@ -1090,15 +1090,15 @@ impl ApiServer {
         // A patch that does not decode is named by the patched object's JSON (the JSON merge
         // patcher) or by the patch as Go prints its map (the strategic one): apiserver@24a394e5
         // `handlers/patch.go:348-376`, `:771-797` (docs/sources/apiserver-wire.md §11).
+        // (Rendered only when wanted: a reconciler's patch every period wants neither.)
         let strategic = matches!(req.body, Body::StrategicMergePatch(_));
-        let patched_text = go_json_marshal(&patched);
-        let named = || go_quote(&if strategic { go_percent_v(&patch) } else { patched_text.clone() });
+        let named = || go_quote(&if strategic { go_percent_v(&patch) } else { go_json_marshal(&patched) });
         let object = Stored::decode(kind, &patched).map_err(|decode_error| {
             ApiError::invalid("", "", "", &[FieldError::invalid("patch", &named(), &decode_error)])
         })?;
         // Fields the kind lacks, once the patched object decoded (a decode error trumps them).
         if req.field_validation != FieldValidation::Ignore {
-            let unknown = super::schema::unknown_fields_in_text(kind, &patched_text).unwrap_or_default();
+            let unknown = super::schema::unknown_fields_in_text(kind, &go_json_marshal(&patched)).unwrap_or_default();
             // The JSON decoder quotes a path (`%q`); the strategic patcher's converter does not.
             let errors: Vec<String> = unknown
                 .iter()
