@@ -172,11 +172,11 @@ impl World {
     pub(super) fn candidate_watch(&mut self, now: Nanos, node: usize) {
         let identity = self.procs[node].identity.clone();
         let Some(c) = self.cle.as_mut().and_then(|cle| cle.candidates[node].as_mut()) else { return };
-        let object = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
-        let candidate = object.as_ref().and_then(|o| o.lease_candidate());
+        let stored = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
+        let candidate = stored.as_ref().and_then(|o| o.lease_candidate());
         let pending = candidate.is_some_and(|o| ping_pending(&o.spec));
-        if let Some(object) = &object {
-            c.cache = object.lease_candidate().cloned();
+        if stored.is_some() {
+            c.cache = candidate.cloned();
         }
         if pending {
             if c.in_flight.is_some() {
