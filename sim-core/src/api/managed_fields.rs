@@ -68,7 +68,8 @@ pub struct ManagerState {
     /// rendered entries and with clones (a created object's creator entry comes from a memory
     /// of earlier creates, and each copy of an Event's trie was a map per level).
     fields_v1: Arc<Value>,
-    /// Which of [`LEASE_SPEC_PATHS`] `fields` holds (bit i: path i), rebuilt with the trie.
+    /// Which of [`LEASE_SPEC_PATHS`] `fields` holds (bit i: path i), and a LeaseCandidate's
+    /// [`PING_TIME_PATH`] ([`PING_TIME_BIT`]), rebuilt with the trie.
     lease_mask: u8,
 }
 
@@ -154,6 +155,9 @@ impl ManagerState {
             .enumerate()
             .filter(|(_, path)| self.fields.contains(**path))
             .fold(0, |mask, (i, _)| mask | (1 << i));
+        if self.fields.contains(PING_TIME_PATH) {
+            self.lease_mask |= PING_TIME_BIT;
+        }
     }
 
     pub fn to_entry(&self) -> ManagedFieldsEntry {
@@ -180,8 +184,16 @@ pub const LEASE_SPEC_PATHS: [&str; 7] = [
     "spec\u{1f}preferredHolder",
 ];
 
+/// `renewTime`'s bit in [`LEASE_SPEC_PATHS`]: a LeaseCandidate's renewal changes only it.
+pub const RENEW_TIME_BIT: u8 = 1 << 3;
+/// A LeaseCandidate's `pingTime`: the election controller's ping changes only it.
+pub const PING_TIME_PATH: &str = "spec\u{1f}pingTime";
+/// [`PING_TIME_PATH`]'s bit in a manager's mask, past the Lease's seven.
+pub const PING_TIME_BIT: u8 = 1 << 7;
+
 /// Is this write a renewal? That is, [`record_update`] would move no ownership: the writer
-/// already owns every changed spec field (`changed`, bits of [`LEASE_SPEC_PATHS`]), and nobody
+/// already owns every changed spec field (`changed`, bits of [`LEASE_SPEC_PATHS`] and
+/// [`PING_TIME_BIT`]), and nobody
 /// else owns any of them. Then only the writer's time moves. Gives the writer's index, the spec
 /// fields it owns and those the others own.
 pub fn renewal_writer(
@@ -868,6 +880,25 @@ pub fn remove_field(object: &mut Value, path: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A LeaseCandidate's two times have their bits: `renewTime` the Lease's, `pingTime` one
+    /// no Lease path has; a manager owning either has the bit set, and only then.
+    #[test]
+    fn a_candidates_times_have_their_bits_in_a_managers_mask() {
+        assert_eq!(1 << LEASE_SPEC_PATHS.iter().position(|p| *p == "spec\u{1f}renewTime").unwrap(), RENEW_TIME_BIT);
+        assert_eq!(LEASE_SPEC_PATHS.len(), 7, "bit 7 is pingTime's");
+        let mut state = ManagerState::new("m", Operation::Update, "v1", 0);
+        for (fields, mask) in [
+            (vec!["spec\u{1f}renewTime"], RENEW_TIME_BIT),
+            (vec![PING_TIME_PATH], PING_TIME_BIT),
+            (vec![PING_TIME_PATH, "spec\u{1f}renewTime", "spec\u{1f}leaseName"], PING_TIME_BIT | RENEW_TIME_BIT),
+            (vec!["spec\u{1f}leaseName"], 0),
+        ] {
+            *state.fields_mut() = fields.iter().map(|f| f.to_string()).collect();
+            state.refresh_trie();
+            assert_eq!(state.lease_mask, mask, "{fields:?}");
+        }
+    }
 
     /// `same_str` is `==` on strings of every length up to past a vector's width, equal, one
     /// byte apart anywhere, and of different lengths.

@@ -23,9 +23,9 @@ pub enum Body {
     ConfigMap(Arc<ConfigMap>),
     /// A typed LeaseCandidate: `object` with `time` set, if one is given. A candidate's
     /// `ensureLease` and the election controller's ping send their cached copy with one time
-    /// set, and no JSON is built, copied and decoded for it; the server makes the one copy as
-    /// it decodes (the sender's copy and then the server's copy-on-write of the shared object
-    /// were two).
+    /// set, and no JSON is built, copied and decoded for it; the server makes the one copy (as
+    /// it decodes, or, for a time write on the object it holds, into a recycled old version:
+    /// `ApiServer::candidate_time_write`).
     LeaseCandidate {
         object: Arc<LeaseCandidate>,
         time: Option<CandidateTime>,
@@ -60,14 +60,35 @@ pub enum CandidateTime {
 }
 
 impl CandidateTime {
+    /// The field this time is, as a bit of a manager's mask (`managed_fields::renewal_writer`).
+    pub fn bit(self) -> u8 {
+        match self {
+            CandidateTime::Renew(_) => super::managed_fields::RENEW_TIME_BIT,
+            CandidateTime::Ping(_) => super::managed_fields::PING_TIME_BIT,
+        }
+    }
+
+    /// Is this time already `object`'s?
+    pub fn is_set_on(self, object: &LeaseCandidate) -> bool {
+        match self {
+            CandidateTime::Renew(t) => object.spec.renew_time == Some(t),
+            CandidateTime::Ping(t) => object.spec.ping_time == Some(t),
+        }
+    }
+
     /// `object` with this time set: what the writer's body decodes to.
     pub fn set_on(self, object: &LeaseCandidate) -> LeaseCandidate {
         let mut copy = object.clone();
-        match self {
-            CandidateTime::Renew(t) => copy.spec.renew_time = Some(t),
-            CandidateTime::Ping(t) => copy.spec.ping_time = Some(t),
-        }
+        self.set(&mut copy);
         copy
+    }
+
+    /// Sets this time on `object`.
+    pub fn set(self, object: &mut LeaseCandidate) {
+        match self {
+            CandidateTime::Renew(t) => object.spec.renew_time = Some(t),
+            CandidateTime::Ping(t) => object.spec.ping_time = Some(t),
+        }
     }
 }
 

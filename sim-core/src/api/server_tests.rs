@@ -1566,6 +1566,89 @@ fn a_leasecandidates_typed_diff_is_the_diff_of_its_json() {
     assert!(Arc::ptr_eq(stored.lease_candidate().unwrap(), &written), "the answer is the stored object");
 }
 
+/// A LeaseCandidate's owner renewing, and the election controller pinging, on the object the
+/// server holds take the in-place time write (`candidate_time_write`: the copy made into a
+/// recycled old version) and answer and store what a server sent the same objects as JSON
+/// (the generic path, from the start) answers and stores: the same answers, stored object,
+/// managers and their times, resourceVersions, entries swapping as the writers take turns
+/// (twice within one second: ties ordered by name). The controller's first ping moves a field
+/// it does not own yet: the generic path's. (Debug builds also run the generic path beside
+/// every such write and compare.)
+#[test]
+fn a_candidates_time_writes_on_the_stored_object_are_the_generic_paths() {
+    use super::types::{LeaseCandidate, LeaseCandidateSpec};
+    use object::CandidateTime;
+    let base = LeaseCandidate {
+        metadata: ObjectMeta { name: "c".into(), namespace: NS.into(), ..Default::default() },
+        spec: LeaseCandidateSpec {
+            lease_name: "l".into(),
+            renew_time: Some(MicroTime::from_unix_nanos(DEFAULT_EPOCH_UNIX_NANOS)),
+            binary_version: "1.33.0".into(),
+            emulation_version: "1.33.0".into(),
+            strategy: "OldestEmulationVersion".into(),
+            ..Default::default()
+        },
+    };
+    let mut s = server();
+    let body = Body::LeaseCandidate { object: Arc::new(base), time: None };
+    s.handle(0, &with_manager(admin(Verb::Create, Kind::LeaseCandidate, "", body), "kube-scheduler", false)).unwrap();
+    let mut reference = s.clone();
+    let stored =
+        |s: &ApiServer| s.peek_stored(Kind::LeaseCandidate, NS, "c").unwrap().lease_candidate().cloned().unwrap();
+    let (owner, controller) = ("kube-scheduler", "leader-election-controller");
+    let rounds = [
+        (1_000, owner),
+        (2_000, owner),
+        (3_200, controller),
+        (3_700, owner),
+        (3_900, controller),
+        (5_000, owner),
+        (6_000, controller),
+        (7_200, owner),
+    ];
+    let mut recycled: Option<*const LeaseCandidate> = None;
+    for (i, (ms, manager)) in rounds.into_iter().enumerate() {
+        let now = ms * 1_000_000;
+        let at = MicroTime::from_unix_nanos(DEFAULT_EPOCH_UNIX_NANOS + now as i64 + 123_456_000);
+        let time = if manager == owner { CandidateTime::Renew(at) } else { CandidateTime::Ping(at) };
+        let live = stored(&s);
+        let mut json = object_json(Kind::LeaseCandidate, &time.set_on(&stored(&reference)));
+        json["apiVersion"] = json!("coordination.k8s.io/v1beta1");
+        json["kind"] = json!("LeaseCandidate");
+        let update = |body| with_manager(admin(Verb::Update, Kind::LeaseCandidate, "c", body), manager, false);
+        let expected = reference.handle(now, &update(Body::Json(json))).map(|o| to_json(&o));
+        let typed = update(Body::LeaseCandidate { object: Arc::clone(&live), time: Some(time) });
+        let (spares, taken) = s.candidate_time_write_counts();
+        assert_eq!(spares > 0, i > 0, "the last write's old version waits");
+        let answer = s.handle(now, &typed).unwrap();
+        assert_eq!(Ok(to_json(&answer)), expected, "write {i}");
+        assert_eq!(s.peek_json(Kind::LeaseCandidate, NS, "c"), reference.peek_json(Kind::LeaseCandidate, NS, "c"));
+        let (ours, theirs) = (
+            s.record(Kind::LeaseCandidate, NS, "c").unwrap(),
+            reference.record(Kind::LeaseCandidate, NS, "c").unwrap(),
+        );
+        assert_eq!((ours.rv, &ours.managers), (theirs.rv, &theirs.managers), "write {i}");
+        // In place unless this is the controller's first ping; into the last old version.
+        let in_place = i != 2;
+        assert_eq!(
+            s.candidate_time_write_counts(),
+            (spares - usize::from(in_place && spares > 0), taken + u64::from(in_place)),
+            "write {i}"
+        );
+        let Object::LeaseCandidate(written) = &answer else { panic!("a typed LeaseCandidate") };
+        if in_place && let Some(recycled) = recycled {
+            assert_eq!(Arc::as_ptr(written), recycled, "write {i} is made into the version recycled last");
+        }
+        drop(typed);
+        recycled = Some(Arc::as_ptr(&live));
+        s.recycle_candidate(live);
+        assert!(s.candidate_time_write_counts().0 >= 1, "the old version, held by nobody, is kept");
+    }
+    let managers: Vec<String> = managers_of(&mut s, Kind::LeaseCandidate, "c").into_iter().map(|m| m.0).collect();
+    assert_eq!(managers, [controller, owner], "the latest writer sorts last");
+    assert_eq!(s.clone().candidate_time_write_counts().0, 0, "a clone starts without spares");
+}
+
 /// `slot_of`'s memory of the slots it last found never hands out a freed or reused slot: an
 /// object deleted and another created in its slot are each found (or not) as the maps say
 /// (debug builds also check every hit against the maps).

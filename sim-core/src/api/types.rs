@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::microtime::{MicroTime, Time};
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -32,6 +32,60 @@ pub struct ObjectMeta {
     pub managed_fields: Vec<ManagedFieldsEntry>,
 }
 
+/// `clone_from` field by field: a copy made into an old one keeps its texts' and managedFields'
+/// buffers (a LeaseCandidate's renewal or ping is written into a recycled copy, see
+/// `ApiServer::recycle_candidate`). The fields are named so that a new one cannot be forgotten.
+impl Clone for ObjectMeta {
+    fn clone(&self) -> ObjectMeta {
+        let ObjectMeta {
+            name,
+            namespace,
+            uid,
+            resource_version,
+            creation_timestamp,
+            labels,
+            annotations,
+            managed_fields,
+        } = self;
+        ObjectMeta {
+            name: name.clone(),
+            namespace: namespace.clone(),
+            uid: uid.clone(),
+            resource_version: resource_version.clone(),
+            creation_timestamp: *creation_timestamp,
+            labels: labels.clone(),
+            annotations: annotations.clone(),
+            managed_fields: managed_fields.clone(),
+        }
+    }
+
+    fn clone_from(&mut self, source: &ObjectMeta) {
+        let ObjectMeta {
+            name,
+            namespace,
+            uid,
+            resource_version,
+            creation_timestamp,
+            labels,
+            annotations,
+            managed_fields,
+        } = source;
+        self.name.clone_from(name);
+        self.namespace.clone_from(namespace);
+        self.uid.clone_from(uid);
+        self.resource_version.clone_from(resource_version);
+        self.creation_timestamp = *creation_timestamp;
+        // (Nearly always both empty: a comparison of two maps is an iterator over each.)
+        if !(self.labels.is_empty() && labels.is_empty()) && self.labels != *labels {
+            self.labels.clone_from(labels);
+        }
+        if !(self.annotations.is_empty() && annotations.is_empty()) && self.annotations != *annotations {
+            self.annotations.clone_from(annotations);
+        }
+        self.managed_fields.clone_from(managed_fields);
+    }
+}
+
 /// serde's omitempty test for a shared name.
 fn str_is_empty(value: &Arc<str>) -> bool {
     value.is_empty()
@@ -43,7 +97,7 @@ fn is_null(value: &Arc<serde_json::Value>) -> bool {
 
 /// One `metadata.managedFields` entry. The names are `Arc<str>`: shared, not copied, by every
 /// copy of the object's metadata (each write's copy-on-write, each client's copy to send back).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ManagedFieldsEntry {
     #[serde(skip_serializing_if = "str_is_empty")]
@@ -64,6 +118,39 @@ pub struct ManagedFieldsEntry {
     pub fields_v1: Arc<serde_json::Value>,
     #[serde(skip_serializing_if = "str_is_empty")]
     pub subresource: Arc<str>,
+}
+
+/// `clone_from` keeps what the old entry already shares with `source` (a recycled copy of the
+/// same object: every name and the trie, the time aside).
+impl Clone for ManagedFieldsEntry {
+    fn clone(&self) -> ManagedFieldsEntry {
+        let ManagedFieldsEntry { manager, operation, api_version, time, fields_type, fields_v1, subresource } = self;
+        ManagedFieldsEntry {
+            manager: Arc::clone(manager),
+            operation: Arc::clone(operation),
+            api_version: Arc::clone(api_version),
+            time: *time,
+            fields_type: Arc::clone(fields_type),
+            fields_v1: Arc::clone(fields_v1),
+            subresource: Arc::clone(subresource),
+        }
+    }
+
+    fn clone_from(&mut self, source: &ManagedFieldsEntry) {
+        fn share<T: ?Sized>(to: &mut Arc<T>, from: &Arc<T>) {
+            if !Arc::ptr_eq(to, from) {
+                *to = Arc::clone(from);
+            }
+        }
+        let ManagedFieldsEntry { manager, operation, api_version, time, fields_type, fields_v1, subresource } = source;
+        share(&mut self.manager, manager);
+        share(&mut self.operation, operation);
+        share(&mut self.api_version, api_version);
+        self.time = *time;
+        share(&mut self.fields_type, fields_type);
+        share(&mut self.fields_v1, fields_v1);
+        share(&mut self.subresource, subresource);
+    }
 }
 
 /// `coordination.k8s.io/v1` LeaseSpec; every field optional (Go pointers with omitempty).
@@ -241,11 +328,25 @@ impl LeaseCandidateSpec {
 /// A `coordination.k8s.io/v1beta1` LeaseCandidate, typed as the server stores it (its Go type:
 /// TypeMeta, ObjectMeta, Spec; any other field of a body is dropped on decode). `apiVersion`
 /// and `kind` are added on the wire by [`super::to_json`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LeaseCandidate {
     pub metadata: ObjectMeta,
     pub spec: LeaseCandidateSpec,
+}
+
+/// `clone_from` keeps the old copy's buffers (see [`ObjectMeta`]'s); the fields are named.
+impl Clone for LeaseCandidate {
+    fn clone(&self) -> LeaseCandidate {
+        let LeaseCandidate { metadata, spec } = self;
+        LeaseCandidate { metadata: metadata.clone(), spec: spec.clone() }
+    }
+
+    fn clone_from(&mut self, source: &LeaseCandidate) {
+        let LeaseCandidate { metadata, spec } = source;
+        self.metadata.clone_from(metadata);
+        self.spec.clone_from(spec);
+    }
 }
 
 /// An object the server keeps as JSON beyond its metadata (core/v1 Events): fields after

@@ -10,7 +10,8 @@ use std::sync::Arc;
 /// One node's candidacy.
 #[derive(Debug)]
 pub(super) struct Candidacy {
-    pub(super) namespace: String,
+    /// Shared with each request it sends.
+    pub(super) namespace: Arc<str>,
     pub(super) lease: String,
     pub(super) binary_version: String,
     pub(super) emulation_version: String,
@@ -36,7 +37,7 @@ impl Candidacy {
 
     pub(super) fn new(spec: &crate::model::Candidacy, namespace: &str, lease: &str) -> Candidacy {
         Candidacy {
-            namespace: namespace.to_string(),
+            namespace: namespace.into(),
             lease: lease.to_string(),
             binary_version: spec.binary_version.clone(),
             emulation_version: spec.emulation_version.clone(),

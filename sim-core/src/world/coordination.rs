@@ -105,8 +105,8 @@ impl World {
             user,
             verb,
             kind: Kind::LeaseCandidate,
-            namespace: c.namespace.as_str().into(),
-            name: identity.as_ref().into(),
+            namespace: Arc::clone(&c.namespace),
+            name: identity,
             body,
             field_manager: Some(manager),
             force: false,
@@ -136,7 +136,9 @@ impl World {
         c.in_flight = None;
         let after = match response {
             Some(Response::Object(Ok(Object::LeaseCandidate(object)))) => {
-                c.cache = Some(object);
+                if let Some(old) = c.cache.replace(object) {
+                    self.server.recycle_candidate(old);
+                }
                 if std::mem::take(&mut c.dirty) { 0 } else { RENEW_INTERVAL }
             }
             _ => {
@@ -175,8 +177,10 @@ impl World {
         let stored = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
         let candidate = stored.as_ref().and_then(|o| o.lease_candidate());
         let pending = candidate.is_some_and(|o| ping_pending(&o.spec));
-        if stored.is_some() {
-            c.cache = candidate.cloned();
+        if stored.is_some()
+            && let Some(old) = std::mem::replace(&mut c.cache, candidate.cloned())
+        {
+            self.server.recycle_candidate(old);
         }
         if pending {
             if c.in_flight.is_some() {
