@@ -501,6 +501,28 @@ fn a_misspelt_field_is_refused_to_the_real_kubectl_as_kube_apiserver_refuses_it(
         "{}",
         s.transcript
     );
+    // A JSON patch is a patch too (`:334-427`): searched the same way once applied.
+    let misspelt = r#"[{"op":"add","path":"/spec/holderIdentiy","value":"x"}]"#;
+    let (stdout, stderr, code) = s.run(&["patch", "lease", "widget", "--type=json", "-p", misspelt]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        (
+            "lease.coordination.k8s.io/widget patched (no change)\n",
+            "Warning: unknown field \"spec.holderIdentiy\"\n",
+            0
+        ),
+        "{}",
+        s.transcript
+    );
+    // An operation that does not apply: 422 with the generic message (`:423-426`).
+    let (_, stderr, code) =
+        s.run(&["patch", "lease", "widget", "--type=json", "-p", r#"[{"op":"remove","path":"/spec/nothing"}]"#]);
+    assert_eq!(
+        (stderr.as_str(), code),
+        ("The request is invalid: the server rejected our request due to an error in our request\n", 1),
+        "{}",
+        s.transcript
+    );
     // A client-side apply to the existing Lease is a strategic merge patch with
     // fieldValidation=Strict: refused, the patch named as Go prints its map (`:771-797`).
     let (_, stderr, code) = s.run(&["apply", "-f", "typo.yaml"]);
@@ -518,4 +540,42 @@ fn a_misspelt_field_is_refused_to_the_real_kubectl_as_kube_apiserver_refuses_it(
     );
     let (stdout, _, code) = s.run(&["get", "lease", "widget", "-o", "jsonpath={.spec}"]);
     assert_eq!((stdout.as_str(), code), (r#"{"leaseDurationSeconds":15}"#, 0), "{}", s.transcript);
+    // A server-side apply of it fails in structured-merge-diff's typed conversion: a 500 with no
+    // reason (apimachinery `structuredmerge.go:145-148`), kubectl's `Error from server: …`.
+    let (stdout, stderr, code) = s.run(&["apply", "--server-side", "-f", "typo.yaml"]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        (
+            "",
+            "Error from server: failed to create typed patch object (default/widget; coordination.k8s.io/v1, \
+             Kind=Lease): .spec.holderIdentiy: field not declared in schema\n",
+            1
+        ),
+        "{}",
+        s.transcript
+    );
+    // A JSON patch's operations are searched too (`:403-412`): the misspelt key is warned of.
+    let typo = r#"[{"op":"replace","path":"/spec/leaseDurationSeconds","vaule":20,"value":30}]"#;
+    let (stdout, stderr, code) = s.run(&["patch", "lease", "widget", "--type=json", "-p", typo]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        ("lease.coordination.k8s.io/widget patched\n", "Warning: json patch unknown field \"[0].vaule\"\n", 0),
+        "{}",
+        s.transcript
+    );
+    // An operation's field of the wrong type is the strict decoder's error, a 400 (`:403-408`;
+    // sigs.k8s.io/json names the struct's field).
+    let wrong = r#"[{"op":1,"path":"/spec/leaseDurationSeconds","value":40}]"#;
+    let (stdout, stderr, code) = s.run(&["patch", "lease", "widget", "--type=json", "-p", wrong]);
+    assert_eq!(
+        (stdout.as_str(), stderr.as_str(), code),
+        (
+            "",
+            "Error from server (BadRequest): error decoding patch: json: cannot unmarshal number into Go struct \
+             field jsonPatchOp.op of type string\n",
+            1
+        ),
+        "{}",
+        s.transcript
+    );
 }

@@ -263,12 +263,10 @@ fn resource_request(
         ("PATCH", false) => match req.header("content-type").unwrap_or("") {
             t if t.starts_with("application/apply-patch+yaml") => Verb::Apply,
             t if t.starts_with("application/merge-patch+json")
-                || t.starts_with("application/strategic-merge-patch+json") =>
+                || t.starts_with("application/strategic-merge-patch+json")
+                || t.starts_with("application/json-patch+json") =>
             {
                 Verb::Patch
-            }
-            t if t.starts_with("application/json-patch+json") => {
-                return json_patch(world, req, user, now, kind, namespace, name);
             }
             _ => {
                 let status = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -310,6 +308,13 @@ fn resource_request(
                     .is_some_and(|t| t.starts_with("application/strategic-merge-patch+json")) =>
         {
             Body::StrategicMergePatch(text)
+        }
+        // A JSON patch (RFC 6902): its operations, applied by the server (`api::json_patch`).
+        Ok(Body::Text(text))
+            if verb == Verb::Patch
+                && req.header("content-type").is_some_and(|t| t.starts_with("application/json-patch+json")) =>
+        {
+            Body::JsonPatch(text)
         }
         Ok(body) => body,
         Err(reply) => return reply,
@@ -376,102 +381,6 @@ const TABLE_TYPE: &str = "application/json";
 
 fn include_object(req: &HttpRequest) -> bool {
     req.query("includeObject") == Some("Object")
-}
-
-/// A JSON patch (RFC 6902) as the server applies it: to the object as stored, then written
-/// back as an update at the object's resourceVersion (a patch races no one: the server holds
-/// its lock).
-fn json_patch(
-    world: &mut World,
-    req: &HttpRequest,
-    user: &Arc<User>,
-    now: Nanos,
-    kind: Kind,
-    ns: &str,
-    name: &str,
-) -> Reply {
-    let get = Request {
-        user: user.clone(),
-        verb: Verb::Get,
-        kind,
-        namespace: ns.into(),
-        name: name.into(),
-        body: Body::None,
-        field_manager: None,
-        force: false,
-        field_validation: FieldValidation::Ignore,
-    };
-    let current = match world.external_request(now, &get) {
-        Ok((object, _)) => api::to_json(&object),
-        Err(e) => return error_reply(&e),
-    };
-    let ops: Vec<Value> = match serde_json::from_slice(&req.body) {
-        Ok(Value::Array(ops)) => ops,
-        _ => {
-            return error_reply(&ApiError::bad_request(
-                "the server rejected our request due to an error in our request",
-            ));
-        }
-    };
-    let patched = match apply_json_patch(current, &ops) {
-        Ok(v) => v,
-        Err(m) => return status_reply(422, "Invalid", &m),
-    };
-    let update = Request {
-        user: user.clone(),
-        verb: Verb::Update,
-        kind,
-        namespace: ns.into(),
-        name: name.into(),
-        body: Body::Json(patched),
-        field_manager: req.query("fieldManager").map(Arc::from).or(Some(Arc::from("kubectl-patch"))),
-        force: false,
-        // A JSON patch's unknown fields are not searched for (docs/serve.md, "Field validation").
-        field_validation: FieldValidation::Ignore,
-    };
-    match world.external_request(now, &update) {
-        Ok((object, _)) => Reply::json(200, &api::to_json(&object)),
-        Err(e) => error_reply(&e),
-    }
-}
-
-/// RFC 6902's add, remove, replace and test, on JSON pointers.
-fn apply_json_patch(mut doc: Value, ops: &[Value]) -> Result<Value, String> {
-    for op in ops {
-        let path = op["path"].as_str().ok_or("a JSON patch operation needs a path")?;
-        let (parent, last) = path.rsplit_once('/').ok_or_else(|| format!("invalid path {path:?}"))?;
-        let last = last.replace("~1", "/").replace("~0", "~");
-        let kind = op["op"].as_str().unwrap_or_default();
-        if kind == "test" {
-            if doc.pointer(path) != Some(&op["value"]) {
-                return Err(format!("testing value {path} failed"));
-            }
-            continue;
-        }
-        let target = doc.pointer_mut(parent).ok_or_else(|| format!("doc is missing path: {path:?}"))?;
-        match (kind, target) {
-            ("add" | "replace", Value::Object(map)) => {
-                map.insert(last, op["value"].clone());
-            }
-            ("remove", Value::Object(map)) => {
-                map.shift_remove(&last).ok_or_else(|| format!("doc is missing key: {path:?}"))?;
-            }
-            ("add", Value::Array(list)) if last == "-" => list.push(op["value"].clone()),
-            ("add" | "replace" | "remove", Value::Array(list)) => {
-                let i: usize = last.parse().map_err(|_| format!("invalid index in {path:?}"))?;
-                match kind {
-                    "add" if i <= list.len() => list.insert(i, op["value"].clone()),
-                    "replace" if i < list.len() => list[i] = op["value"].clone(),
-                    "remove" if i < list.len() => {
-                        list.remove(i);
-                    }
-                    _ => return Err(format!("index out of range in {path:?}")),
-                }
-            }
-            (other, _) => return Err(format!("unsupported JSON patch operation {other:?} at {path:?}")),
-        }
-    }
-    Ok(doc)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -676,15 +585,5 @@ mod tests {
         assert_eq!(route("/healthz/../etc"), Route::NotFound);
         assert_eq!(route("/api/v1/namespaces/x/leases"), Route::NotFound, "leases are not core");
         assert!(matches!(route("/api/v1/watch/namespaces/x/configmaps"), Route::Resource { watch_path: true, .. }));
-    }
-
-    #[test]
-    fn json_patches_apply_in_order() {
-        let doc = json!({"spec": {"a": 1, "list": [1, 2]}});
-        let ops = json!([{"op": "replace", "path": "/spec/a", "value": 2}, {"op": "add", "path": "/spec/list/-", "value": 3},
-            {"op": "remove", "path": "/spec/list/0"}, {"op": "test", "path": "/spec/a", "value": 2}]);
-        let out = apply_json_patch(doc, ops.as_array().unwrap()).unwrap();
-        assert_eq!(out, json!({"spec": {"a": 2, "list": [2, 3]}}));
-        assert!(apply_json_patch(json!({}), &[json!({"op": "remove", "path": "/x"})]).is_err());
     }
 }

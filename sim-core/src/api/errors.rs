@@ -18,6 +18,10 @@ pub enum Reason {
     InternalError,
     Timeout,
     TooManyRequests,
+    RequestEntityTooLarge,
+    /// `StatusReasonUnknown` (`""`): an error that is not an API status, turned into a 500 by
+    /// `ErrorToAPIStatus`; the Status carries no `reason` and kubectl prints none.
+    Unknown,
 }
 
 impl Reason {
@@ -33,6 +37,8 @@ impl Reason {
             Reason::InternalError => "InternalError",
             Reason::Timeout => "Timeout",
             Reason::TooManyRequests => "TooManyRequests",
+            Reason::RequestEntityTooLarge => "RequestEntityTooLarge",
+            Reason::Unknown => "",
         }
     }
 }
@@ -57,6 +63,8 @@ pub struct StatusDetails {
     pub group: String,
     pub kind: String,
     pub causes: Vec<StatusCause>,
+    /// Sent even when empty (`"details":{}`), as `errors.NewGenericServerResponse` builds them.
+    pub sent_empty: bool,
 }
 
 impl StatusDetails {
@@ -144,6 +152,7 @@ impl ApiError {
                 group: kind.group().to_string(),
                 kind: kind.resource().to_string(),
                 causes: Vec::new(),
+                sent_empty: false,
             },
         }
     }
@@ -208,6 +217,35 @@ impl ApiError {
         }
     }
 
+    /// A JSON patch operation that does not apply: `errors.NewGenericServerResponse(422, "",
+    /// schema.GroupResource{}, "", err.Error(), 0, false)` (apiserver@24a394e5
+    /// `pkg/endpoints/handlers/patch.go:423-426`; apimachinery `pkg/api/errors/errors.go:476-478`):
+    /// reason Invalid and a fixed message, the operation's error dropped; its details are empty.
+    pub fn json_patch_failed() -> ApiError {
+        ApiError {
+            code: 422,
+            reason: Reason::Invalid,
+            message: "the server rejected our request due to an error in our request".to_string(),
+            details: StatusDetails { sent_empty: true, ..StatusDetails::default() },
+        }
+    }
+
+    /// `errors.NewRequestEntityTooLargeError`: no details.
+    pub fn request_entity_too_large(message: &str) -> ApiError {
+        ApiError {
+            code: 413,
+            reason: Reason::RequestEntityTooLarge,
+            message: format!("Request entity too large: {message}"),
+            details: StatusDetails::default(),
+        }
+    }
+
+    /// A plain Go error out of the handler (`responsewriters.ErrorToAPIStatus`' default
+    /// branch): 500, no reason, no details, the error's text as the message.
+    pub fn plain(message: String) -> ApiError {
+        ApiError { code: 500, reason: Reason::Unknown, message, details: StatusDetails::default() }
+    }
+
     /// `errors.NewBadRequest`: no details.
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError { code: 400, reason: Reason::BadRequest, message: message.into(), details: StatusDetails::default() }
@@ -258,6 +296,7 @@ impl ApiError {
                         field: e.field.clone(),
                     })
                     .collect(),
+                sent_empty: false,
             },
         }
     }
@@ -353,6 +392,9 @@ impl ApiError {
                 _ => format!("{head}: \n{}", lines.iter().map(|l| format!("* {l}")).collect::<Vec<_>>().join("\n")),
             };
         }
+        if self.reason == Reason::Unknown {
+            return format!("Error from server: {}", self.message);
+        }
         format!("Error from server ({}): {}", self.reason.as_str(), self.message)
     }
 
@@ -374,8 +416,10 @@ impl ApiError {
         status.insert("metadata".into(), json!({}));
         status.insert("status".into(), json!("Failure"));
         status.insert("message".into(), json!(self.message));
-        status.insert("reason".into(), json!(self.reason.as_str()));
-        if !self.details.is_empty() {
+        if self.reason != Reason::Unknown {
+            status.insert("reason".into(), json!(self.reason.as_str()));
+        }
+        if !self.details.is_empty() || self.details.sent_empty {
             let mut details = Map::new();
             for (key, value) in
                 [("name", &self.details.name), ("group", &self.details.group), ("kind", &self.details.kind)]

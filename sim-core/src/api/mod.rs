@@ -14,6 +14,7 @@ mod access;
 mod discovery;
 mod errors;
 mod go_text;
+mod json_patch;
 mod kubectl;
 mod lease_types;
 mod managed_fields;

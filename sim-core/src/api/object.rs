@@ -43,6 +43,9 @@ pub enum Body {
     /// simulated kind has a list a strategy merges), but a patch that does not decode is named
     /// as the strategic patcher names it (`ApiServer::patch`).
     StrategicMergePatch(String),
+    /// A JSON patch's text as a user sent it (`application/json-patch+json`, RFC 6902: a list
+    /// of operations), applied by the server to the live object (`json_patch`).
+    JsonPatch(String),
     /// An object of a kind kept as JSON (an Event) as the server keeps it (what decoding its
     /// JSON gives): an elector's recorder builds it directly, so no JSON is built, copied and
     /// decoded for it.

@@ -231,6 +231,34 @@ pub(crate) fn unknown_fields(kind: Kind, body: &Value) -> Vec<String> {
     out
 }
 
+/// The fields of an apply configuration that structured-merge-diff's validation reports
+/// (kubernetes-sigs/structured-merge-diff@15d0754 `typed/validate.go:172-190`
+/// `visitMapItems`): a map's iteration stops at its first undeclared key, so each map reports
+/// at most one, and the keys after it (and what lies under them) are not visited. Go visits a
+/// map's keys in a random order; here, the configuration's. Paths as its `PathElement`s print
+/// them: `.spec.holderIdentiy`, `.rules[1].verb` (an associative list's keyed form, as
+/// `ownerReferences[uid="…"]`, is printed by index).
+pub(crate) fn undeclared_in_apply(kind: Kind, config: &Value) -> Vec<String> {
+    // `unknown_fields` lists every unknown key in document order; a key is not visited when an
+    // earlier one of its own map, or of a map above it, was undeclared.
+    let parent = |path: &str| path.rfind('.').map_or("", |i| &path[..i]).to_string();
+    let mut stopped: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for path in unknown_fields(kind, config) {
+        let map = parent(&path);
+        let under = |stop: &String| {
+            stop.is_empty()
+                || map == *stop
+                || map.strip_prefix(stop.as_str()).is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        };
+        if !stopped.iter().any(under) {
+            out.push(format!(".{path}"));
+        }
+        stopped.push(map);
+    }
+    out
+}
+
 /// [`unknown_fields`] of a body still as text, read without building its tree (the HTTP
 /// adapter's Lease renewals); `None` if it is not JSON.
 pub fn unknown_fields_in_text(kind: Kind, text: &str) -> Option<Vec<String>> {
@@ -412,6 +440,18 @@ mod tests {
         let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
             "data": {"any-key": "v"}, "immutable": false});
         assert!(unknown_fields(Kind::ConfigMap, &config_map).is_empty());
+    }
+
+    /// An apply's undeclared fields as structured-merge-diff reports them: one a map, none under
+    /// or after a map's first, a dot in front.
+    #[test]
+    fn an_applys_undeclared_fields_are_one_a_map() {
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "r", "nmae": "typo", "ownerReferences": [{"name": "o", "colour": "red"}]},
+            "rules": [{"verbs": ["get"]}, {"verb": ["get"], "resources": ["leases"], "apiGroup": [""]}]});
+        assert_eq!(undeclared_in_apply(Kind::Role, &role), [".metadata.nmae", ".rules[1].verb"]);
+        let stops = json!({"extra": 1, "metadata": {"nmae": "typo"}});
+        assert_eq!(undeclared_in_apply(Kind::Role, &stops), [".extra"]);
     }
 
     /// At most 100 are reported, each once.

@@ -465,8 +465,12 @@ fn merge_patch_as_text_and_force_on_a_non_apply_patch_are_handled() {
     let mut req = admin(Verb::Patch, Kind::Lease, "lock", Body::Text(r#"{"spec":{"leaseTransitions":2}}"#.into()));
     s.handle(0, &req).unwrap();
     assert_eq!(s.peek_lease(NS, "lock").unwrap().spec.lease_transitions, Some(2));
-    req.body = Body::Text("[".into());
+    // Not JSON: the handler's `json.Valid` (apiserver@24a394e5 `handlers/patch.go:866-868`);
+    // JSON but not an object: the library's `ErrBadJSONPatch`.
+    req.body = Body::Text("[1]".into());
     assert_eq!(s.handle(0, &req).unwrap_err().message, "Invalid JSON Patch");
+    req.body = Body::Text("[".into());
+    assert_eq!(s.handle(0, &req).unwrap_err().message, "invalid JSON patch");
     req.force = true;
     assert_eq!(
         s.handle(0, &req).unwrap_err().kubectl_stderr(),
@@ -1716,6 +1720,160 @@ fn remembered_rbac_decisions_follow_every_change_of_roles_and_bindings() {
         assert_eq!(code(&mut s, &user, &format!("cm-{i}")), 403);
     }
     assert!(s.remembered_decisions() <= AuthzMemo::MOST);
+}
+
+/// A JSON patch (`application/json-patch+json`) is a patch to the server, as kube-apiserver's
+/// `jsonPatcher` applies it (apiserver@24a394e5 `pkg/endpoints/handlers/patch.go:334-385`,
+/// `:398-427`): RBAC asks for `patch` (not the `get` and `update` a client could make of it);
+/// the patched object is searched for unknown fields as a merge patch's is (a 422 naming the
+/// patched JSON, or warnings); an operation that does not apply is a 422 with the generic
+/// message and empty details (`errors.NewGenericServerResponse`); the patch is read only once
+/// the object is: a missing one is a 404 whatever the body.
+#[test]
+fn a_json_patch_is_a_patch_authorised_applied_and_checked_as_kube_apiserver_does() {
+    let mut s = server();
+    let create = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "l", "namespace": NS}, "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}});
+    s.handle(0, &admin(Verb::Create, Kind::Lease, "", Body::Json(create))).unwrap();
+    let patch = |ops: &str| admin(Verb::Patch, Kind::Lease, "l", Body::JsonPatch(ops.to_string()));
+    let set = r#"[{"op": "replace", "path": "/spec/holderIdentity", "value": "b"}]"#;
+    let Object::Lease(lease) = s.handle(secs(1), &patch(set)).unwrap() else { panic!("a Lease") };
+    assert_eq!(lease.spec.holder_identity.as_deref(), Some("b"));
+    let managers: Vec<String> = managers_of(&mut s, Kind::Lease, "l").into_iter().map(|m| m.0).collect();
+    assert!(managers.contains(&"kubectl-patch".to_string()), "{managers:?}");
+    // RBAC: a caller allowed to get and update Leases may not patch one, and one allowed only
+    // to patch may.
+    let worker = Arc::new(User::service_account(NS, "worker"));
+    for (verbs, allowed) in [(json!(["get", "update"]), false), (json!(["patch"]), true)] {
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "leases", "namespace": NS},
+            "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": verbs}]});
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "leases", "namespace": NS},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "leases"},
+            "subjects": [{"kind": "ServiceAccount", "name": "worker", "namespace": NS}]});
+        let _ = s.handle(0, &admin(Verb::Delete, Kind::Role, "leases", Body::None));
+        let _ = s.handle(0, &admin(Verb::Delete, Kind::RoleBinding, "leases", Body::None));
+        s.handle(0, &admin(Verb::Create, Kind::Role, "", Body::Json(role))).unwrap();
+        s.handle(0, &admin(Verb::Create, Kind::RoleBinding, "", Body::Json(binding))).unwrap();
+        let mut req = patch(set);
+        req.user = Arc::clone(&worker);
+        let answer = s.handle(secs(2), &req);
+        assert_eq!(answer.as_ref().map(|_| 200).unwrap_or_else(|e| e.code), if allowed { 200 } else { 403 });
+        if !allowed {
+            let message = answer.err().unwrap().message;
+            assert!(message.contains(r#"cannot patch resource "leases""#), "{message}");
+        }
+    }
+    // Unknown fields, as for a merge patch.
+    let misspelt = r#"[{"op": "add", "path": "/spec/holderIdentiy", "value": "c"}]"#;
+    let live = crate::api::to_json(&s.handle(0, &admin(Verb::Get, Kind::Lease, "l", Body::None)).unwrap());
+    let mut req = patch(misspelt);
+    req.field_validation = FieldValidation::Strict;
+    let err = s.handle(secs(3), &req).unwrap_err();
+    // The patched object as the library marshals it: the document and the object the path goes
+    // through are Go maps, their keys sorted (`json_patch::apply`).
+    let mut patched = live.clone();
+    patched["spec"]["holderIdentiy"] = json!("c");
+    patched.as_object_mut().unwrap().sort_keys();
+    patched["spec"].as_object_mut().unwrap().sort_keys();
+    assert_eq!(
+        err.message,
+        format!(
+            r#" "" is invalid: patch: Invalid value: {}: strict decoding error: unknown field "spec.holderIdentiy""#,
+            go_quote(&go_json_marshal(&patched))
+        )
+    );
+    req.field_validation = FieldValidation::Warn;
+    s.handle(secs(3), &req).unwrap();
+    assert_eq!(s.take_warnings(), [r#"unknown field "spec.holderIdentiy""#]);
+    // The operations' own fields are searched too, and come first (`handlers/patch.go:403-412`).
+    let typo = r#"[{"op": "replace", "path": "/spec/leaseDurationSeconds", "vaule": 20, "value": 30}]"#;
+    let mut req = patch(typo);
+    req.field_validation = FieldValidation::Warn;
+    let Object::Lease(lease) = s.handle(secs(3), &req).unwrap() else { panic!("a Lease") };
+    assert_eq!(lease.spec.lease_duration_seconds, Some(30));
+    assert_eq!(s.take_warnings(), [r#"json patch unknown field "[0].vaule""#]);
+    req.field_validation = FieldValidation::Strict;
+    let message = s.handle(secs(3), &req).unwrap_err().message;
+    assert!(message.ends_with(r#"": strict decoding error: json patch unknown field "[0].vaule""#), "{message}");
+    req.field_validation = FieldValidation::Ignore;
+    s.handle(secs(3), &req).unwrap();
+    assert!(s.take_warnings().is_empty());
+    // An operation that does not apply.
+    let err = s.handle(secs(4), &patch(r#"[{"op": "remove", "path": "/spec/nothing"}]"#)).unwrap_err();
+    assert_eq!(
+        err.to_status_json(),
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server rejected our request due to an error in our request", "reason": "Invalid",
+            "details": {}, "code": 422})
+    );
+    // A body that is not JSON is refused before the object is read (`handlers/patch.go:138-142`);
+    // one that is JSON but not a list of operations only once it is.
+    let refused = |s: &mut ApiServer, text: &str, name: &str| {
+        let mut req = patch(text);
+        req.name = Arc::from(name);
+        let err = s.handle(secs(5), &req).unwrap_err();
+        (err.code, err.message)
+    };
+    assert_eq!(refused(&mut s, "not JSON", "gone"), (400, "invalid JSON patch".to_string()));
+    assert_eq!(refused(&mut s, r#"{"op": "add"}"#, "gone").0, 404);
+    assert_eq!(
+        refused(&mut s, r#"{"op": "add"}"#, "l"),
+        (400, "json: cannot unmarshal object into Go value of type jsonpatch.Patch".to_string())
+    );
+    // `null` is no operations: nothing changes.
+    let rv = s.peek_lease(NS, "l").unwrap().metadata.resource_version.clone();
+    s.handle(secs(5), &patch("null")).unwrap();
+    assert_eq!(s.peek_lease(NS, "l").unwrap().metadata.resource_version, rv);
+}
+
+/// A server-side apply whose configuration names a field its kind lacks fails in
+/// structured-merge-diff's typed conversion, whatever `fieldValidation` says: a plain error the
+/// handler answers as a 500 without a reason (apimachinery@eed236ce
+/// `managedfields/internal/structuredmerge.go:145-148`; the body as kubernetes/kubernetes#122480
+/// shows it), one undeclared field a map (`typed/validate.go:172-190`), `errors:` and one a line
+/// when several; nothing is written.
+#[test]
+fn an_apply_with_an_undeclared_field_fails_as_structured_merge_diff_fails_it() {
+    let mut s = server();
+    let apply = |config: Value, validation: FieldValidation| {
+        let mut req = with_manager(admin(Verb::Apply, Kind::Lease, "l", Body::Json(config)), "op", false);
+        req.field_validation = validation;
+        req
+    };
+    let config = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "l", "namespace": NS}, "spec": {"holderIdentiy": "a", "leaseDurationSeconds": 15}});
+    for validation in [FieldValidation::Ignore, FieldValidation::Warn, FieldValidation::Strict] {
+        let err = s.handle(0, &apply(config.clone(), validation)).unwrap_err();
+        let message = "failed to create typed patch object (default/l; coordination.k8s.io/v1, Kind=Lease): \
+                       .spec.holderIdentiy: field not declared in schema";
+        assert_eq!(
+            err.to_status_json(),
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "code": 500})
+        );
+        assert_eq!(err.kubectl_stderr(), format!("Error from server: {message}"));
+        assert!(s.take_warnings().is_empty());
+    }
+    assert!(s.peek_lease(NS, "l").is_none(), "nothing created");
+    // A key set to null is a key.
+    let mut nulled = config.clone();
+    nulled["spec"]["holderIdentiy"] = Value::Null;
+    assert_eq!(s.handle(0, &apply(nulled, FieldValidation::Ignore)).unwrap_err().code, 500);
+    // The conversion comes before the name is checked against the URL's (it runs in the patcher).
+    let mut renamed = config.clone();
+    renamed["metadata"]["name"] = json!("other");
+    let err = s.handle(0, &apply(renamed, FieldValidation::Strict)).unwrap_err();
+    assert_eq!((err.code, err.message.contains("(default/other; coordination.k8s.io/v1, Kind=Lease)")), (500, true));
+    let several = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "l", "nmae": "x", "labels": {"any": "x"}},
+        "spec": {"holderIdentiy": "a", "leaseDurationSecs": 15}});
+    let err = s.handle(0, &apply(several, FieldValidation::Strict)).unwrap_err();
+    assert_eq!(
+        err.message,
+        "failed to create typed patch object (/l; coordination.k8s.io/v1, Kind=Lease): errors:\n  \
+         .metadata.nmae: field not declared in schema\n  .spec.holderIdentiy: field not declared in schema"
+    );
 }
 
 /// A LeaseCandidate body is decoded into the Go type and encoded again, as kube-apiserver stores
