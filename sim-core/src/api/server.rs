@@ -692,8 +692,13 @@ impl ApiServer {
     /// The stored object itself (shared, nothing rendered), for a reader that needs a field or
     /// two, or a copy to render later (the LeaseCandidate informer's cache).
     pub(crate) fn peek_stored(&self, kind: Kind, ns: &str, name: &str) -> Option<Stored> {
+        self.stored_ref(kind, ns, name).cloned()
+    }
+
+    /// [`ApiServer::peek_stored`] borrowed: a reader that keeps nothing moves no reference count.
+    pub(crate) fn stored_ref(&self, kind: Kind, ns: &str, name: &str) -> Option<&Stored> {
         debug_assert!(kind != Kind::Lease, "a Lease may live in its mirror: use peek_json");
-        self.record(kind, ns, name).map(|r| r.object.clone())
+        self.record(kind, ns, name).map(|r| &r.object)
     }
 
     /// The stored objects of one kind in namespace `ns` (shared, nothing rendered, no request
@@ -1132,7 +1137,17 @@ impl ApiServer {
         {
             self.candidate_time_writes += 1;
         }
-        let spare = self.spare_candidates.0.pop();
+        // An old version of this very candidate first: its managedFields entries already share
+        // the live one's texts, so the copy moves no reference count (another candidate's
+        // would move two a text, atomic increments and decrements).
+        let spares = &mut self.spare_candidates.0;
+        let same = spares
+            .iter()
+            .rposition(|s| s.metadata.name == live.metadata.name && s.metadata.namespace == live.metadata.namespace);
+        let spare = match same {
+            Some(i) => Some(spares.swap_remove(i)),
+            None => spares.pop(),
+        };
         let check = cfg!(debug_assertions).then(|| self.clone());
         let wall_secs = self.wall_secs(now);
         self.revision += 1;

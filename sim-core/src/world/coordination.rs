@@ -172,10 +172,9 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(super) fn candidate_watch(&mut self, now: Nanos, node: usize) {
-        let identity = self.procs[node].identity.clone();
         let Some(c) = self.cle.as_mut().and_then(|cle| cle.candidates[node].as_mut()) else { return };
-        let stored = self.server.peek_stored(Kind::LeaseCandidate, &c.namespace, &identity);
-        let candidate = stored.as_ref().and_then(|o| o.lease_candidate());
+        let stored = self.server.stored_ref(Kind::LeaseCandidate, &c.namespace, &self.procs[node].identity);
+        let candidate = stored.and_then(|o| o.lease_candidate());
         let pending = candidate.is_some_and(|o| ping_pending(&o.spec));
         if stored.is_some()
             && let Some(old) = std::mem::replace(&mut c.cache, candidate.cloned())
@@ -219,14 +218,13 @@ impl World {
     #[cold]
     #[inline(never)]
     pub(super) fn election_candidate_written(&mut self, now: Nanos, namespace: &str, name: &str) {
-        let Some(object) = self.server.peek_stored(Kind::LeaseCandidate, namespace, name) else { return };
-        let Some(candidate) = object.lease_candidate() else { return };
-        let lease = candidate.spec.lease_name.clone();
-        let pending = ping_pending(&candidate.spec);
+        let stored = self.server.stored_ref(Kind::LeaseCandidate, namespace, name);
+        let Some(candidate) = stored.and_then(|o| o.lease_candidate()) else { return };
+        let (lease, pending) = (&candidate.spec.lease_name, ping_pending(&candidate.spec));
         let Some(cle) = self.cle.as_mut() else { return };
-        let key = cle.controller.key(namespace, &lease);
+        let key = cle.controller.key(namespace, lease);
         if cle.controller.lease_refs[key].is_none() {
-            cle.controller.lease_refs[key] = self.server.find_lease_ref(namespace, &lease);
+            cle.controller.lease_refs[key] = self.server.find_lease_ref(namespace, lease);
         }
         if !pending {
             self.election_enqueue(key, now, now);
