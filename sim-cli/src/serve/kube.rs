@@ -299,23 +299,14 @@ fn resource_request(
         );
     }
     let body = match body_of(req) {
-        // A strategic merge patch is applied as a merge patch, but named as its own patcher
-        // names it when it fails (`Body::StrategicMergePatch`).
-        Ok(Body::Text(text))
-            if verb == Verb::Patch
-                && req
-                    .header("content-type")
-                    .is_some_and(|t| t.starts_with("application/strategic-merge-patch+json")) =>
-        {
-            Body::StrategicMergePatch(text)
-        }
-        // A JSON patch (RFC 6902): its operations, applied by the server (`api::json_patch`).
-        Ok(Body::Text(text))
-            if verb == Verb::Patch
-                && req.header("content-type").is_some_and(|t| t.starts_with("application/json-patch+json")) =>
-        {
-            Body::JsonPatch(text)
-        }
+        Ok(Body::Text(text)) if verb == Verb::Patch => match req.header("content-type").unwrap_or("") {
+            // A strategic merge patch is applied as a merge patch, but named as its own patcher
+            // names it when it fails (`Body::StrategicMergePatch`).
+            t if t.starts_with("application/strategic-merge-patch+json") => Body::StrategicMergePatch(text),
+            // A JSON patch (RFC 6902): its operations, applied by the server (`api::json_patch`).
+            t if t.starts_with("application/json-patch+json") => Body::JsonPatch(text),
+            _ => Body::Text(text),
+        },
         Ok(body) => body,
         Err(reply) => return reply,
     };

@@ -108,7 +108,7 @@ fn scan_strictly(text: &str, value: &Value) -> Result<Vec<String>, ApiError> {
                 errors.push(format!("json patch unknown field {path}"));
                 continue;
             };
-            if field < 3 && !matches!(*kind, "string" | "null") {
+            if *key != "value" && !matches!(*kind, "string" | "null") {
                 return Err(refuse(format!(
                     "cannot unmarshal {kind} into Go struct field jsonPatchOp.{key} of type string"
                 )));

@@ -1248,7 +1248,8 @@ impl ApiServer {
         if req.field_validation != FieldValidation::Ignore {
             let unknown = super::schema::unknown_fields_in_text(kind, &go_json_marshal(&patched)).unwrap_or_default();
             // The JSON decoder quotes a path (`%q`); the strategic patcher's converter does not.
-            // A JSON patch's operations' come first (`appliedStrictErrs`, `:360-365`).
+            // A JSON patch's errors about its operations come first (`appliedStrictErrs`,
+            // `:360-365`).
             let mut errors = op_errors;
             errors.extend(unknown.iter().map(|path| {
                 if strategic {

@@ -120,8 +120,6 @@ pub struct ManagedFieldsEntry {
     pub subresource: Arc<str>,
 }
 
-/// `clone_from` keeps what the old entry already shares with `source` (a recycled copy of the
-/// same object: every name and the trie, the time aside).
 /// `to` made `from`'s: a clone of it, unless it already is that very one. A copy made into an
 /// old version of the same object then moves no reference count (an atomic increment and
 /// decrement each, tens of cycles on some cores).
@@ -131,6 +129,8 @@ fn share<T: ?Sized>(to: &mut Arc<T>, from: &Arc<T>) {
     }
 }
 
+/// `clone_from` keeps what the old entry already shares with `source` (a recycled copy of the
+/// same object: every name and the trie, the time aside).
 impl Clone for ManagedFieldsEntry {
     fn clone(&self) -> ManagedFieldsEntry {
         let ManagedFieldsEntry { manager, operation, api_version, time, fields_type, fields_v1, subresource } = self;
