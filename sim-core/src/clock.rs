@@ -55,6 +55,15 @@ pub struct NodeClock {
     /// floor((2^64 - 1) / rate): dividing by the rate is then a multiplication and at most one
     /// correction (see [`NodeClock::div_rate`]), not a divide instruction per timer.
     rate_reciprocal: u64,
+    /// The true times up to which `t + floor(t·drift / 1e9)` cannot overflow an i64 (see
+    /// [`NodeClock::monotonic`]): `i64::MAX / (1 + ⌈|drift| / 1e9⌉) - 1`, about 146 years
+    /// for any drift below one second a second.
+    exact_until: u64,
+}
+
+/// [`NodeClock::exact_until`] for `drift_ppb`.
+fn exact_until(drift_ppb: i64) -> u64 {
+    i64::MAX as u64 / (1 + drift_ppb.unsigned_abs().div_ceil(PPB_U64)) - 1
 }
 
 const PPB: i128 = 1_000_000_000;
@@ -98,7 +107,8 @@ impl NodeClock {
         spec.steps.sort_by_key(|s| s.at);
         let linear_only = spec.wander.is_none();
         let rate = (PPB as i64 + spec.drift_ppb) as u64;
-        Ok(NodeClock { spec, epoch, linear_only, rate, rate_reciprocal: u64::MAX / rate })
+        let exact_until = exact_until(spec.drift_ppb);
+        Ok(NodeClock { spec, epoch, linear_only, rate, rate_reciprocal: u64::MAX / rate, exact_until })
     }
 
     /// Adds a wall-clock step at true time `step.at`, which must not precede earlier steps
@@ -116,6 +126,7 @@ impl NodeClock {
             linear_only: true,
             rate: PPB_U64,
             rate_reciprocal: u64::MAX / PPB_U64,
+            exact_until: exact_until(0),
         }
     }
 
@@ -137,20 +148,19 @@ impl NodeClock {
     pub fn monotonic(&self, t: Nanos) -> i64 {
         let d = self.spec.drift_ppb;
         if d == 0 && self.linear_only {
-            return t as i64; // a perfect oscillator: the identity
+            return t.min(i64::MAX as u64) as i64; // a perfect oscillator: the identity (saturated)
         }
         // t + floor(t·d / 1e9) without 128-bit division: with t = q·1e9 + r, the q·1e9·d part
         // divides exactly, and |r·d| < 1e9 · |d| fits an i64 for the drifts `new` accepts.
         let (q, r) = ((t / PPB_U64) as i64, (t % PPB_U64) as i64);
-        let linear = match q.checked_mul(d).and_then(|qd| (t as i64).checked_add(qd)).filter(|_| t <= i64::MAX as u64) {
-            Some(tqd) => tqd + (r * d).div_euclid(PPB as i64),
-            // Far beyond any run (a search probing centuries ahead): exact in 128 bits, saturated.
-            None => {
-                let wide = t as i128 + (t as i128 * d as i128).div_euclid(PPB);
-                wide.clamp(i64::MIN as i128, i64::MAX as i128) as i64
-            }
-        };
-        linear.saturating_add(self.wander_at(t))
+        if t <= self.exact_until {
+            // |q·d + floor(r·d / 1e9)| <= t·⌈|d|/1e9⌉ + 1: the sum fits an i64.
+            let linear = t as i64 + q * d + (r * d).div_euclid(PPB as i64);
+            return if self.linear_only { linear } else { linear.saturating_add(self.wander_at(t)) };
+        }
+        // Far beyond any run (a search probing centuries ahead): exact in 128 bits, saturated.
+        let wide = t as i128 + (t as i128 * d as i128).div_euclid(PPB);
+        (wide.clamp(i64::MIN as i128, i64::MAX as i128) as i64).saturating_add(self.wander_at(t))
     }
 
     /// Sum of the steps taken at or before true time `t`.
@@ -431,7 +441,9 @@ mod tests {
         ];
         for d in drifts {
             let c = clock(0, d);
-            for t in times {
+            // And either side of where the unchecked arithmetic stops.
+            let edges = [c.exact_until - 1, c.exact_until, c.exact_until + 1, i64::MAX as u64, u64::MAX];
+            for t in times.into_iter().chain(edges) {
                 let want = exact(t, d).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
                 assert_eq!(c.monotonic(t), want, "t {t} drift {d}");
             }
