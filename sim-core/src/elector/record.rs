@@ -63,6 +63,15 @@ pub struct RawRecord {
     preferred_holder: Sym,
 }
 
+impl RawRecord {
+    /// This raw record with the renewTime `renew_time_micros` instead: what [`Record::raw`]
+    /// gives for a record that differs from this one's in its renewTime alone.
+    #[inline]
+    pub fn renewed(self, renew_time_micros: Option<i64>) -> RawRecord {
+        RawRecord { renew_time_secs: renew_time_micros.map(|us| us.div_euclid(1_000_000)), ..self }
+    }
+}
+
 impl Default for Record {
     fn default() -> Self {
         Record {

@@ -39,7 +39,7 @@
 use super::World;
 use super::event::Event;
 use super::process::ProcState;
-use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, QuietLease, UserId, Verb};
+use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, MicroTime, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::loops::QuietState;
 use crate::elector::{Elector, Generation, LockOp, Now, RawRecord, Record, TimerKind};
@@ -52,34 +52,32 @@ use crate::time::Nanos;
 /// queued event.
 pub(super) const MAX_NODES: usize = 16;
 
+/// Room made in a new world's plan buffers (requests a lane, the Lease's versions): a flap
+/// run's stretches are ~30 requests a lane. A world is built for each run of a sweep, and
+/// growing its buffers from nothing again each time cost 1 % of the flap sweep.
+const PLANNED_REQUESTS: usize = 64;
+
 /// One whole request of one node in a stretch: the timer that started it, its arrival at the
-/// server, its answer's arrival, and the timer its answer armed.
+/// server, its answer's arrival, and the timer its answer armed. What follows from its place
+/// in its lane is not kept (40 bytes, written once per request): the timer's generation (the
+/// lane's plus one per request), the sequence numbers before it (`Lane::seqs` each), the
+/// monotonic reading at `t2` (read again for the last one kept).
 #[derive(Clone, Copy, Debug)]
 struct Poll {
     t0: Nanos,
     t1: Nanos,
     t2: Nanos,
-    /// Whether the request reserved a sequence number for its timeout.
-    timeout: bool,
-    /// The monotonic reading at `t2` (the process keeps its last reading).
-    mono2: i64,
     next: Nanos,
-    generation: Generation,
     /// The Lease's version it read or wrote (see [`Timeline::view`]), and whether it wrote one.
     version: u32,
     written: bool,
-    /// The sequence numbers its lane's earlier requests take.
-    before: u64,
 }
 
 impl Poll {
-    /// Sequence numbers its events take before true time `t` (strictly).
-    fn seqs_before(&self, t: Nanos) -> u64 {
-        (self.t0 < t) as u64 * (1 + self.timeout as u64) + (self.t1 < t) as u64 + (self.t2 < t) as u64
-    }
-
-    fn seqs(&self) -> u64 {
-        3 + self.timeout as u64
+    /// Sequence numbers its events take before true time `t` (strictly); `timeout`: whether
+    /// the request reserved one for its timeout (its lane's [`Lane::timeout`]).
+    fn seqs_before(&self, t: Nanos, timeout: bool) -> u64 {
+        (self.t0 < t) as u64 * (1 + timeout as u64) + (self.t1 < t) as u64 + (self.t2 < t) as u64
     }
 }
 
@@ -105,6 +103,9 @@ struct Lane {
     leader: bool,
     /// Its waiting timer: (time, sequence number, generation).
     timer: (Nanos, u64, Generation),
+    /// Whether its requests reserve a sequence number for their timeout (the same for each:
+    /// a leader's renewals always, a candidate's Gets when the client has a timeout).
+    timeout: bool,
     polls: Vec<Poll>,
     /// When its first request not planned starts (a step not quiet, or past the horizon).
     stop: Nanos,
@@ -113,6 +114,13 @@ struct Lane {
     snaps: Vec<Snap>,
     /// The sequence number of its next timer, when it moved (set by `stretch`).
     next_seq: u64,
+}
+
+impl Lane {
+    /// The sequence numbers each of its requests takes.
+    fn seqs(&self) -> u64 {
+        3 + self.timeout as u64
+    }
 }
 
 #[inline]
@@ -126,19 +134,38 @@ fn clock_now(clock: &NodeClock, t: Nanos) -> Now {
 struct Timeline {
     /// `None` only before the first [`Timeline::reset`].
     start: Option<QuietLease>,
-    /// (arrival, the Lease as a Get answers it after it).
-    versions: Vec<(Nanos, LeaseView)>,
+    /// Each write: its arrival, and what it left (see [`Version`]).
+    versions: Vec<Version>,
+    /// The Lease after each write that changed more than renewTime and resourceVersion (the
+    /// first renewal through `quiet_renewal`, usually the stretch's only one); a later write
+    /// of the renewTime alone is stored as the fields it changed.
+    bases: Vec<LeaseView>,
     /// Each version (the start first) as a candidate's lock reads it, and its raw record
     /// without and with `strategy` and `preferredHolder` (see `Record::raw`): computed once,
     /// read by every candidate.
     records: Vec<(Record, [RawRecord; 2])>,
 }
 
+/// A write in a stretch. Its Lease is `base` (0: the start, `b`: `bases[b - 1]`) with its own
+/// resourceVersion and renewTime: copying the whole Lease for each renewal cost a sixth of the
+/// plan (its fields had just been written one by one, and the copy's wide loads of them waited
+/// for those stores to reach the cache).
+#[derive(Clone, Copy)]
+struct Version {
+    at: Nanos,
+    base: u32,
+    resource_version: u64,
+    renew_time: Option<MicroTime>,
+}
+
 impl Timeline {
     /// Starts again from `start`, keeping the buffers.
     fn reset(&mut self, start: QuietLease) {
         self.versions.clear();
+        self.bases.clear();
         self.records.clear();
+        self.versions.reserve(PLANNED_REQUESTS);
+        self.records.reserve(PLANNED_REQUESTS + 1);
         self.records.push(records_of(&start.view));
         self.start = Some(start);
     }
@@ -147,14 +174,37 @@ impl Timeline {
         self.start.as_ref().expect("reset before use")
     }
 
-    fn push(&mut self, at: Nanos, view: &LeaseView) {
-        self.versions.push((at, view.clone()));
-        self.records.push(records_of(view));
+    /// A write arriving at `at` that left `view`; `renewal_only`: it changed the renewTime and
+    /// resourceVersion of the version before it and nothing else.
+    #[inline]
+    fn push(&mut self, at: Nanos, view: &LeaseView, renewal_only: bool) {
+        let (resource_version, renew_time) = (view.resource_version, view.spec.renew_time);
+        let (record, raws) = if renewal_only {
+            let (mut record, [raw, with_strategy]) = *self.records.last().expect("the start's record");
+            let micros = renew_time.map(MicroTime::unix_micros);
+            record.renew_time_micros = micros;
+            (record, [raw.renewed(micros), with_strategy.renewed(micros)])
+        } else {
+            self.bases.push(view.clone());
+            records_of(view)
+        };
+        debug_assert_eq!((record, raws), records_of(view), "a renewal changes the renewTime alone");
+        self.records.push((record, raws));
+        self.versions.push(Version { at, base: self.bases.len() as u32, resource_version, renew_time });
     }
 
     /// Version `k`: the start, or the one the `k`-th write left.
-    fn view(&self, k: u32) -> &LeaseView {
-        if k == 0 { &self.start().view } else { &self.versions[k as usize - 1].1 }
+    fn view(&self, k: u32) -> LeaseView {
+        let Some(version) = k.checked_sub(1).map(|i| self.versions[i as usize]) else {
+            return self.start().view.clone();
+        };
+        let mut view = match version.base {
+            0 => self.start().view.clone(),
+            b => self.bases[b as usize - 1].clone(),
+        };
+        view.resource_version = version.resource_version;
+        view.spec.renew_time = version.renew_time;
+        view
     }
 
     /// Version `k` as a candidate reads it.
@@ -169,11 +219,11 @@ impl Timeline {
     #[inline]
     fn at(&self, t: Nanos, cursor: &mut usize) -> Option<u32> {
         let mut k = *cursor;
-        while self.versions.get(k).is_some_and(|&(at, _)| at < t) {
+        while self.versions.get(k).is_some_and(|v| v.at < t) {
             k += 1;
         }
         *cursor = k;
-        if self.versions.get(k).is_some_and(|&(at, _)| at == t) {
+        if self.versions.get(k).is_some_and(|v| v.at == t) {
             return None;
         }
         Some(k as u32)
@@ -279,16 +329,12 @@ impl World {
                 // before it): those answered before `at` count whole, and the search stops at
                 // the first that starts after it.
                 let m = other.polls.partition_point(|p| p.t2 < at);
-                before += match (other.polls.get(m), other.polls.last()) {
-                    (Some(p), _) => p.before,
-                    (None, Some(p)) => p.before + p.seqs(),
-                    (None, None) => 0,
-                };
+                before += m as u64 * other.seqs();
                 for p in other.polls[m..].iter().take_while(|p| p.t0 <= at) {
                     if j != i && (p.t0 == at || p.t1 == at || p.t2 == at) {
                         return None;
                     }
-                    before += p.seqs_before(at);
+                    before += p.seqs_before(at, other.timeout);
                 }
             }
             lanes[i].next_seq = base + before;
@@ -323,9 +369,10 @@ impl World {
                     node,
                     leader,
                     timer: (0, 0, 0),
-                    polls: Vec::new(),
+                    timeout: false,
+                    polls: Vec::with_capacity(PLANNED_REQUESTS),
                     stop: 0,
-                    snaps: Vec::new(),
+                    snaps: Vec::with_capacity(8),
                     next_seq: 0,
                 });
             }
@@ -360,9 +407,9 @@ impl World {
             let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
             let mut rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
             let mut quiet = elector.quiet_state();
-            let (mut t0, mut generation) = (lane.timer.0, lane.timer.2);
+            let mut t0 = lane.timer.0;
             let mut cursor = 0;
-            let mut before = 0;
+            lane.timeout = if lane.leader { true } else { elector.quiet_poll().is_some() };
             let mut op = LeaseOp::Get;
             // The leader's last renewal through the lock and `quiet_renewal` that changed the
             // renewTime alone: the next ones alike skip both (`LeaseLock::renewal_like`,
@@ -432,7 +479,7 @@ impl World {
                         }
                         let written = state.revision != revision;
                         if written {
-                            timeline.push(t1, &state.view);
+                            timeline.push(t1, &state.view, again.is_some());
                         }
                         (timeline.versions.len() as u32, written)
                     }
@@ -465,13 +512,11 @@ impl World {
                 if t2 > limit {
                     break;
                 }
+                if timeout.is_some() != lane.timeout {
+                    break;
+                }
                 let next = clock.timer_fires_at_reading(t2, now2.mono, after);
-                generation = generation.wrapping_add(1);
-                let timeout = timeout.is_some();
-                let mono2 = now2.mono;
-                let poll = Poll { t0, t1, t2, timeout, mono2, next, generation, version, written, before };
-                before += poll.seqs();
-                lane.polls.push(poll);
+                lane.polls.push(Poll { t0, t1, t2, next, version, written });
                 t0 = next;
             }
             lane.stop = t0;
@@ -490,7 +535,7 @@ impl World {
             (old[n], n) = (lane.timer.1, n + 1);
         }
         self.queue.remove_seqs(&old[..n]);
-        let seqs: u64 = lanes.iter().flat_map(|l| &l.polls).map(Poll::seqs).sum();
+        let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
         self.queue.reserve_seqs(seqs);
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
         let mut last = 0;
@@ -520,19 +565,20 @@ impl World {
                     obs.leader_recovered(node, true);
                 }
             }
-            let _ = p.lock.response(verb, Ok(timeline.view(end.version)));
+            let view = timeline.view(end.version);
+            let _ = p.lock.response(verb, Ok(&view));
             let last_write = lane.polls.iter().rev().find(|q| q.written).map(|q| q.t1);
             if lane.leader
                 && let Some(t1) = last_write
             {
                 let written = lane.polls.iter().filter(|q| q.written).count() as u64;
-                server.quiet_commit(lease, timeline.start().revision + written, timeline.view(end.version), t1);
+                server.quiet_commit(lease, timeline.start().revision + written, &view, t1);
             }
-            p.set_reading(end.t2, end.mono2);
+            p.set_reading(end.t2, p.clock.monotonic(end.t2));
             let seq = lane.next_seq;
             let kind = if lane.leader { TimerKind::NextRound } else { TimerKind::Retry };
-            let event =
-                Event::Timer { node: node as u32, incarnation: p.incarnation, generation: end.generation, kind };
+            let generation = lane.timer.2.wrapping_add(kept as Generation);
+            let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
             self.queue.schedule_reserved(end.next, seq, event);
             last = last.max(end.t2);
         }
