@@ -371,6 +371,18 @@ impl Link {
         self.down.seek(down);
     }
 
+    /// [`Self::seek`] to positions a rehearsal passed, whose streams as it left them are
+    /// `ahead` ([`Rehearsal::into_streams`]): their buffers are taken where they still hold the
+    /// positions' blocks (see `ComponentRng::seek_from`).
+    pub fn seek_from(&mut self, (up, down): ((u64, u8), (u64, u8)), ahead: &Streams) {
+        for (way, position, ahead) in [(&mut self.up, up, &ahead.up), (&mut self.down, down, &ahead.down)] {
+            match (way, ahead) {
+                (Way::Drawn(drawn), Some(ahead)) => drawn.1.seek_from(position, ahead),
+                (way, _) => way.seek(position),
+            }
+        }
+    }
+
     /// Sends one message at `now` in direction `dir`. (Inlined into the request path's two
     /// sends: see `world/requests.rs`.)
     #[inline(always)]
@@ -418,6 +430,13 @@ pub struct Rehearsal<'a> {
     down: WayCopy<'a>,
 }
 
+/// A rehearsal's streams as it left them, up and down (`None` for a way that draws nothing).
+#[derive(Default)]
+pub struct Streams {
+    up: Option<ComponentRng>,
+    down: Option<ComponentRng>,
+}
+
 /// A [`Way`] with a copy of its stream.
 enum WayCopy<'a> {
     Certain(Nanos),
@@ -451,6 +470,15 @@ impl Rehearsal<'_> {
     /// Where the copies stand (up, down), as [`Link::positions`] gives them.
     pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
         (self.up.position(), self.down.position())
+    }
+
+    /// The copies as they stand, for [`Link::seek_from`].
+    pub fn into_streams(self) -> Streams {
+        let stream = |way: WayCopy<'_>| match way {
+            WayCopy::Certain(_) => None,
+            WayCopy::Drawn(_, rng) => Some(rng),
+        };
+        Streams { up: stream(self.up), down: stream(self.down) }
     }
 }
 

@@ -270,6 +270,20 @@ impl ComponentRng {
         (self.counter, self.index) = (counter, index);
     }
 
+    /// [`Self::seek`], with the buffer taken from `ahead` — a copy of this stream that drew on
+    /// from there — when `ahead` still holds the blocks of `position` (no refill since), rather
+    /// than computed again: a quiet stretch's commit puts each stream where its plan's copy
+    /// was a request or two before the copy's end, most often within the same blocks.
+    pub fn seek_from(&mut self, position: (u64, u8), ahead: &ComponentRng) {
+        debug_assert!(self.key == ahead.key && self.stream == ahead.stream, "a copy of this stream");
+        if position.0 == ahead.counter {
+            self.block = ahead.block;
+            (self.counter, self.index) = position;
+        } else {
+            self.seek(position);
+        }
+    }
+
     /// Two consecutive words of the keystream, low word first (as `rand_core`'s `BlockRng`
     /// pairs them; draws are always whole u64s, so a pair never straddles two blocks).
     #[inline]
@@ -341,6 +355,31 @@ mod tests {
     /// A stream moved to a position it had (`seek`) gives the words it gave from there, at
     /// every offset of a block, before the first refill, at a block's end, and for a copy that
     /// never read the words in between (a quiet stretch's plan and commit).
+    #[test]
+    fn a_stream_sought_from_a_copy_ahead_goes_on_as_it_did_from_there() {
+        let mut stream = ComponentRng::new(11, "link/n/up");
+        for _ in 0..5 {
+            stream.next_u64();
+        }
+        let mut ahead = stream.clone();
+        let mut positions = Vec::new();
+        let mut words = Vec::new();
+        for _ in 0..40 {
+            positions.push(ahead.position());
+            words.push(ahead.next_u64());
+        }
+        // From every position the copy passed (its buffer still holding some of them, not
+        // the earlier ones), the stream goes on with the words the copy drew there.
+        for (k, &position) in positions.iter().enumerate() {
+            let mut sought = stream.clone();
+            sought.seek_from(position, &ahead);
+            assert_eq!(sought.position(), position);
+            for &word in &words[k..] {
+                assert_eq!(sought.next_u64(), word, "from position {k}");
+            }
+        }
+    }
+
     #[test]
     fn a_stream_sought_to_a_position_goes_on_as_it_did_from_there() {
         let reference = ComponentRng::new(7, "node/seek");

@@ -44,7 +44,7 @@ use crate::clock::NodeClock;
 use crate::elector::loops::QuietState;
 use crate::elector::{Elector, Generation, LockOp, Now, RawRecord, Record, TimerKind};
 use crate::lock::record_of;
-use crate::net::{Delivery, Direction};
+use crate::net::{Delivery, Direction, Streams};
 use crate::rng::ComponentRng;
 use crate::time::Nanos;
 
@@ -114,6 +114,9 @@ struct Lane {
     snaps: Vec<Snap>,
     /// The sequence number of its next timer, when it moved (set by `stretch`).
     next_seq: u64,
+    /// Its plan's copies of the streams it drew from, as the plan left them: the commit takes
+    /// their buffers where they still hold the blocks of the snap it puts in place.
+    ahead: (Streams, Option<ComponentRng>),
 }
 
 impl Lane {
@@ -374,6 +377,7 @@ impl World {
                     stop: 0,
                     snaps: Vec::with_capacity(8),
                     next_seq: 0,
+                    ahead: Default::default(),
                 });
             }
             let lane = &mut lanes[count];
@@ -520,6 +524,7 @@ impl World {
                 t0 = next;
             }
             lane.stop = t0;
+            lane.ahead = (link.into_streams(), rng);
         }
         Some(())
     }
@@ -550,9 +555,10 @@ impl World {
             // What the plan moved, as it stood where the stretch ends.
             let snap = lane.snaps.iter().find(|s| s.k == kept).expect("checked by `stretch`");
             elector.set_quiet_state(&snap.state, lane.leader);
-            link.seek(snap.link);
+            let (streams, rng) = &lane.ahead;
+            link.seek_from(snap.link, streams);
             if let Some(position) = snap.rng {
-                elector.seek_quiet_rng(position);
+                elector.seek_quiet_rng(position, rng.as_ref());
             }
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
