@@ -352,9 +352,9 @@ impl ComponentRng {
 mod tests {
     use super::*;
 
-    /// A stream moved to a position it had (`seek`) gives the words it gave from there, at
-    /// every offset of a block, before the first refill, at a block's end, and for a copy that
-    /// never read the words in between (a quiet stretch's plan and commit).
+    /// A stream moved to a position a copy of it passed (`seek_from`, a quiet stretch's commit)
+    /// gives the words the copy gave from there, whether the copy's buffer still holds that
+    /// position's blocks or not.
     #[test]
     fn a_stream_sought_from_a_copy_ahead_goes_on_as_it_did_from_there() {
         let mut stream = ComponentRng::new(11, "link/n/up");
@@ -380,6 +380,9 @@ mod tests {
         }
     }
 
+    /// A stream moved to a position it had (`seek`) gives the words it gave from there, at
+    /// every offset of a block, before the first refill, at a block's end, and for a copy that
+    /// never read the words in between (a quiet stretch's plan and commit).
     #[test]
     fn a_stream_sought_to_a_position_goes_on_as_it_did_from_there() {
         let reference = ComponentRng::new(7, "node/seek");

@@ -194,6 +194,7 @@ impl Timeline {
         debug_assert_eq!((record, raws), records_of(view), "a renewal changes the renewTime alone");
         self.records.push((record, raws));
         self.versions.push(Version { at, base: self.bases.len() as u32, resource_version, renew_time });
+        debug_assert!(self.view(self.versions.len() as u32) == *view, "the Lease as it was written");
     }
 
     /// Version `k`: the start, or the one the `k`-th write left.
