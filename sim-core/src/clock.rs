@@ -150,11 +150,11 @@ impl NodeClock {
         if d == 0 && self.linear_only {
             return t.min(i64::MAX as u64) as i64; // a perfect oscillator: the identity (saturated)
         }
-        // t + floor(t·d / 1e9) without 128-bit division: with t = q·1e9 + r, the q·1e9·d part
-        // divides exactly, and |r·d| < 1e9 · |d| fits an i64 for the drifts `new` accepts.
-        let (q, r) = ((t / PPB_U64) as i64, (t % PPB_U64) as i64);
         if t <= self.exact_until {
-            // |q·d + floor(r·d / 1e9)| <= t·⌈|d|/1e9⌉ + 1: the sum fits an i64.
+            // t + floor(t·d / 1e9) without 128-bit division: with t = q·1e9 + r, the q·1e9·d
+            // part divides exactly, |r·d| < 1e9 · |d| fits an i64 for the drifts `new` accepts,
+            // and |q·d + floor(r·d / 1e9)| <= t·⌈|d|/1e9⌉ + 1: the sum fits an i64.
+            let (q, r) = ((t / PPB_U64) as i64, (t % PPB_U64) as i64);
             let linear = t as i64 + q * d + (r * d).div_euclid(PPB as i64);
             return if self.linear_only { linear } else { linear.saturating_add(self.wander_at(t)) };
         }

@@ -365,15 +365,9 @@ impl Link {
         (self.up.position(), self.down.position())
     }
 
-    /// Moves its streams to positions a rehearsal of this link reached (the same draws taken).
-    pub fn seek(&mut self, (up, down): ((u64, u8), (u64, u8))) {
-        self.up.seek(up);
-        self.down.seek(down);
-    }
-
-    /// [`Self::seek`] to positions a rehearsal passed, whose streams as it left them are
-    /// `ahead` ([`Rehearsal::into_streams`]): their buffers are taken where they still hold the
-    /// positions' blocks (see `ComponentRng::seek_from`).
+    /// Moves its streams to positions a rehearsal of this link passed (the same draws taken),
+    /// whose streams as it left them are `ahead` ([`Rehearsal::into_streams`]): their buffers
+    /// are taken where they still hold the positions' blocks (see `ComponentRng::seek_from`).
     pub fn seek_from(&mut self, (up, down): ((u64, u8), (u64, u8)), ahead: &Streams) {
         for (way, position, ahead) in [(&mut self.up, up, &ahead.up), (&mut self.down, down, &ahead.down)] {
             match (way, ahead) {

@@ -426,11 +426,8 @@ impl LoopElector {
 
     /// Moves the elector's random stream to where a plan's copy of it passed (the same draws
     /// taken; see `ComponentRng::position`); `ahead`: the copy as the plan left it.
-    pub fn seek_quiet_rng(&mut self, position: (u64, u8), ahead: Option<&ComponentRng>) {
-        match ahead {
-            Some(ahead) => self.rng.seek_from(position, ahead),
-            None => self.rng.seek(position),
-        }
+    pub fn seek_quiet_rng(&mut self, position: (u64, u8), ahead: &ComponentRng) {
+        self.rng.seek_from(position, ahead);
     }
 
     pub fn is_leader(&self) -> bool {

@@ -559,7 +559,7 @@ impl World {
             let (streams, rng) = &lane.ahead;
             link.seek_from(snap.link, streams);
             if let Some(position) = snap.rng {
-                elector.seek_quiet_rng(position, rng.as_ref());
+                elector.seek_quiet_rng(position, rng.as_ref().expect("a candidate's plan keeps its stream"));
             }
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
