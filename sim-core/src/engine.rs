@@ -383,13 +383,6 @@ impl<E: QueueEvent> EventQueue<E> {
         (self.len > 0).then(|| self.entry(1).event.get())
     }
 
-    /// The event after the earliest, without removing either: the smallest of the top's four
-    /// children, on the two lines after the top's (for a prefetch two events ahead).
-    #[inline]
-    pub fn peek_second(&self) -> Option<&E> {
-        (self.len >= 2).then(|| self.entry(self.smallest(2, self.len.min(5))).event.get())
-    }
-
     /// Removes and returns the earliest event with its sequence number, advancing `now`.
     #[inline]
     pub fn pop_with_seq(&mut self) -> Option<(Nanos, u64, E)> {

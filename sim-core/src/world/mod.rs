@@ -117,9 +117,6 @@ pub struct World {
     /// Whether the next event's state is prefetched: only for fleets whose state outgrows the
     /// caches (with a few nodes it is always in L1, and the prefetches only cost instructions).
     prefetching: bool,
-    /// Whether the state of the event after it is too: only for fleets whose state outgrows a
-    /// core's L2 (`AHEAD_FROM_NODES`).
-    prefetching_ahead: bool,
     stale: Vec<Event>,
     events_processed: u64,
     /// Whether quiet stretches may be taken (`quiet.rs`; fixed at the start), and how many of
@@ -360,7 +357,6 @@ impl World {
             None
         };
         let prefetching = spec.nodes.len() > PREFETCH_FROM_NODES;
-        let prefetching_ahead = spec.nodes.len() > AHEAD_FROM_NODES;
         let tracing = obs.tracing();
         let mut world = World {
             spec,
@@ -379,7 +375,6 @@ impl World {
             cle,
             scratch: Outputs::new(tracing),
             prefetching,
-            prefetching_ahead,
             stale: Vec::new(),
             events_processed: 0,
             quiet: false,
@@ -467,9 +462,6 @@ impl World {
             }
             if self.prefetching {
                 self.prefetch_next();
-                if self.prefetching_ahead {
-                    self.prefetch_ahead();
-                }
             }
             let answered = matches!(event.get(), Event::Respond { .. });
             self.handle(now, event.get());
@@ -496,19 +488,6 @@ impl World {
         self.prefetch_for(self.queue.peek());
     }
 
-    /// The event after the next one: its node's state, or its message (whose node the next
-    /// prefetch then finds in cache), without reading anything that may not be in cache yet.
-    #[inline]
-    fn prefetch_ahead(&self) {
-        let Some(event) = self.queue.peek_second() else { return };
-        if let Some(node) = named_node(event) {
-            prefetch(&self.procs[node]);
-            self.net.prefetch_link(node);
-        } else if let Event::Respond { msg } | Event::Arrive { msg } | Event::Apply { msg } = event {
-            self.net.prefetch_message(*msg);
-        }
-    }
-
     #[inline]
     fn prefetch_for(&self, event: Option<&Event>) {
         let Some(event) = event else { return };
@@ -516,11 +495,18 @@ impl World {
             (Some(node), _) => node,
             (None, Event::Respond { msg }) => self.net.get(*msg).node as usize,
             (None, Event::Arrive { msg } | Event::Apply { msg }) => {
+                // The server's turn: it reads the Lease, the caller's field manager (one line
+                // of its process) and answers through its link; the process's other fifteen
+                // lines are its answer's to ask for, one event later. Asking for all sixteen
+                // here cost more than it saved (docs/performance.md, 2026-12-06).
                 let m = self.net.get(*msg);
                 if let network::Stage::Request(Payload::Lease { lease, .. }) = &m.stage {
                     self.server.prefetch_lease(*lease);
                 }
-                m.node as usize
+                let node = m.node as usize;
+                prefetch(&self.procs[node].field_manager);
+                self.net.prefetch_link(node);
+                return;
             }
             _ => return,
         };
@@ -764,11 +750,6 @@ pub const STUCK_EVENTS: u64 = 1_000_000;
 /// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
 /// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.
 const PREFETCH_FROM_NODES: usize = 64;
-
-/// Nodes above which the event after the next one is prefetched too: ~2 KB of state per node
-/// make 1,000 nodes ~2 MB, a core's L2 here; below it the next event's prefetch has time
-/// enough, and the second only costs instructions (+9.7 % on the 300-elector guard workload).
-const AHEAD_FROM_NODES: usize = 1_000;
 
 /// The node of a frequent event that names it (a timer, a reconciler's tick, a timeout, a
 /// start), for the prefetches; a message's events name theirs through its slot.

@@ -178,13 +178,6 @@ impl Network {
         crate::prefetch::prefetch(&self.links[node]);
     }
 
-    /// See `World::prefetch_ahead`: the slot of a message an event two ahead names.
-    pub(super) fn prefetch_message(&self, slot: u32) {
-        if let Some(m) = self.slots.get(slot as usize) {
-            crate::prefetch::prefetch(m);
-        }
-    }
-
     pub(super) fn link(&self, node: usize) -> &Link {
         &self.links[node]
     }
