@@ -491,9 +491,10 @@ impl World {
     #[inline]
     fn prefetch_for(&self, event: Option<&Event>) {
         let Some(event) = event else { return };
-        let node = match (named_node(event), event) {
-            (Some(node), _) => node,
-            (None, Event::Respond { msg }) => self.net.get(*msg).node as usize,
+        // The node, and whether its event reads its whole process.
+        let (node, whole) = match (named_node(event), event) {
+            (Some(node), _) => (node, true),
+            (None, Event::Respond { msg }) => (self.net.get(*msg).node as usize, true),
             (None, Event::Arrive { msg } | Event::Apply { msg }) => {
                 // The server's turn: it reads the Lease, the caller's field manager (one line
                 // of its process) and answers through its link; the process's other fifteen
@@ -503,17 +504,18 @@ impl World {
                 if let network::Stage::Request(Payload::Lease { lease, .. }) = &m.stage {
                     self.server.prefetch_lease(*lease);
                 }
-                let node = m.node as usize;
-                prefetch(&self.procs[node].field_manager);
-                self.net.prefetch_link(node);
-                return;
+                (m.node as usize, false)
             }
             _ => return,
         };
-        prefetch(&self.procs[node]);
+        if whole {
+            prefetch(&self.procs[node]);
+            // Counted on every send.
+            prefetch(&self.obs.node_metrics[node].requests_sent);
+        } else {
+            prefetch(&self.procs[node].field_manager);
+        }
         self.net.prefetch_link(node);
-        // Counted on every send.
-        prefetch(&self.obs.node_metrics[node].requests_sent);
     }
 
     // ---- event dispatch ----------------------------------------------------------------------
