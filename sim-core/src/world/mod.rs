@@ -520,11 +520,11 @@ impl World {
 
     // ---- event dispatch ----------------------------------------------------------------------
 
-    fn handle(&mut self, now: Nanos, event: &Event) {
-        // Events a running, unpaused process must take: a dead process's are stale, a paused
-        // one's wait until it resumes.
-        // (A request's events carry its id: one a wedged client hangs on is never taken.)
-        let owner = match *event {
+    /// The process an event is for, as (node, incarnation, request id; `u32::MAX` for an event
+    /// of no request), or `None` for the server's, the network's and the faults' events.
+    #[inline(always)]
+    fn owner(&self, event: &Event) -> Option<(usize, u32, u32)> {
+        match *event {
             Event::Timer { node, incarnation, .. }
             | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
@@ -539,8 +539,25 @@ impl World {
                 Some((m.node as usize, m.incarnation, m.id as u32))
             }
             _ => None,
-        };
-        if let Some((node, incarnation, request)) = owner {
+        }
+    }
+
+    /// Whether `handle` would put `event` aside until its process resumes (and do nothing else).
+    fn waits_for_resume(&self, event: &Event) -> bool {
+        self.owner(event).is_some_and(|(node, incarnation, request)| {
+            let p = &self.procs[node];
+            p.incarnation == incarnation
+                && p.state == ProcState::Running
+                && request >= p.hung_below
+                && p.paused_until.is_some()
+        })
+    }
+
+    fn handle(&mut self, now: Nanos, event: &Event) {
+        // Events a running, unpaused process must take: a dead process's are stale, a paused
+        // one's wait until it resumes (`waits_for_resume` says the same).
+        // (A request's events carry its id: one a wedged client hangs on is never taken.)
+        if let Some((node, incarnation, request)) = self.owner(event) {
             let p = &mut self.procs[node];
             if p.incarnation != incarnation || p.state != ProcState::Running || request < p.hung_below {
                 self.discard(*event);

@@ -3,7 +3,9 @@
 //! Most of an election run is quiet: the leader renews at the start of each round, every
 //! candidate polls the Lease and is told it is held, and nothing else is due. In a small world
 //! (at most [`MAX_NODES`] nodes, one Lease, no trace) whose running nodes all run client-go's
-//! loop (`elector::loops`) and wait between two requests, the loop hands such a stretch to
+//! loop (`elector::loops`) and wait between two requests — but a paused one, which takes no
+//! step before its resume (a queued event, so past the horizon below): its own events due in
+//! the stretch are put aside as `World::handle` would — the loop hands such a stretch to
 //! [`World::try_quiet_stretch`], which carries it out without the event queue, the message slab
 //! or the elector's output routing, request by request, in two passes.
 //!
@@ -95,6 +97,11 @@ struct Snap {
 pub(super) struct Scratch {
     lanes: Vec<Lane>,
     timeline: Timeline,
+    /// The queued events of paused processes before the horizon (time, sequence number,
+    /// event): `handle` would put each aside until its process resumes, and the stretch does.
+    aside: Vec<(Nanos, u64, Event)>,
+    /// The sequence numbers the commit takes out of the queue.
+    removed: Vec<u64>,
 }
 
 /// A node of a stretch.
@@ -257,16 +264,18 @@ impl World {
     /// the time of the last event stepped over.
     pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
         let mut scratch = std::mem::take(&mut self.quiet_scratch);
-        let Scratch { lanes, timeline } = &mut scratch;
-        let last = self.quiet_lanes(lanes).and_then(|()| self.stretch(lanes, timeline, end, max_events));
+        let last = self.quiet_lanes(&mut scratch.lanes).and_then(|()| self.stretch(&mut scratch, end, max_events));
         self.quiet_scratch = scratch;
         last
     }
 
     #[inline(never)]
-    fn stretch(&mut self, lanes: &mut [Lane], timeline: &mut Timeline, end: Nanos, max_events: u64) -> Option<Nanos> {
-        // The horizon: the first queued event that is not a lane's waiting timer.
+    fn stretch(&mut self, scratch: &mut Scratch, end: Nanos, max_events: u64) -> Option<Nanos> {
+        let Scratch { lanes, timeline, aside, removed } = scratch;
+        // The horizon: the first queued event that is neither a lane's waiting timer nor one a
+        // paused process would put aside (its resume is queued, so the horizon comes before it).
         let mut horizon = Nanos::MAX;
+        aside.clear();
         for (t, seq, event) in self.queue.entries() {
             let lane_timer = match *event {
                 Event::Timer { node, incarnation, generation, kind } => lanes.iter_mut().find(|l| {
@@ -280,6 +289,7 @@ impl World {
             };
             match lane_timer {
                 Some(lane) => lane.timer = (t, seq, lane.timer.2),
+                None if self.waits_for_resume(event) => aside.push((t, seq, *event)),
                 None => horizon = horizon.min(t),
             }
         }
@@ -318,8 +328,13 @@ impl World {
                 return None;
             }
         }
+        // The paused processes' events up to the last one kept are put aside, in the queue's
+        // order; the rest stay queued. Putting one aside takes no sequence number and touches
+        // nothing a lane reads, so its place among the lanes' events does not matter.
+        aside.retain(|&(t, ..)| t <= last);
+        aside.sort_unstable_by_key(|&(t, seq, _)| (t, seq));
         let events: u64 = lanes.iter().map(|l| 3 * l.polls.len() as u64).sum();
-        if events == 0 || self.events_processed + events > max_events {
+        if events == 0 || self.events_processed + events + aside.len() as u64 > max_events {
             return None;
         }
         // Each lane's next timer takes the sequence number it would have had: the numbers of
@@ -344,7 +359,7 @@ impl World {
             lanes[i].next_seq = base + before;
         }
         debug_assert!(x < horizon && x <= end);
-        self.commit(lanes, timeline, lease);
+        self.commit(lanes, timeline, aside, removed, lease);
         Some(last)
     }
 
@@ -357,10 +372,14 @@ impl World {
             if p.state != ProcState::Running {
                 continue;
             }
+            // A paused process takes no step before it resumes, and its resume is queued: it
+            // has no lane, and its events are put aside (`Scratch::aside`).
+            if p.paused_until.is_some() {
+                continue;
+            }
             let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
             let (leader, generation) = elector.quiet_role()?;
-            if p.paused_until.is_some()
-                || p.client.is_some()
+            if p.client.is_some()
                 || p.elector_request.is_some()
                 || !p.side_requests.is_empty()
                 || !p.deferred.is_empty()
@@ -432,6 +451,11 @@ impl World {
                     let (link, rng) = (link.positions(), rng.as_ref().map(ComponentRng::position));
                     lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
                 }
+                // A request that starts (or, below, arrives) after the horizon ends after it: no
+                // need to plan it to know it is not kept.
+                if t0 > limit {
+                    break;
+                }
                 let now0 = clock_now(clock, t0);
                 // The timer: the elector's request.
                 let (candidate, timeout) = match &mut lock {
@@ -454,7 +478,7 @@ impl World {
                 };
                 // Its arrival at the server.
                 let Delivery::Arrives(t1) = link.send(t0, Direction::Up) else { break };
-                if availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
+                if t1 > limit || availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
                     break;
                 }
                 let (version, written) = match candidate {
@@ -534,13 +558,22 @@ impl World {
     /// streams as the plan had them where the stretch ends, the lock's last answer, the Lease
     /// as the leader's renewals leave it — the observer's calls, the counters, the next timers.
     #[inline(never)]
-    fn commit(&mut self, lanes: &[Lane], timeline: &Timeline, lease: LeaseRef) {
-        let mut old = [0; MAX_NODES];
-        let mut n = 0;
-        for lane in lanes.iter().filter(|l| !l.polls.is_empty()) {
-            (old[n], n) = (lane.timer.1, n + 1);
+    fn commit(
+        &mut self,
+        lanes: &[Lane],
+        timeline: &Timeline,
+        aside: &[(Nanos, u64, Event)],
+        removed: &mut Vec<u64>,
+        lease: LeaseRef,
+    ) {
+        removed.clear();
+        removed.extend(lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1));
+        removed.extend(aside.iter().map(|&(_, seq, _)| seq));
+        self.queue.remove_seqs(removed);
+        for (_, _, event) in aside {
+            let (node, ..) = self.owner(event).expect("a process's event");
+            self.procs[node].deferred.push(*event);
         }
-        self.queue.remove_seqs(&old[..n]);
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
         self.queue.reserve_seqs(seqs);
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
@@ -600,8 +633,9 @@ impl World {
             self.lease_written(poll.t1, lease);
         }
         self.net.take_ids(requests);
-        self.events_processed += 3 * requests;
-        self.quiet_stepped += 3 * requests;
+        let stepped = 3 * requests + aside.len() as u64;
+        self.events_processed += stepped;
+        self.quiet_stepped += stepped;
         self.queue.advance_now(last);
     }
 }
