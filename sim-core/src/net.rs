@@ -291,10 +291,15 @@ impl Way {
         }
     }
 
-    fn copy(&self) -> WayCopy<'_> {
+    /// A copy of it drawing from a copy of its stream, written into `slot` (`None` for a
+    /// certain way).
+    fn copy<'a>(&'a self, slot: &'a mut Option<ComponentRng>) -> WayCopy<'a> {
         match self {
-            Way::Certain(ns) => WayCopy::Certain(*ns),
-            Way::Drawn(drawn) => WayCopy::Drawn(&drawn.0, drawn.1.clone()),
+            Way::Certain(ns) => {
+                *slot = None;
+                WayCopy::Certain(*ns)
+            }
+            Way::Drawn(drawn) => WayCopy::Drawn(&drawn.0, slot.insert(drawn.1.clone())),
         }
     }
 
@@ -366,7 +371,7 @@ impl Link {
     }
 
     /// Moves its streams to positions a rehearsal of this link passed (the same draws taken),
-    /// whose streams as it left them are `ahead` ([`Rehearsal::into_streams`]): their buffers
+    /// whose streams as it left them are `ahead` (the [`Streams`] it drew from): their buffers
     /// are taken where they still hold the positions' blocks (see `ComponentRng::seek_from`).
     pub fn seek_from(&mut self, (up, down): ((u64, u8), (u64, u8)), ahead: &Streams) {
         for (way, position, ahead) in [(&mut self.up, up, &ahead.up), (&mut self.down, down, &ahead.down)] {
@@ -388,10 +393,12 @@ impl Link {
         self.deliver(now, dir, lost, latency)
     }
 
-    /// Draws on copies of its streams, to plan ahead (`world/quiet.rs`): what its sends would
-    /// meet, moving nothing of the link (a clone would copy its boxed streams to the heap).
-    pub fn rehearsal(&self) -> Rehearsal<'_> {
-        Rehearsal { up: self.up.copy(), down: self.down.copy(), link: self }
+    /// Draws on copies of its streams, written into `streams` (which keep them as the
+    /// rehearsal leaves them), to plan ahead (`world/quiet.rs`): what its sends would meet,
+    /// moving nothing of the link (a clone would copy its boxed streams to the heap).
+    pub fn rehearsal<'a>(&'a self, streams: &'a mut Streams) -> Rehearsal<'a> {
+        let Streams { up, down } = streams;
+        Rehearsal { up: self.up.copy(up), down: self.down.copy(down), link: self }
     }
 
     /// What a message sent at `now` that way meets, given its draws.
@@ -424,7 +431,8 @@ pub struct Rehearsal<'a> {
     down: WayCopy<'a>,
 }
 
-/// A rehearsal's streams as it left them, up and down (`None` for a way that draws nothing).
+/// The copies of a link's streams a rehearsal draws from, up and down (`None` for a way that
+/// draws nothing): the caller's, so that they outlive the rehearsal without being moved.
 #[derive(Default)]
 pub struct Streams {
     up: Option<ComponentRng>,
@@ -434,7 +442,7 @@ pub struct Streams {
 /// A [`Way`] with a copy of its stream.
 enum WayCopy<'a> {
     Certain(Nanos),
-    Drawn(&'a Draws, ComponentRng),
+    Drawn(&'a Draws, &'a mut ComponentRng),
 }
 
 impl WayCopy<'_> {
@@ -464,15 +472,6 @@ impl Rehearsal<'_> {
     /// Where the copies stand (up, down), as [`Link::positions`] gives them.
     pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
         (self.up.position(), self.down.position())
-    }
-
-    /// The copies as they stand, for [`Link::seek_from`].
-    pub fn into_streams(self) -> Streams {
-        let stream = |way: WayCopy<'_>| match way {
-            WayCopy::Certain(_) => None,
-            WayCopy::Drawn(_, rng) => Some(rng),
-        };
-        Streams { up: stream(self.up), down: stream(self.down) }
     }
 }
 
@@ -605,7 +604,8 @@ mod tests {
         let mut link = Link::new(&spec, 7, "n");
         link.send(0, Direction::Up);
         let before = link.positions();
-        let mut rehearsal = link.rehearsal();
+        let mut streams = Streams::default();
+        let mut rehearsal = link.rehearsal(&mut streams);
         let rehearsed: Vec<_> =
             (0..50).flat_map(|i| [rehearsal.send(i, Direction::Up), rehearsal.send(i, Direction::Down)]).collect();
         let reached = rehearsal.positions();

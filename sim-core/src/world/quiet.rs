@@ -121,8 +121,9 @@ struct Lane {
     snaps: Vec<Snap>,
     /// The sequence number of its next timer, when it moved (set by `stretch`).
     next_seq: u64,
-    /// Its plan's copies of the streams it drew from, as the plan left them: the commit takes
-    /// their buffers where they still hold the blocks of the snap it puts in place.
+    /// Its plan's copies of the streams it drew from (the link's, a candidate's elector's), as
+    /// the plan left them: the commit takes their buffers where they still hold the blocks of
+    /// the snap it puts in place.
     ahead: (Streams, Option<ComponentRng>),
 }
 
@@ -427,9 +428,12 @@ impl World {
             let p = &self.procs[lane.node];
             let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
             let clock = &p.clock;
-            let mut link = self.net.link(lane.node).rehearsal();
+            // The plan draws on copies of the streams, kept in the lane for the commit.
+            let (streams, rng) = &mut lane.ahead;
+            let mut link = self.net.link(lane.node).rehearsal(streams);
             let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
-            let mut rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
+            *rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
+            let mut rng = rng.as_mut();
             let mut quiet = elector.quiet_state();
             let mut t0 = lane.timer.0;
             let mut cursor = 0;
@@ -448,7 +452,7 @@ impl World {
             let tail_from = limit.saturating_sub(2 * wait);
             loop {
                 if t0 >= tail_from {
-                    let (link, rng) = (link.positions(), rng.as_ref().map(ComponentRng::position));
+                    let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
                     lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
                 }
                 // A request that starts (or, below, arrives) after the horizon ends after it: no
@@ -549,7 +553,6 @@ impl World {
                 t0 = next;
             }
             lane.stop = t0;
-            lane.ahead = (link.into_streams(), rng);
         }
         Some(())
     }
