@@ -95,6 +95,15 @@ macro_rules! rotl_avx2 {
     }};
 }
 
+/// AVX-512VL rotates each word in one instruction (LLVM already turns the AVX2 rotations by 16
+/// and 8 into byte shuffles; those by 12 and 7 stay two shifts and an or without it).
+#[cfg(target_arch = "x86_64")]
+macro_rules! rotl_avx512vl {
+    ($v:expr, $n:literal) => {
+        _mm256_rol_epi32::<$n>($v)
+    };
+}
+
 /// One ChaCha8 block: the state is four rows (constants, key, key, counter and stream), four
 /// double rounds, then the input added back. On x86-64 each row sits in one SSE2 register (a
 /// baseline feature there, so no detection is needed); elsewhere the same on plain words.
@@ -130,6 +139,11 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
 fn chacha8_blocks(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512vl") {
+            // SAFETY: AVX-512F and AVX-512VL are present (VL implies F; AVX-512F implies AVX2).
+            unsafe { chacha8_two_blocks_avx512vl(key, counter, stream, out) };
+            return;
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is present (checked just above).
             unsafe { chacha8_two_blocks_avx2(key, counter, stream, out) };
@@ -150,14 +164,12 @@ fn chacha8_blocks_one_by_one(key: &[u32; 8], counter: u64, stream: u64, out: &mu
     }
 }
 
-/// Two blocks, their rows in the two 128-bit halves of four AVX2 registers.
+/// The body of the two-block paths, given the rotation: must be expanded inside `unsafe`, with
+/// AVX2 enabled, and `out` exactly `BUFFER_WORDS` words.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
-    use std::arch::x86_64::*;
-    // SAFETY (of the body): the caller checked AVX2; loads and stores are unaligned-safe
-    // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 32 u32.
-    unsafe {
+macro_rules! chacha8_two_blocks {
+    ($rotl:ident, $key:expr, $counter:expr, $stream:expr, $out:expr) => {{
+        let (key, counter, stream, out): (&[u32; 8], u64, u64, &mut [u32; BUFFER_WORDS]) = ($key, $counter, $stream, $out);
         // Each row twice: the same 128 bits in both halves (the counter row apart).
         let both = |row: *const u32| _mm256_broadcastsi128_si256(_mm_loadu_si128(row as *const __m128i));
         let a0 = both(SIGMA.as_ptr());
@@ -166,7 +178,7 @@ unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out
         let (r0, r1) = (counter_row(counter, stream), counter_row(counter.wrapping_add(1), stream));
         let d0 = _mm256_loadu2_m128i(r1.as_ptr() as *const __m128i, r0.as_ptr() as *const __m128i);
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
-        chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, rotl_avx2, _mm256_shuffle_epi32; [a, b, c, d]);
+        chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, $rotl, _mm256_shuffle_epi32; [a, b, c, d]);
         let p = out.as_mut_ptr() as *mut __m256i;
         let (a, b, c, d) =
             (_mm256_add_epi32(a, a0), _mm256_add_epi32(b, b0), _mm256_add_epi32(c, c0), _mm256_add_epi32(d, d0));
@@ -175,7 +187,28 @@ unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out
         _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256(c, d, 0x20));
         _mm256_storeu_si256(p.add(2), _mm256_permute2x128_si256(a, b, 0x31));
         _mm256_storeu_si256(p.add(3), _mm256_permute2x128_si256(c, d, 0x31));
-    }
+    }};
+}
+
+/// Two blocks, their rows in the two 128-bit halves of four AVX2 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn chacha8_two_blocks_avx2(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
+    use std::arch::x86_64::*;
+    // SAFETY (of the body): the caller checked AVX2; loads and stores are unaligned-safe
+    // (`loadu`/`storeu`) on arrays of exactly 4, 8 or 32 u32.
+    unsafe { chacha8_two_blocks!(rotl_avx2, key, counter, stream, out) }
+}
+
+/// [`chacha8_two_blocks_avx2`] with AVX-512VL's one-instruction rotations (the same
+/// registers, the same words).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+unsafe fn chacha8_two_blocks_avx512vl(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
+    use std::arch::x86_64::*;
+    // SAFETY (of the body): the caller checked AVX-512VL (and so AVX2); loads and stores as in
+    // `chacha8_two_blocks_avx2`.
+    unsafe { chacha8_two_blocks!(rotl_avx512vl, key, counter, stream, out) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -465,6 +498,12 @@ mod tests {
                     // SAFETY: AVX2 is present.
                     unsafe { chacha8_two_blocks_avx2(&key, counter, stream, &mut avx2) };
                     assert_eq!(one_by_one, avx2, "AVX2, counter {counter} stream {stream}");
+                }
+                if std::arch::is_x86_feature_detected!("avx512vl") {
+                    let mut avx512 = [0u32; BUFFER_WORDS];
+                    // SAFETY: AVX-512VL is present.
+                    unsafe { chacha8_two_blocks_avx512vl(&key, counter, stream, &mut avx512) };
+                    assert_eq!(one_by_one, avx512, "AVX-512VL, counter {counter} stream {stream}");
                 }
             }
         }
