@@ -265,14 +265,15 @@ impl World {
     /// the time of the last event stepped over.
     pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
         let mut scratch = std::mem::take(&mut self.quiet_scratch);
-        let last = self.quiet_lanes(&mut scratch.lanes).and_then(|()| self.stretch(&mut scratch, end, max_events));
+        let last = self.quiet_lanes(&mut scratch.lanes).and_then(|n| self.stretch(&mut scratch, n, end, max_events));
         self.quiet_scratch = scratch;
         last
     }
 
     #[inline(never)]
-    fn stretch(&mut self, scratch: &mut Scratch, end: Nanos, max_events: u64) -> Option<Nanos> {
+    fn stretch(&mut self, scratch: &mut Scratch, n: usize, end: Nanos, max_events: u64) -> Option<Nanos> {
         let Scratch { lanes, timeline, aside, removed } = scratch;
+        let lanes = &mut lanes[..n];
         // The horizon: the first queued event that is neither a lane's waiting timer nor one a
         // paused process would put aside (its resume is queued, so the horizon comes before it).
         let mut horizon = Nanos::MAX;
@@ -364,10 +365,12 @@ impl World {
         Some(last)
     }
 
-    /// The running nodes, each waiting between two requests of the quiet cycle; `None` if any
-    /// running node is not (or a second leader is).
+    /// The running nodes, each waiting between two requests of the quiet cycle, in the first
+    /// lanes (how many is returned); `None` if any running node is not (or a second leader is).
+    /// Lanes past them are kept, buffers and all, for later attempts (the number of lanes
+    /// changes at each pause).
     #[inline(never)]
-    fn quiet_lanes(&self, lanes: &mut Vec<Lane>) -> Option<()> {
+    fn quiet_lanes(&self, lanes: &mut Vec<Lane>) -> Option<usize> {
         let mut count = 0;
         for (node, p) in self.procs.iter().enumerate() {
             if p.state != ProcState::Running {
@@ -407,13 +410,16 @@ impl World {
             lane.snaps.clear();
             count += 1;
         }
-        lanes.truncate(count);
+        let lanes = &mut lanes[..count];
         if lanes.is_empty() || lanes.iter().filter(|l| l.leader).count() > 1 {
             return None;
         }
-        // The leader first: its renewals are the versions the others read.
-        lanes.sort_by_key(|l| !l.leader);
-        Some(())
+        // The leader first: its renewals are the versions the others read. (The candidates'
+        // order does not matter: each plans, and is committed, on its own.)
+        if let Some(i) = lanes.iter().position(|l| l.leader) {
+            lanes.swap(0, i);
+        }
+        Some(count)
     }
 
     /// The plan (pass 1): each lane's quiet requests from its timer on, on copies of what they
