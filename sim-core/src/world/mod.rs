@@ -520,53 +520,44 @@ impl World {
 
     // ---- event dispatch ----------------------------------------------------------------------
 
-    /// The process an event is for, as (node, incarnation, request id; `u32::MAX` for an event
-    /// of no request), or `None` for the server's, the network's and the faults' events.
+    /// The process an event is for and what it makes of it, or `None` for the server's, the
+    /// network's and the faults' events. The one test of `handle` and of a quiet stretch
+    /// (`quiet.rs`, which puts aside what `handle` would).
     #[inline(always)]
-    fn owner(&self, event: &Event) -> Option<(usize, u32, u32)> {
-        match *event {
+    fn turn(&self, event: &Event) -> Option<(usize, Turn)> {
+        // The request id `u32::MAX`: an event of no request.
+        let (node, incarnation, request) = match *event {
             Event::Timer { node, incarnation, .. }
             | Event::StopActing { node, incarnation, .. }
             | Event::ReconcileTick { node, incarnation, .. }
             | Event::Watch { node, incarnation }
             | Event::CandidateEnsure { node, incarnation, .. }
-            | Event::CandidateWatch { node, incarnation } => Some((node as usize, incarnation, u32::MAX)),
+            | Event::CandidateWatch { node, incarnation } => (node as usize, incarnation, u32::MAX),
             Event::Timeout { node, incarnation, id, .. } | Event::Reset { node, incarnation, id, .. } => {
-                Some((node as usize, incarnation, id))
+                (node as usize, incarnation, id)
             }
             Event::Respond { msg } | Event::Resend { msg } | Event::Throttled { msg } => {
                 let m = self.net.get(msg);
-                Some((m.node as usize, m.incarnation, m.id as u32))
+                (m.node as usize, m.incarnation, m.id as u32)
             }
-            _ => None,
-        }
-    }
-
-    /// Whether `handle` would put `event` aside until its process resumes (and do nothing else).
-    fn waits_for_resume(&self, event: &Event) -> bool {
-        self.owner(event).is_some_and(|(node, incarnation, request)| {
-            let p = &self.procs[node];
-            p.incarnation == incarnation
-                && p.state == ProcState::Running
-                && request >= p.hung_below
-                && p.paused_until.is_some()
-        })
+            _ => return None,
+        };
+        let p = &self.procs[node];
+        let turn = if p.incarnation != incarnation || p.state != ProcState::Running || request < p.hung_below {
+            Turn::Stale
+        } else if p.paused_until.is_some() {
+            Turn::Aside
+        } else {
+            Turn::Take
+        };
+        Some((node, turn))
     }
 
     fn handle(&mut self, now: Nanos, event: &Event) {
-        // Events a running, unpaused process must take: a dead process's are stale, a paused
-        // one's wait until it resumes (`waits_for_resume` says the same).
-        // (A request's events carry its id: one a wedged client hangs on is never taken.)
-        if let Some((node, incarnation, request)) = self.owner(event) {
-            let p = &mut self.procs[node];
-            if p.incarnation != incarnation || p.state != ProcState::Running || request < p.hung_below {
-                self.discard(*event);
-                return;
-            }
-            if p.paused_until.is_some() {
-                p.deferred.push(*event);
-                return;
-            }
+        match self.turn(event) {
+            Some((_, Turn::Stale)) => return self.discard(*event),
+            Some((node, Turn::Aside)) => return self.procs[node].deferred.push(*event),
+            Some((_, Turn::Take)) | None => {}
         }
         match *event {
             Event::Timer { node, kind, generation, .. } => {
@@ -769,6 +760,16 @@ pub const STUCK_EVENTS: u64 = 1_000_000;
 /// Nodes above which the next event's state is prefetched: about 1.5 KB of state per node
 /// (process, link, the Lease's entry), so 64 nodes are ~100 KB, within a core's L2.
 const PREFETCH_FROM_NODES: usize = 64;
+
+/// What a process's event meets ([`World::turn`]): a running, unpaused process takes it; a dead
+/// or restarted one's is stale (as is one of a request a wedged client hangs on: a request's
+/// events carry its id); a paused one's is put aside until it resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Turn {
+    Take,
+    Stale,
+    Aside,
+}
 
 /// The node of a frequent event that names it (a timer, a reconciler's tick, a timeout, a
 /// start), for the prefetches; a message's events name theirs through its slot.

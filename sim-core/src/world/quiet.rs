@@ -38,9 +38,9 @@
 //! (`WorldSpec::skip_quiet`, the CLI's `--no-skip`). Message ids are counted, not assigned
 //! (none is in flight at either end of a stretch); message slots are not used.
 
-use super::World;
 use super::event::Event;
 use super::process::ProcState;
+use super::{Turn, World};
 use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, MicroTime, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::loops::QuietState;
@@ -97,9 +97,9 @@ struct Snap {
 pub(super) struct Scratch {
     lanes: Vec<Lane>,
     timeline: Timeline,
-    /// The queued events of paused processes before the horizon (time, sequence number,
+    /// The queued events of paused processes before the horizon (time, sequence number, node,
     /// event): `handle` would put each aside until its process resumes, and the stretch does.
-    aside: Vec<(Nanos, u64, Event)>,
+    aside: Vec<(Nanos, u64, usize, Event)>,
     /// The sequence numbers the commit takes out of the queue.
     removed: Vec<u64>,
 }
@@ -291,8 +291,10 @@ impl World {
             };
             match lane_timer {
                 Some(lane) => lane.timer = (t, seq, lane.timer.2),
-                None if self.waits_for_resume(event) => aside.push((t, seq, *event)),
-                None => horizon = horizon.min(t),
+                None => match self.turn(event) {
+                    Some((node, Turn::Aside)) => aside.push((t, seq, node, *event)),
+                    _ => horizon = horizon.min(t),
+                },
             }
         }
         if lanes.iter().any(|l| l.timer.1 == u64::MAX) {
@@ -334,7 +336,7 @@ impl World {
         // order; the rest stay queued. Putting one aside takes no sequence number and touches
         // nothing a lane reads, so its place among the lanes' events does not matter.
         aside.retain(|&(t, ..)| t <= last);
-        aside.sort_unstable_by_key(|&(t, seq, _)| (t, seq));
+        aside.sort_unstable_by_key(|&(t, seq, ..)| (t, seq));
         let events: u64 = lanes.iter().map(|l| 3 * l.polls.len() as u64).sum();
         if events == 0 || self.events_processed + events + aside.len() as u64 > max_events {
             return None;
@@ -571,17 +573,16 @@ impl World {
         &mut self,
         lanes: &[Lane],
         timeline: &Timeline,
-        aside: &[(Nanos, u64, Event)],
+        aside: &[(Nanos, u64, usize, Event)],
         removed: &mut Vec<u64>,
         lease: LeaseRef,
     ) {
         removed.clear();
         removed.extend(lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1));
-        removed.extend(aside.iter().map(|&(_, seq, _)| seq));
+        removed.extend(aside.iter().map(|&(_, seq, ..)| seq));
         self.queue.remove_seqs(removed);
-        for (_, _, event) in aside {
-            let (node, ..) = self.owner(event).expect("a process's event");
-            self.procs[node].deferred.push(*event);
+        for &(_, _, node, event) in aside {
+            self.procs[node].deferred.push(event);
         }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
         self.queue.reserve_seqs(seqs);
