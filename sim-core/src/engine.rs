@@ -52,7 +52,7 @@ pub struct EventQueue<E: QueueEvent> {
 /// sift down, at every pop; the radix heap's buckets are only ever appended to and read through
 /// in order, which the prefetchers follow (docs/performance.md, "A radix heap for fleets").
 /// Small worlds (a flap run's queue holds about six events) never reach it.
-pub const RADIX_FROM_LEN: usize = 2048;
+const RADIX_FROM_LEN: usize = 2048;
 
 /// The later events of a large queue: a radix heap on their times, sixteen ways a level. An
 /// event at time `t > base` is in the bucket of the highest hex digit in which `t` differs from
@@ -124,7 +124,7 @@ impl<E: Copy> Far<E> {
 
     #[inline(always)]
     fn push(&mut self, entry: Entry<E>) {
-        let at = (entry.key >> 64) as Nanos;
+        let at = entry.at();
         let b = bucket_of(at, self.base);
         // `buckets` has all `BUCKETS` once `base` is below `Nanos::MAX` (`split_far`).
         let Bucket { tail, len, min, .. } = self.buckets[b];
@@ -220,6 +220,14 @@ struct Entry<E: Copy> {
     /// `(time << 64) | sequence`: one integer comparison orders the heap.
     key: u128,
     event: Packed<E>,
+}
+
+impl<E: Copy> Entry<E> {
+    /// Its time.
+    #[inline(always)]
+    fn at(&self) -> Nanos {
+        (self.key >> 64) as Nanos
+    }
 }
 
 /// An event as the queue holds and hands it out: a union with a `u128`, so that a copy of it is
@@ -444,7 +452,7 @@ impl<E: QueueEvent> EventQueue<E> {
 
     #[inline(always)]
     fn push_entry(&mut self, entry: Entry<E>) {
-        let at = (entry.key >> 64) as Nanos;
+        let at = entry.at();
         if at > self.far.base {
             if self.len != 0 {
                 return self.push_far(entry);
@@ -487,7 +495,7 @@ impl<E: QueueEvent> EventQueue<E> {
         self.far.base = self.now;
         self.far.buckets = vec![Bucket::default(); BUCKETS];
         for entry in all {
-            if (entry.key >> 64) as Nanos <= self.now {
+            if entry.at() <= self.now {
                 self.push_near(entry);
             } else {
                 self.far.push(entry);
@@ -516,7 +524,7 @@ impl<E: QueueEvent> EventQueue<E> {
         while left > 0 {
             for i in 0..left.min(CHUNK) {
                 let entry = self.far.chunks[chunk][i];
-                if (entry.key >> 64) as Nanos == base {
+                if entry.at() == base {
                     self.push_near(entry);
                 } else {
                     self.far.push(entry);
@@ -538,8 +546,8 @@ impl<E: QueueEvent> EventQueue<E> {
             assert!((1..=self.len).all(|i| (self.key(i) >> 64) as Nanos <= base));
             for b in 0..self.far.buckets.len() {
                 let bucket: Vec<_> = self.far.bucket(b).collect();
-                assert!(bucket.iter().all(|e| bucket_of((e.key >> 64) as Nanos, base) == b));
-                if let Some(min) = bucket.iter().map(|e| (e.key >> 64) as Nanos).min() {
+                assert!(bucket.iter().all(|e| bucket_of(e.at(), base) == b));
+                if let Some(min) = bucket.iter().map(|e| e.at()).min() {
                     assert_eq!(min, self.far.buckets[b].min);
                 }
             }
@@ -651,7 +659,7 @@ impl<E: QueueEvent> EventQueue<E> {
     #[inline]
     pub fn pop_packed(&mut self) -> Option<(Nanos, u64, Packed<E>)> {
         let entry = self.pop_entry()?;
-        let at = (entry.key >> 64) as Nanos;
+        let at = entry.at();
         debug_assert!(at >= self.now);
         self.now = at;
         Some((at, entry.key as u64, entry.event))
@@ -665,10 +673,7 @@ impl<E: QueueEvent> EventQueue<E> {
     /// Every entry as (time, sequence number, event), in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (Nanos, u64, &E)> + '_ {
         let far = self.far.entries();
-        (1..=self.len)
-            .map(|i| self.entry(i))
-            .chain(far)
-            .map(|entry| ((entry.key >> 64) as Nanos, entry.key as u64, entry.event.get()))
+        (1..=self.len).map(|i| self.entry(i)).chain(far).map(|entry| (entry.at(), entry.key as u64, entry.event.get()))
     }
 
     /// Removes the entries whose sequence numbers are in `seqs`; the others keep their keys, so
