@@ -262,6 +262,10 @@ pub fn render_managed_fields(managers: &[ManagerState]) -> Vec<ManagedFieldsEntr
 /// sorts last) swap two entries instead of building both again.
 pub fn sync_managed_fields(entries: &mut Vec<ManagedFieldsEntry>, managers: &[ManagerState]) {
     let order = sorted_managers(managers);
+    // Room for exactly the managers: a first insert would make room for four, and a fleet
+    // keeps ~two objects per Lease (the Lease, its leader Event) with one manager each for the
+    // whole run (~190 bytes an elector).
+    entries.reserve_exact(order.len().saturating_sub(entries.len()));
     let kept = |entry: &ManagedFieldsEntry, state: &ManagerState| {
         same_str(&entry.manager, &state.manager)
             && same_str(&entry.operation, state.operation.as_str())
@@ -1004,7 +1008,11 @@ mod tests {
         record_update(&mut managers, "kcm", "coordination.k8s.io/v1", &other, 13);
         sync_managed_fields(&mut entries, &managers);
         assert_eq!(entries, render_managed_fields(&managers), "a changed set is re-rendered");
-        sync_managed_fields(&mut Vec::new(), &managers);
+        // A new object's entries take the room of its managers and no more (a fleet keeps
+        // one entry a Lease all run; a first insert would make room for four).
+        let mut fresh = Vec::new();
+        sync_managed_fields(&mut fresh, &managers);
+        assert_eq!((fresh.len(), fresh.capacity()), (1, 1));
         // Two writers taking turns: the latest sorts last, so the entries swap places.
         let ping = FieldDiff { changed: set(&["spec.pingTime"]), removed: BTreeSet::new() };
         record_update(&mut managers, "controller", "coordination.k8s.io/v1", &ping, 14);

@@ -632,6 +632,15 @@ impl ApiServer {
         r
     }
 
+    /// Gives back the room its tables of objects and of Lease numbers grew into while it was
+    /// set up: a fleet's world is built once and runs for long, and a doubling's room is up
+    /// to half of each table (the objects' table grows again by doubling from there, on the
+    /// run's first creates).
+    pub fn shrink_to_fit(&mut self) {
+        self.records.shrink_to_fit();
+        self.lease_refs.shrink_to_fit();
+    }
+
     /// The name of the Lease a number stands for.
     pub fn lease_name(&self, lease: LeaseRef) -> String {
         self.lease_refs[lease.0 as usize].name.to_string()

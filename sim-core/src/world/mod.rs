@@ -227,6 +227,10 @@ impl World {
             // No electors (a scenario of scripted actions): nothing is tracked.
             leases.push(LeaseTrack::new("", "", None));
         }
+        // How many Leases a fleet elects on is known only now: the room of the last doubling
+        // is given back (a third of the Leases' tables at 100,000 electors).
+        leases.shrink_to_fit();
+        server.shrink_to_fit();
         let mut procs = Vec::with_capacity(spec.nodes.len());
         let mut links = Vec::with_capacity(spec.nodes.len());
         for (i, node) in spec.nodes.iter().enumerate() {
