@@ -57,11 +57,12 @@ const RADIX_FROM_LEN: usize = 2048;
 /// The later events of a large queue: a radix heap on their times, sixteen ways a level. An
 /// event at time `t > base` is in the bucket of the highest hex digit in which `t` differs from
 /// `base` (its level) and of `t`'s value there; buckets in index order hold ever later events.
-/// When the heap runs dry, the lowest occupied bucket holds the earliest events: its earliest
-/// time becomes the new base, its events of that time go into the heap, and the others into
-/// buckets of lower levels (they all share that digit and every higher one with the new base).
-/// An event moves down a few times at most (one level a move; a fleet's events are a few levels
-/// apart), and every access is an append or a read in order.
+/// When the heap runs dry, the lowest occupied bucket holds the earliest events. If it holds
+/// at most [`WHOLE_BUCKET`], they all go into the heap and its latest time becomes the new base;
+/// otherwise its earliest time does, its events of that time go into the heap, and the others
+/// into buckets of lower levels (they all share that digit and every higher one with the new
+/// base). An event moves down a few times at most (one level a move; a fleet's events are a few
+/// levels apart), and every access is an append or a read in order.
 ///
 /// A bucket is a chain of chunks of [`CHUNK`] entries from one pool, and a bucket emptied gives
 /// its chunks back for the next appends: a bucket of a high level holds most of the queue for a
@@ -82,6 +83,12 @@ struct Far<E: Copy> {
     /// Chunks in no bucket.
     free: Vec<u32>,
 }
+
+/// A bucket of at most this many events goes into the heap whole when it is the earliest (see
+/// `EventQueue::refill`): the heap then orders them in the L2 cache (32 KiB of entries) instead
+/// of each being moved down the levels below. 256 and 1,024 measured alike, 4,096 slower
+/// (docs/performance.md, "Memory given back, and whole buckets").
+const WHOLE_BUCKET: usize = 1024;
 
 /// Bits a digit of the radix.
 const DIGIT: usize = 4;
@@ -519,12 +526,20 @@ impl<E: QueueEvent> EventQueue<E> {
         let Bucket { head, len, min: base, .. } = std::mem::take(&mut self.far.buckets[b]);
         self.far.occupied[b / 64] &= !(1 << (b % 64));
         self.far.len -= len as usize;
+        // A bucket of few events goes into the heap whole, the base becoming its latest time:
+        // every other bucket's events are later than all of them, and they keep their buckets
+        // (the new base shares each digit with the old one above this bucket's level, and has
+        // this bucket's digit at it). Moved down level by level instead, each event would be
+        // appended again at every level it passes.
+        let whole = len as usize <= WHOLE_BUCKET;
         self.far.base = base;
+        let mut latest = base;
         let (mut chunk, mut left) = (head as usize, len as usize);
         while left > 0 {
             for i in 0..left.min(CHUNK) {
                 let entry = self.far.chunks[chunk][i];
-                if entry.at() == base {
+                if whole || entry.at() == base {
+                    latest = latest.max(entry.at());
                     self.push_near(entry);
                 } else {
                     self.far.push(entry);
@@ -535,6 +550,7 @@ impl<E: QueueEvent> EventQueue<E> {
             self.far.free.push(chunk as u32);
             chunk = self.far.next[chunk] as usize;
         }
+        self.far.base = latest;
     }
 
     /// The invariants of [`EventQueue`] (debug builds; a walk over every event, so only where
