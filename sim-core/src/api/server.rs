@@ -636,7 +636,7 @@ impl ApiServer {
     /// set up: a fleet's world is built once and runs for long, and a doubling's room is up
     /// to half of each table (the objects' table grows again by doubling from there, on the
     /// run's first creates).
-    pub fn shrink_to_fit(&mut self) {
+    pub(crate) fn shrink_to_fit(&mut self) {
         self.records.shrink_to_fit();
         self.lease_refs.shrink_to_fit();
     }
