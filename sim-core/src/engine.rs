@@ -559,7 +559,7 @@ impl<E: QueueEvent> EventQueue<E> {
         if cfg!(debug_assertions) {
             assert!(self.len > 0 || self.far.len == 0, "an empty heap with events in far");
             let base = self.far.base;
-            assert!((1..=self.len).all(|i| (self.key(i) >> 64) as Nanos <= base));
+            assert!((1..=self.len).all(|i| self.entry(i).at() <= base));
             for b in 0..self.far.buckets.len() {
                 let bucket: Vec<_> = self.far.bucket(b).collect();
                 assert!(bucket.iter().all(|e| bucket_of(e.at(), base) == b));
@@ -657,7 +657,7 @@ impl<E: QueueEvent> EventQueue<E> {
     /// Time of the next event without removing it.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        (self.len > 0).then(|| (self.key(1) >> 64) as Nanos)
+        (self.len > 0).then(|| self.entry(1).at())
     }
 
     /// The earliest event, without removing it.
