@@ -381,7 +381,8 @@ pub fn run_sweep(spec: &SweepSpec, opts: &RunOptions) -> Result<Outcome, CliErro
 /// run order as they come and syncs the file every `32 × jobs` rows or every second, whichever
 /// comes first, the workers going on meanwhile. A killed sweep keeps every row written (a
 /// cut-off last line is dropped by --resume); a machine crash loses at most the rows since the
-/// last sync: a second's worth, or 32 × jobs short runs.
+/// last sync: a second's worth (and the 50 ms a worker may hold its results before it hands
+/// them over: `ordered::BATCH_WAIT`), or 32 × jobs short runs.
 fn run_rows(
     spec: &SweepSpec,
     opts: &RunOptions,

@@ -5,15 +5,27 @@
 //! order and nothing waits at the end of a batch: a whole-batch barrier (and the file sync
 //! behind it, on the thread the workers then waited for) cost `--jobs 2` a tenth of its
 //! speed-up on the flap sweep, whose 500 runs take half a millisecond each.
+//!
+//! Workers leave their results in a [`Mailbox`] and wake the taking thread only when a batch
+//! is full ([`BATCH`]), a run failed, or they stop; the taker also looks every [`BATCH_WAIT`].
+//! Waking it for each result cost the worker a system call and an interrupt a run, 2.3 % of
+//! the flap sweep's samples on one core (docs/performance.md, 2026-12-06).
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, mpsc};
-use std::time::Duration;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// How long the taking thread waits for a result before it calls `take(None)`.
 pub(super) const IDLE: Duration = Duration::from_millis(500);
+
+/// Results a worker leaves before it wakes the taking thread.
+const BATCH: usize = 32;
+
+/// How often the taking thread looks for results nobody woke it for: the longest a result
+/// waits to be taken.
+pub(super) const BATCH_WAIT: Duration = Duration::from_millis(50);
 
 /// Computes `work(k)` for every `k` of `todo` on `jobs` threads and hands each result to
 /// `take(Some((k, value)))` on the calling thread, in increasing `k`, as soon as every index
@@ -34,18 +46,21 @@ pub(super) fn ordered_map<T: Send, E: Send>(
     // No index at or past it is started: the lowest index whose work failed, or 0 once
     // everything is to stop. An index below a failure is always done, so the failure is the
     // one reported, with everything before it taken. (A stale read only does work that is
-    // thrown away: Relaxed is enough, the results travel through the channel.)
+    // thrown away: Relaxed is enough, the results travel through the mailbox.)
     let limit = AtomicUsize::new(todo.end);
-    let (results_tx, results) = mpsc::channel::<(usize, Result<T, E>)>();
+    let mailbox = Mailbox::new();
     std::thread::scope(|scope| {
         for worker in 0..jobs.max(1) {
-            let results_tx = results_tx.clone();
-            let (next, limit, window, work) = (&next, &limit, &window, &work);
+            let (next, limit, window, work, mailbox) = (&next, &limit, &window, &work, &mailbox);
+            mailbox.lock().working += 1;
             let spawned = std::thread::Builder::new().name(format!("sweep-{worker}")).spawn_scoped(scope, move || {
+                // Dropped last: the taker hears of this worker's end even if it panics.
+                let _done = WorkerDone(mailbox);
                 let _guard = StopOnPanic { limit, window };
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    if k >= limit.load(Ordering::Relaxed) || !window.wait_for(k) {
+                    // The taker may need this worker's results to move the window: woken first.
+                    if k >= limit.load(Ordering::Relaxed) || !window.wait_for(k, || mailbox.arrived.notify_one()) {
                         return;
                     }
                     if k >= limit.load(Ordering::Relaxed) {
@@ -53,46 +68,43 @@ pub(super) fn ordered_map<T: Send, E: Send>(
                         return;
                     }
                     let result = work(k);
-                    if result.is_err() {
+                    let failed = result.is_err();
+                    if failed {
                         limit.fetch_min(k, Ordering::Relaxed);
                     }
-                    if results_tx.send((k, result)).is_err() {
-                        return;
-                    }
+                    mailbox.leave((k, result), failed);
                 }
             });
             if let Err(e) = spawned {
+                mailbox.lock().working -= 1;
                 stop_all(limit, window);
                 return Err(OrderedError::Spawn(e));
             }
         }
-        drop(results_tx);
         // Should `take` panic (in an unwinding build), the workers are let go before the scope
         // waits for them.
         let _guard = StopOnPanic { limit: &limit, window: &window };
         let mut waiting: BTreeMap<usize, Result<T, E>> = BTreeMap::new();
         let mut next_taken = todo.start;
         let mut failed = None;
-        // Until every worker has stopped (the channel closes): their results are taken in, and
-        // the contiguous ones handed over.
-        loop {
-            let (k, result) = match results.recv_timeout(IDLE) {
-                Ok(received) => received,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if failed.is_none()
-                        && let Err(e) = take(None)
-                    {
-                        failed = Some(e);
-                        stop_all(&limit, &window);
-                    }
-                    continue;
+        let mut batch = Vec::with_capacity(BATCH);
+        // Until every worker has stopped: their results are taken in, and the contiguous ones
+        // handed over.
+        while let Some(received) = mailbox.take_into(&mut batch) {
+            if !received {
+                if failed.is_none()
+                    && let Err(e) = take(None)
+                {
+                    failed = Some(e);
+                    stop_all(&limit, &window);
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            };
-            if failed.is_some() {
                 continue;
             }
-            waiting.insert(k, result);
+            if failed.is_some() {
+                batch.clear();
+                continue;
+            }
+            waiting.extend(batch.drain(..));
             while let Some(result) = waiting.remove(&next_taken) {
                 match result.and_then(|value| take(Some((next_taken, value)))) {
                     Ok(()) => next_taken += 1,
@@ -128,6 +140,71 @@ pub(super) enum OrderedError<E> {
     Lost(usize),
 }
 
+/// Where the workers leave their results for the taking thread.
+struct Mailbox<R> {
+    state: Mutex<Mail<R>>,
+    arrived: Condvar,
+}
+
+struct Mail<R> {
+    results: Vec<R>,
+    /// Workers that may still leave results.
+    working: usize,
+}
+
+impl<R> Mailbox<R> {
+    fn new() -> Mailbox<R> {
+        Mailbox { state: Mutex::new(Mail { results: Vec::with_capacity(BATCH), working: 0 }), arrived: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Mail<R>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Leaves a result; the taker is woken when `now`, or when a batch is there.
+    fn leave(&self, result: R, now: bool) {
+        let mut mail = self.lock();
+        mail.results.push(result);
+        let wake = now || mail.results.len() >= BATCH;
+        drop(mail);
+        if wake {
+            self.arrived.notify_one();
+        }
+    }
+
+    /// Moves the results left into `into` (empty), waiting for some: `Some(true)` when it took
+    /// some, `Some(false)` when none came for [`IDLE`], `None` once every worker has stopped
+    /// and every result is taken.
+    fn take_into(&self, into: &mut Vec<R>) -> Option<bool> {
+        let since = Instant::now();
+        let mut mail = self.lock();
+        loop {
+            if !mail.results.is_empty() {
+                std::mem::swap(&mut mail.results, into);
+                return Some(true);
+            }
+            if mail.working == 0 {
+                return None;
+            }
+            let waited = since.elapsed();
+            if waited >= IDLE {
+                return Some(false);
+            }
+            mail = self.arrived.wait_timeout(mail, BATCH_WAIT.min(IDLE - waited)).unwrap_or_else(|e| e.into_inner()).0;
+        }
+    }
+}
+
+/// Held by each worker: the taker is told when it stops, however it stops.
+struct WorkerDone<'a, R>(&'a Mailbox<R>);
+
+impl<R> Drop for WorkerDone<'_, R> {
+    fn drop(&mut self) {
+        self.0.lock().working -= 1;
+        self.0.arrived.notify_one();
+    }
+}
+
 /// How far ahead of the next index to be taken the workers may run.
 struct Window {
     state: Mutex<WindowState>,
@@ -151,10 +228,13 @@ impl Window {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Waits until index `k` is within the window; false once the window is released (the
-    /// workers are to stop).
-    fn wait_for(&self, k: usize) -> bool {
+    /// Waits until index `k` is within the window, calling `before_waiting` first if it has to
+    /// wait; false once the window is released (the workers are to stop).
+    fn wait_for(&self, k: usize, before_waiting: impl FnOnce()) -> bool {
         let mut state = self.state();
+        if k >= state.taken.saturating_add(self.width) {
+            before_waiting();
+        }
         while k >= state.taken.saturating_add(self.width) {
             state.waiting += 1;
             state = self.moved.wait(state).unwrap_or_else(|e| e.into_inner());
@@ -317,6 +397,34 @@ mod tests {
         assert_eq!(items, [0, 1, 2]);
         let idle_before_1 = seen.iter().take_while(|s| **s != Some(1)).filter(|s| s.is_none()).count();
         assert!(idle_before_1 >= 1, "{seen:?}");
+    }
+
+    /// A result is taken while a long item after it still runs (its row is written and
+    /// synced then), not held until the worker's next hand-over.
+    #[test]
+    fn a_result_is_taken_while_the_next_item_runs() {
+        let long_done = std::sync::atomic::AtomicBool::new(false);
+        let mut taken_during_long = None;
+        let r = ordered_map::<_, ()>(
+            1,
+            0..2,
+            4,
+            |k| {
+                if k == 1 {
+                    std::thread::sleep(Duration::from_millis(1500));
+                    long_done.store(true, Ordering::SeqCst);
+                }
+                Ok(k)
+            },
+            |item| {
+                if let Some((0, _)) = item {
+                    taken_during_long = Some(!long_done.load(Ordering::SeqCst));
+                }
+                Ok(())
+            },
+        );
+        assert!(r.is_ok());
+        assert_eq!(taken_during_long, Some(true), "result 0 was taken only after item 1 had ended");
     }
 
     #[test]
