@@ -123,8 +123,9 @@ struct Lane {
     next_seq: u64,
     /// Its plan's copies of the streams it drew from (the link's, a candidate's elector's), as
     /// the plan left them: the commit takes their buffers where they still hold the blocks of
-    /// the snap it puts in place.
-    ahead: (Streams, Option<ComponentRng>),
+    /// the snap it puts in place. Boxed: three generators (~580 bytes) would be copied at each
+    /// swap that puts the leader's lane first.
+    ahead: Box<(Streams, Option<ComponentRng>)>,
 }
 
 impl Lane {
@@ -264,9 +265,9 @@ impl World {
     /// one ending no later than `end` and within `max_events`; see the module's text. Returns
     /// the time of the last event stepped over.
     pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
-        let mut scratch = std::mem::take(&mut self.quiet_scratch);
+        let mut scratch = self.quiet_scratch.take().unwrap_or_default();
         let last = self.quiet_lanes(&mut scratch.lanes).and_then(|n| self.stretch(&mut scratch, n, end, max_events));
-        self.quiet_scratch = scratch;
+        self.quiet_scratch = Some(scratch);
         last
     }
 
@@ -418,7 +419,7 @@ impl World {
         }
         // The leader first: its renewals are the versions the others read. (The candidates'
         // order does not matter: each plans, and is committed, on its own.)
-        if let Some(i) = lanes.iter().position(|l| l.leader) {
+        if let Some(i) = lanes.iter().position(|l| l.leader).filter(|&i| i > 0) {
             lanes.swap(0, i);
         }
         Some(count)
@@ -437,7 +438,7 @@ impl World {
             let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
             let clock = &p.clock;
             // The plan draws on copies of the streams, kept in the lane for the commit.
-            let (streams, rng) = &mut lane.ahead;
+            let (streams, rng) = &mut *lane.ahead;
             let mut link = self.net.link(lane.node).rehearsal(streams);
             let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
             *rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
@@ -599,7 +600,7 @@ impl World {
             // What the plan moved, as it stood where the stretch ends.
             let snap = lane.snaps.iter().find(|s| s.k == kept).expect("checked by `stretch`");
             elector.set_quiet_state(&snap.state, lane.leader);
-            let (streams, rng) = &lane.ahead;
+            let (streams, rng) = &*lane.ahead;
             link.seek_from(snap.link, streams);
             if let Some(position) = snap.rng {
                 elector.seek_quiet_rng(position, rng.as_ref().expect("a candidate's plan keeps its stream"));
