@@ -61,6 +61,18 @@ pub struct NodeClock {
     exact_until: u64,
 }
 
+/// `x.div_euclid(1e9)` for `x = r·d` with `0 <= r < 1e9` and a drift `new` accepts
+/// (`-1e9 < d <= MAX_DRIFT_PPB`), so `-1e18 < x <= 9e18`: shifted by 1e18 it is positive and
+/// below 2^64, and an unsigned division by the constant is a multiplication and a shift, where
+/// the signed floor division also needs the remainder and a correction (the plan's hottest
+/// line in `perf`, docs/performance.md, 2026-12-06).
+#[inline(always)]
+fn floor_ppb(x: i64) -> i64 {
+    const SHIFT: u64 = PPB_U64 * PPB_U64;
+    debug_assert!(x > -(SHIFT as i64));
+    ((x as u64).wrapping_add(SHIFT) / PPB_U64) as i64 - PPB as i64
+}
+
 /// [`NodeClock::exact_until`] for `drift_ppb`.
 fn exact_until(drift_ppb: i64) -> u64 {
     i64::MAX as u64 / (1 + drift_ppb.unsigned_abs().div_ceil(PPB_U64)) - 1
@@ -155,7 +167,7 @@ impl NodeClock {
             // part divides exactly, |r·d| < 1e9 · |d| fits an i64 for the drifts `new` accepts,
             // and |q·d + floor(r·d / 1e9)| <= t·⌈|d|/1e9⌉ + 1: the sum fits an i64.
             let (q, r) = ((t / PPB_U64) as i64, (t % PPB_U64) as i64);
-            let linear = t as i64 + q * d + (r * d).div_euclid(PPB as i64);
+            let linear = t as i64 + q * d + floor_ppb(r * d);
             return if self.linear_only { linear } else { linear.saturating_add(self.wander_at(t)) };
         }
         // Far beyond any run (a search probing centuries ahead): exact in 128 bits, saturated.
@@ -435,7 +447,9 @@ mod tests {
             999_999_999,
             1_000_000_000,
             1_000_000_001,
+            1_999_999_999,
             3_600_000_000_123,
+            3_600_999_999_999,
             86_400_000_000_000_007,
             i64::MAX as u64 / 3,
         ];
@@ -447,6 +461,17 @@ mod tests {
                 let want = exact(t, d).clamp(i64::MIN as i128, i64::MAX as i128) as i64;
                 assert_eq!(c.monotonic(t), want, "t {t} drift {d}");
             }
+        }
+    }
+
+    #[test]
+    fn the_shifted_floor_division_is_euclid_s_at_every_product_a_clock_can_form() {
+        let (r_max, d_min) = (PPB as i64 - 1, -(PPB as i64) + 1);
+        for x in [r_max * d_min, r_max * d_min + 1, -1_000_000_001, -1_000_000_000, -999_999_999, -1, 0, 1]
+            .into_iter()
+            .chain([999_999_999, 1_000_000_000, r_max * MAX_DRIFT_PPB])
+        {
+            assert_eq!(super::floor_ppb(x), x.div_euclid(PPB as i64), "{x}");
         }
     }
 
