@@ -621,9 +621,10 @@ impl World {
             }
             let view = timeline.view(end.version);
             let _ = p.lock.response(verb, Ok(&view));
-            let last_write = lane.polls.iter().rev().find(|q| q.written).map(|q| q.t1);
+            // (A candidate writes nothing: its polls are not searched.)
+            let last_write = || lane.polls.iter().rev().find(|q| q.written).map(|q| q.t1);
             if lane.leader
-                && let Some(t1) = last_write
+                && let Some(t1) = last_write()
             {
                 let written = lane.polls.iter().filter(|q| q.written).count() as u64;
                 server.quiet_commit(lease, timeline.start().revision + written, &view, t1);
