@@ -432,140 +432,158 @@ impl World {
     fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease, timeline: &mut Timeline) -> Option<()> {
         let mut state = start.clone();
         timeline.reset(start);
-        let availability = self.net.availability();
         for lane in lanes.iter_mut() {
-            let p = &self.procs[lane.node];
-            let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
-            let clock = &p.clock;
-            // The plan draws on copies of the streams, kept in the lane for the commit.
-            let (streams, rng) = &mut *lane.ahead;
-            let mut link = self.net.link(lane.node).rehearsal(streams);
-            let mut lock = if lane.leader { Some(p.lock.clone()) } else { None };
-            *rng = if lane.leader { None } else { Some(elector.quiet_rng()) };
-            let mut rng = rng.as_mut();
-            let mut quiet = elector.quiet_state();
-            let mut t0 = lane.timer.0;
-            let mut cursor = 0;
-            lane.timeout = if lane.leader { true } else { elector.quiet_poll().is_some() };
-            let mut op = LeaseOp::Get;
-            // The leader's last renewal through the lock and `quiet_renewal` that changed the
-            // renewTime alone: the next ones alike skip both (`LeaseLock::renewal_like`,
-            // `ApiServer::quiet_renewal_again`), the lock's copy told its answers only when it
-            // must build an Update again (`lock_behind`).
-            let mut renewing: Option<Record> = None;
-            let mut lock_behind = false;
-            // Copies are kept before the requests that may be the stretch's last: those starting
-            // within the longest wait of the horizon. The cut moves back from the horizon only
-            // past requests in flight there, a few latencies; one cut further back is planned
-            // again (`stretch` finds no copy): the flap sweep makes 17 more plans so (55,054
-            // against 55,037), where two waits cost 1.2 % of its instructions in copies.
-            let config = elector.config();
-            let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
-            let tail_from = limit.saturating_sub(wait);
-            loop {
-                if t0 >= tail_from {
-                    let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
-                    lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
-                }
-                // A request that starts (or, below, arrives) after the horizon ends after it: no
-                // need to plan it to know it is not kept.
-                if t0 > limit {
-                    break;
-                }
-                let now0 = clock_now(clock, t0);
-                // The timer: the elector's request.
-                let (candidate, timeout) = match &mut lock {
-                    Some(lock) => {
-                        let Some((candidate, timeout)) = elector.quiet_renew(&quiet, now0) else { break };
-                        let again = renewing.and_then(|previous| lock.renewal_like(&previous, &candidate));
-                        if again.is_none() || cfg!(debug_assertions) {
-                            if std::mem::take(&mut lock_behind) {
-                                let _ = lock.response(Verb::Update, Ok(&state.view));
-                            }
-                            let sent = lock.write_typed(&LockOp::Update(candidate), &mut op);
-                            debug_assert!(again.is_none() || sent == Ok(Verb::Update), "sent as the last was");
-                            if sent != Ok(Verb::Update) {
-                                break;
-                            }
-                        }
-                        (Some((candidate, again)), timeout)
-                    }
-                    None => (None, elector.quiet_poll()),
-                };
-                // Its arrival at the server.
-                let Delivery::Arrives(t1) = link.send(t0, Direction::Up) else { break };
-                if t1 > limit || availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
-                    break;
-                }
-                let (version, written) = match candidate {
-                    Some((candidate, again)) => {
-                        let revision = state.revision;
-                        match again {
-                            Some(renew_time) => {
-                                // Debug builds judge it the whole way too, on a copy.
-                                let full = cfg!(debug_assertions).then(|| {
-                                    let mut full = state.clone();
-                                    let quiet =
-                                        self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut full);
-                                    (quiet.is_some(), full)
-                                });
-                                ApiServer::quiet_renewal_again(&mut state, renew_time);
-                                if let Some((quiet, full)) = full {
-                                    assert!(quiet && full.revision == state.revision, "judged alike");
-                                    assert_eq!(full.view.spec, state.view.spec, "the same Lease");
-                                }
-                            }
-                            None => {
-                                match self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut state) {
-                                    Some(renew_only) => renewing = renew_only.then_some(candidate),
-                                    None => break,
-                                }
-                            }
-                        }
-                        let written = state.revision != revision;
-                        if written {
-                            timeline.push(t1, &state.view, again.is_some());
-                        }
-                        (timeline.versions.len() as u32, written)
-                    }
-                    None => match timeline.at(t1, &mut cursor) {
-                        Some(k) => (k, false),
-                        None => break,
-                    },
-                };
-                // Its answer back at the node.
-                let Delivery::Arrives(t2) = link.send(t1, Direction::Down) else { break };
-                let now2 = clock_now(clock, t2);
-                // Late for its timeout, at the server or back (the timeout fires at the first
-                // instant the monotonic clock reaches it, and that clock never goes back).
-                if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
-                    break;
-                }
-                let after = match (candidate, &mut lock, &mut rng) {
-                    (Some((candidate, _)), Some(_), _) => {
-                        // The lock's copy hears this answer before its next Update is built.
-                        lock_behind = true;
-                        elector.quiet_renewed(&mut quiet, candidate, now2)
-                    }
-                    (_, _, Some(rng)) => {
-                        let (record, raws) = timeline.record(version);
-                        elector.quiet_polled(&mut quiet, rng, now0, record, raws, now2)
-                    }
-                    _ => unreachable!("a leader has its lock, a candidate its stream"),
-                };
-                let Some(after) = after else { break };
-                if t2 > limit {
-                    break;
-                }
-                if timeout.is_some() != lane.timeout {
-                    break;
-                }
-                let next = clock.timer_fires_at_reading(t2, now2.mono, after);
-                lane.polls.push(Poll { t0, t1, t2, next, version, written });
-                t0 = next;
+            if lane.leader {
+                self.plan_lane::<true>(lane, limit, &mut state, timeline)?;
+            } else {
+                self.plan_lane::<false>(lane, limit, &mut state, timeline)?;
             }
-            lane.stop = t0;
         }
+        Some(())
+    }
+
+    /// One lane's plan: the leader's renewals (`LEADER`), through its lock and the server,
+    /// which leave the Lease's versions in `state` and `timeline`, or a candidate's Gets, which
+    /// read them. One loop for each role from this one body: with the role known, the other
+    /// role's state is not carried through the loop.
+    #[inline(never)]
+    fn plan_lane<const LEADER: bool>(
+        &self,
+        lane: &mut Lane,
+        limit: Nanos,
+        state: &mut QuietLease,
+        timeline: &mut Timeline,
+    ) -> Option<()> {
+        debug_assert_eq!(lane.leader, LEADER);
+        let availability = self.net.availability();
+        let p = &self.procs[lane.node];
+        let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
+        let clock = &p.clock;
+        // The plan draws on copies of the streams, kept in the lane for the commit.
+        let (streams, rng) = &mut *lane.ahead;
+        let mut link = self.net.link(lane.node).rehearsal(streams);
+        let mut lock = if LEADER { Some(p.lock.clone()) } else { None };
+        *rng = if LEADER { None } else { Some(elector.quiet_rng()) };
+        let mut rng = rng.as_mut();
+        let mut quiet = elector.quiet_state();
+        let mut t0 = lane.timer.0;
+        let mut cursor = 0;
+        lane.timeout = if LEADER { true } else { elector.quiet_poll().is_some() };
+        let mut op = LeaseOp::Get;
+        // The leader's last renewal through the lock and `quiet_renewal` that changed the
+        // renewTime alone: the next ones alike skip both (`LeaseLock::renewal_like`,
+        // `ApiServer::quiet_renewal_again`), the lock's copy told its answers only when it
+        // must build an Update again (`lock_behind`).
+        let mut renewing: Option<Record> = None;
+        let mut lock_behind = false;
+        // Copies are kept before the requests that may be the stretch's last: those starting
+        // within the longest wait of the horizon. The cut moves back from the horizon only
+        // past requests in flight there, a few latencies; one cut further back is planned
+        // again (`stretch` finds no copy): the flap sweep makes 17 more plans so (55,054
+        // against 55,037), where two waits cost 1.2 % of its instructions in copies.
+        let config = elector.config();
+        let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
+        let tail_from = limit.saturating_sub(wait);
+        loop {
+            if t0 >= tail_from {
+                let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
+                lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
+            }
+            // A request that starts (or, below, arrives) after the horizon ends after it: no
+            // need to plan it to know it is not kept.
+            if t0 > limit {
+                break;
+            }
+            let now0 = clock_now(clock, t0);
+            // The timer: the elector's request.
+            let (candidate, timeout) = match &mut lock {
+                Some(lock) => {
+                    let Some((candidate, timeout)) = elector.quiet_renew(&quiet, now0) else { break };
+                    let again = renewing.and_then(|previous| lock.renewal_like(&previous, &candidate));
+                    if again.is_none() || cfg!(debug_assertions) {
+                        if std::mem::take(&mut lock_behind) {
+                            let _ = lock.response(Verb::Update, Ok(&state.view));
+                        }
+                        let sent = lock.write_typed(&LockOp::Update(candidate), &mut op);
+                        debug_assert!(again.is_none() || sent == Ok(Verb::Update), "sent as the last was");
+                        if sent != Ok(Verb::Update) {
+                            break;
+                        }
+                    }
+                    (Some((candidate, again)), timeout)
+                }
+                None => (None, elector.quiet_poll()),
+            };
+            // Its arrival at the server.
+            let Delivery::Arrives(t1) = link.send(t0, Direction::Up) else { break };
+            if t1 > limit || availability.outage_at(t1).is_some() || availability.extra_processing(t1) > 0 {
+                break;
+            }
+            let (version, written) = match candidate {
+                Some((candidate, again)) => {
+                    let revision = state.revision;
+                    match again {
+                        Some(renew_time) => {
+                            // Debug builds judge it the whole way too, on a copy.
+                            let full = cfg!(debug_assertions).then(|| {
+                                let mut full = state.clone();
+                                let quiet = self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, &mut full);
+                                (quiet.is_some(), full)
+                            });
+                            ApiServer::quiet_renewal_again(state, renew_time);
+                            if let Some((quiet, full)) = full {
+                                assert!(quiet && full.revision == state.revision, "judged alike");
+                                assert_eq!(full.view.spec, state.view.spec, "the same Lease");
+                            }
+                        }
+                        None => match self.server.quiet_renewal(p.lease, p.user, p.field_manager, &op, state) {
+                            Some(renew_only) => renewing = renew_only.then_some(candidate),
+                            None => break,
+                        },
+                    }
+                    let written = state.revision != revision;
+                    if written {
+                        timeline.push(t1, &state.view, again.is_some());
+                    }
+                    (timeline.versions.len() as u32, written)
+                }
+                None => match timeline.at(t1, &mut cursor) {
+                    Some(k) => (k, false),
+                    None => break,
+                },
+            };
+            // Its answer back at the node.
+            let Delivery::Arrives(t2) = link.send(t1, Direction::Down) else { break };
+            let now2 = clock_now(clock, t2);
+            // Late for its timeout, at the server or back (the timeout fires at the first
+            // instant the monotonic clock reaches it, and that clock never goes back).
+            if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
+                break;
+            }
+            let after = match (candidate, &mut lock, &mut rng) {
+                (Some((candidate, _)), Some(_), _) => {
+                    // The lock's copy hears this answer before its next Update is built.
+                    lock_behind = true;
+                    elector.quiet_renewed(&mut quiet, candidate, now2)
+                }
+                (_, _, Some(rng)) => {
+                    let (record, raws) = timeline.record(version);
+                    elector.quiet_polled(&mut quiet, rng, now0, record, raws, now2)
+                }
+                _ => unreachable!("a leader has its lock, a candidate its stream"),
+            };
+            let Some(after) = after else { break };
+            if t2 > limit {
+                break;
+            }
+            if timeout.is_some() != lane.timeout {
+                break;
+            }
+            let next = clock.timer_fires_at_reading(t2, now2.mono, after);
+            lane.polls.push(Poll { t0, t1, t2, next, version, written });
+            t0 = next;
+        }
+        lane.stop = t0;
         Some(())
     }
 
