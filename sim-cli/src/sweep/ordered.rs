@@ -7,7 +7,8 @@
 //! speed-up on the flap sweep, whose 500 runs take half a millisecond each.
 //!
 //! Workers leave their results in a [`Mailbox`] and wake the taking thread only when a batch
-//! is full ([`BATCH`]), a run failed, or they stop; the taker also looks every [`BATCH_WAIT`].
+//! is full ([`BATCH`]), a run failed, they are about to wait for the window (the taker may
+//! need their results to move it), or they stop; the taker also looks every [`BATCH_WAIT`].
 //! Waking it for each result cost the worker a system call and an interrupt a run, 2.3 % of
 //! the flap sweep's samples on one core (docs/performance.md, 2026-12-06).
 

@@ -123,8 +123,9 @@ pub struct World {
     /// the events counted were stepped over in them.
     quiet: bool,
     quiet_stepped: u64,
-    /// A stretch's buffers, kept from one attempt to the next: boxed, and taken out while a
-    /// stretch runs (held inline, its 264 bytes were copied out and back at each attempt).
+    /// A stretch's buffers, kept from one attempt to the next: boxed, so that taking them out
+    /// while a stretch runs moves a pointer, not the buffers' headers and the Lease they start
+    /// from.
     quiet_scratch: Option<Box<quiet::Scratch>>,
 }
 

@@ -478,9 +478,8 @@ impl World {
         let mut lock_behind = false;
         // Copies are kept before the requests that may be the stretch's last: those starting
         // within the longest wait of the horizon. The cut moves back from the horizon only
-        // past requests in flight there, a few latencies; one cut further back is planned
-        // again (`stretch` finds no copy): the flap sweep makes 17 more plans so (55,054
-        // against 55,037), where two waits cost 1.2 % of its instructions in copies.
+        // past requests in flight there, a few latencies; a cut further back is planned again
+        // (`stretch` finds no copy), which is rare (docs/performance.md, 2026-12-06).
         let config = elector.config();
         let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
         let tail_from = limit.saturating_sub(wait);
