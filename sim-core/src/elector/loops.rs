@@ -17,7 +17,7 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
-use super::record::{RawRecord, Record, micros_of};
+use super::record::{RawRecord, Record, micros_of, raw_seconds};
 use super::{
     Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
     TimerKind,
@@ -54,6 +54,9 @@ struct Timing {
     retry_period: Nanos,
     request_timeout: Option<Nanos>,
     jitter_factor: f64,
+    /// `retry_period` as a float, for `jitter` (an unsigned integer's conversion takes about
+    /// ten instructions on x86-64's baseline, at every try).
+    retry_period_f64: f64,
     /// What a try writes as `leaseDurationSeconds`.
     lease_duration_seconds: i32,
 }
@@ -66,6 +69,7 @@ impl Timing {
             retry_period: config.retry_period,
             request_timeout: config.request_timeout,
             jitter_factor: config.jitter_factor,
+            retry_period_f64: config.retry_period as f64,
             lease_duration_seconds: config.lease_duration_seconds(),
         }
     }
@@ -201,6 +205,51 @@ pub struct QuietState {
     observed_raw: Option<RawRecord>,
     observed_time: Option<i64>,
     polls: u32,
+    /// A candidate's observation once it has read the plan's Lease: that version, which
+    /// stands for `observed` and `observed_raw` (written only by `set_quiet_state`). A
+    /// candidate reads a new version at almost every poll, and copying each into the record
+    /// fields cost a tenth of the flap sweep.
+    read: Option<QuietRead>,
+}
+
+/// A base of a quiet stretch's Lease (the start, or a write that changed more than the
+/// renewTime): its record as a Get reads it, and its raw records without and with `strategy`
+/// and `preferredHolder` (`Record::raw`).
+pub type QuietBase = (Record, [RawRecord; 2]);
+
+/// A version of a quiet stretch's Lease as a candidate reads it: base `base` of the plan's
+/// bases (`[QuietBase]`) with its own renewTime; the renewals since the base changed nothing
+/// else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuietRead {
+    pub base: u32,
+    pub renew_time_micros: Option<i64>,
+}
+
+impl QuietRead {
+    #[inline(always)]
+    fn record(self, bases: &[QuietBase]) -> Record {
+        Record { renew_time_micros: self.renew_time_micros, ..bases[self.base as usize].0 }
+    }
+
+    #[inline(always)]
+    fn raw(self, bases: &[QuietBase], with_strategy: bool) -> RawRecord {
+        bases[self.base as usize].1[with_strategy as usize].renewed(self.renew_time_micros)
+    }
+}
+
+impl QuietState {
+    /// The record it observed.
+    #[inline(always)]
+    fn record(&self, bases: &[QuietBase]) -> Record {
+        self.read.map_or(self.observed, |read| read.record(bases))
+    }
+
+    /// The raw record it observed.
+    #[inline(always)]
+    fn raw(&self, bases: &[QuietBase], with_strategy: bool) -> Option<RawRecord> {
+        self.read.map_or(self.observed_raw, |read| Some(read.raw(bases, with_strategy)))
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -327,6 +376,7 @@ impl LoopElector {
             observed_raw: self.observed_raw,
             observed_time: self.observed_time,
             polls: 0,
+            read: None,
         }
     }
 
@@ -335,6 +385,7 @@ impl LoopElector {
     /// `None` if the round would not take the fast path at once.
     #[inline]
     pub fn quiet_renew(&self, state: &QuietState, now: Now) -> Option<(Record, Option<Nanos>)> {
+        debug_assert!(state.read.is_none(), "a leader's plan reads no version");
         let rd = self.timing.renew_deadline as i64;
         if rd <= 0
             || state.observed.holder_identity != self.me
@@ -354,6 +405,7 @@ impl LoopElector {
     /// report a new leader first.
     #[inline]
     pub fn quiet_renewed(&self, state: &mut QuietState, candidate: Record, now: Now) -> Option<Nanos> {
+        debug_assert!(state.read.is_none(), "a leader's plan reads no version");
         if candidate.holder_identity != self.reported_leader {
             return None;
         }
@@ -370,44 +422,54 @@ impl LoopElector {
         self.timing.request_timeout
     }
 
-    /// Its Get answered at `now` with `record` (`raws`: its raw record without and with the
-    /// strategy fields; `started`: the try's start): what `on_result`
-    /// does when the Lease is held by the leader it already reports — the observation, the
-    /// wait drawn from `rng` for its next try — or `None` (and `state` as it was) otherwise.
+    /// Its Get answered at `now` with `read` (a version of the plan's Lease over `bases`;
+    /// `started`: the try's start): what `on_result` does when the Lease is held by the leader
+    /// it already reports — the observation, the wait drawn from `rng` for its next try — or
+    /// `None` (and `state` as it was) otherwise.
     #[inline]
     pub fn quiet_polled(
         &self,
         state: &mut QuietState,
         rng: &mut ComponentRng,
         started: Now,
-        record: &Record,
-        raws: &[RawRecord; 2],
+        bases: &[QuietBase],
+        read: QuietRead,
         now: Now,
     ) -> Option<Nanos> {
-        let raw = raws[self.rules.raw_has_strategy as usize];
-        debug_assert_eq!(raw, record.raw(self.rules.raw_has_strategy));
-        let changed = state.observed_raw != Some(raw);
+        let strategy = self.rules.raw_has_strategy;
+        // Whether the raw record changed. Two versions of one base differ in their renewTime
+        // alone, so their raw records in its seconds alone.
+        let changed = match state.read {
+            Some(seen) if seen.base == read.base => {
+                raw_seconds(seen.renew_time_micros) != raw_seconds(read.renew_time_micros)
+            }
+            _ => state.raw(bases, strategy) != Some(read.raw(bases, strategy)),
+        };
+        let record = read.record(bases);
+        debug_assert_eq!(read.raw(bases, strategy), record.raw(strategy));
+        debug_assert_eq!(changed, state.raw(bases, strategy) != Some(record.raw(strategy)));
         let (observed, observed_time) =
-            if changed { (record, Some(now.mono)) } else { (&state.observed, state.observed_time) };
-        let held = !record.holder_is_empty() && self.lease_valid(observed, observed_time, started);
+            if changed { (record, Some(now.mono)) } else { (state.record(bases), state.observed_time) };
+        let held = !record.holder_is_empty() && self.lease_valid(&observed, observed_time, started);
         let holder = observed.holder_identity;
         if !held || holder == self.me || holder != self.reported_leader {
             return None;
         }
         if changed {
-            (state.observed, state.observed_time, state.observed_raw) = (*record, Some(now.mono), Some(raw));
+            (state.read, state.observed_time) = (Some(read), Some(now.mono));
         }
         state.polls += 1;
         Some(Self::jitter(&self.timing, rng))
     }
 
-    /// The elector as `state`'s quiet steps leave it: its observation, and each timer kind a
-    /// step moves moved once per step (a leader's round cancels its tick and deadline and arms
-    /// the next round; a candidate re-arms its retry). Its random stream is the caller's to
-    /// put in place (`seek_quiet_rng`).
-    pub fn set_quiet_state(&mut self, state: &QuietState, leader: bool) {
+    /// The elector as `state`'s quiet steps leave it (`bases`: the plan's, which a
+    /// candidate's last read refers to): its observation, and each timer kind a step moves
+    /// moved once per step (a leader's round cancels its tick and deadline and arms the next
+    /// round; a candidate re-arms its retry). Its random stream is the caller's to put in
+    /// place (`seek_quiet_rng`).
+    pub fn set_quiet_state(&mut self, state: &QuietState, leader: bool, bases: &[QuietBase]) {
         (self.observed, self.observed_raw, self.observed_time) =
-            (state.observed, state.observed_raw, state.observed_time);
+            (state.record(bases), state.raw(bases, self.rules.raw_has_strategy), state.observed_time);
         let kinds: &[TimerKind] = if leader {
             &[TimerKind::RoundTick, TimerKind::RoundDeadline, TimerKind::NextRound]
         } else {
@@ -578,7 +640,7 @@ impl LoopElector {
         if timing.jitter_factor <= 0.0 {
             return rp;
         }
-        rp + (rng.unit_f64() * timing.jitter_factor * rp as f64) as Nanos
+        rp + (rng.unit_f64() * timing.jitter_factor * timing.retry_period_f64) as Nanos
     }
 
     // ---- the renew loop -------------------------------------------------------------------------

@@ -68,8 +68,16 @@ impl RawRecord {
     /// gives for a record that differs from this one's in its renewTime alone.
     #[inline]
     pub fn renewed(self, renew_time_micros: Option<i64>) -> RawRecord {
-        RawRecord { renew_time_secs: renew_time_micros.map(|us| us.div_euclid(1_000_000)), ..self }
+        RawRecord { renew_time_secs: raw_seconds(renew_time_micros), ..self }
     }
+}
+
+/// A time of the record as its raw record holds it: whole seconds, towards the past. (Times
+/// after 1970 divide unsigned: a multiplication and a shift, where the signed floor division
+/// needs a remainder and a correction.)
+#[inline(always)]
+pub fn raw_seconds(micros: Option<i64>) -> Option<i64> {
+    micros.map(|us| if us >= 0 { (us as u64 / 1_000_000) as i64 } else { us.div_euclid(1_000_000) })
 }
 
 impl Default for Record {
@@ -100,8 +108,8 @@ impl Record {
         RawRecord {
             holder_identity: self.holder_identity,
             lease_duration_seconds: self.lease_duration_seconds,
-            acquire_time_secs: self.acquire_time_micros.map(|us| us.div_euclid(1_000_000)),
-            renew_time_secs: self.renew_time_micros.map(|us| us.div_euclid(1_000_000)),
+            acquire_time_secs: raw_seconds(self.acquire_time_micros),
+            renew_time_secs: raw_seconds(self.renew_time_micros),
             leader_transitions: self.leader_transitions,
             strategy: if with_strategy { self.strategy } else { Sym::EMPTY },
             preferred_holder: if with_strategy { self.preferred_holder } else { Sym::EMPTY },
@@ -122,6 +130,16 @@ pub fn micros_of(wall: UnixNanos) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raw_seconds_floor_towards_the_past_on_both_sides_of_1970() {
+        for us in
+            [i64::MIN, -1_000_001, -1_000_000, -999_999, -1, 0, 1, 999_999, 1_000_000, 1_764_979_200_123_456, i64::MAX]
+        {
+            assert_eq!(raw_seconds(Some(us)), Some(us.div_euclid(1_000_000)), "{us}");
+        }
+        assert_eq!(raw_seconds(None), None);
+    }
 
     #[test]
     fn sub_second_renewals_are_invisible_in_the_raw_record() {

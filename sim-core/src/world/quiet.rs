@@ -43,8 +43,8 @@ use super::process::ProcState;
 use super::{Turn, World};
 use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, MicroTime, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
-use crate::elector::loops::QuietState;
-use crate::elector::{Elector, Generation, LockOp, Now, RawRecord, Record, TimerKind};
+use crate::elector::loops::{QuietBase, QuietRead, QuietState};
+use crate::elector::{Elector, Generation, LockOp, Now, Record, TimerKind};
 use crate::lock::record_of;
 use crate::net::{Delivery, Direction, Streams};
 use crate::rng::ComponentRng;
@@ -152,10 +152,11 @@ struct Timeline {
     /// first renewal through `quiet_renewal`, usually the stretch's only one); a later write
     /// of the renewTime alone is stored as the fields it changed.
     bases: Vec<LeaseView>,
-    /// Each version (the start first) as a candidate's lock reads it, and its raw record
-    /// without and with `strategy` and `preferredHolder` (see `Record::raw`): computed once,
-    /// read by every candidate.
-    records: Vec<(Record, [RawRecord; 2])>,
+    /// The start and each base (as [`Version::base`] numbers them) as a candidate's lock reads
+    /// it, and its raw record without and with `strategy` and `preferredHolder` (see
+    /// `Record::raw`): computed once a base. A version's own differ in the renewTime alone
+    /// ([`Timeline::record`]); stored for each renewal, they were a third of the leader's plan.
+    records: Vec<QuietBase>,
 }
 
 /// A write in a stretch. Its Lease is `base` (0: the start, `b`: `bases[b - 1]`) with its own
@@ -177,7 +178,6 @@ impl Timeline {
         self.bases.clear();
         self.records.clear();
         self.versions.reserve(PLANNED_REQUESTS);
-        self.records.reserve(PLANNED_REQUESTS + 1);
         self.records.push(records_of(&start.view));
         self.start = Some(start);
     }
@@ -190,20 +190,15 @@ impl Timeline {
     /// resourceVersion of the version before it and nothing else.
     #[inline]
     fn push(&mut self, at: Nanos, view: &LeaseView, renewal_only: bool) {
-        let (resource_version, renew_time) = (view.resource_version, view.spec.renew_time);
-        let (record, raws) = if renewal_only {
-            let (mut record, [raw, with_strategy]) = *self.records.last().expect("the start's record");
-            let micros = renew_time.map(MicroTime::unix_micros);
-            record.renew_time_micros = micros;
-            (record, [raw.renewed(micros), with_strategy.renewed(micros)])
-        } else {
+        if !renewal_only {
             self.bases.push(view.clone());
-            records_of(view)
-        };
-        debug_assert_eq!((record, raws), records_of(view), "a renewal changes the renewTime alone");
-        self.records.push((record, raws));
+            self.records.push(records_of(view));
+        }
+        let (resource_version, renew_time) = (view.resource_version, view.spec.renew_time);
         self.versions.push(Version { at, base: self.bases.len() as u32, resource_version, renew_time });
-        debug_assert!(self.view(self.versions.len() as u32) == *view, "the Lease as it was written");
+        let k = self.versions.len() as u32;
+        debug_assert_eq!(self.record(k), records_of(view), "a renewal changes the renewTime alone");
+        debug_assert!(self.view(k) == *view, "the Lease as it was written");
     }
 
     /// Version `k`: the start, or the one the `k`-th write left.
@@ -220,10 +215,22 @@ impl Timeline {
         view
     }
 
-    /// Version `k` as a candidate reads it.
-    fn record(&self, k: u32) -> (&Record, &[RawRecord; 2]) {
-        let (record, raws) = &self.records[k as usize];
-        (record, raws)
+    /// Version `k` as a candidate reads it: its base, with its own renewTime (a base's own
+    /// write included, whose renewTime is the base's).
+    #[inline]
+    fn read(&self, k: u32) -> QuietRead {
+        let Some(version) = k.checked_sub(1).map(|i| &self.versions[i as usize]) else {
+            return QuietRead { base: 0, renew_time_micros: self.records[0].0.renew_time_micros };
+        };
+        QuietRead { base: version.base, renew_time_micros: version.renew_time.map(MicroTime::unix_micros) }
+    }
+
+    /// The record and raw records version `k` reads as (debug builds check each version).
+    fn record(&self, k: u32) -> QuietBase {
+        let read = self.read(k);
+        let (mut record, [raw, with_strategy]) = self.records[read.base as usize];
+        record.renew_time_micros = read.renew_time_micros;
+        (record, [raw.renewed(read.renew_time_micros), with_strategy.renewed(read.renew_time_micros)])
     }
 
     /// The version a Get arriving at `t` reads; `None` when a renewal arrives at the same
@@ -244,7 +251,7 @@ impl Timeline {
 }
 
 /// A version as a Get's answer is read (`LeaseLock::response`), and its raw records.
-fn records_of(view: &LeaseView) -> (Record, [RawRecord; 2]) {
+fn records_of(view: &LeaseView) -> QuietBase {
     let record = record_of(&view.spec);
     (record, [record.raw(false), record.raw(true)])
 }
@@ -566,8 +573,7 @@ impl World {
                     elector.quiet_renewed(&mut quiet, candidate, now2)
                 }
                 (_, _, Some(rng)) => {
-                    let (record, raws) = timeline.record(version);
-                    elector.quiet_polled(&mut quiet, rng, now0, record, raws, now2)
+                    elector.quiet_polled(&mut quiet, rng, now0, &timeline.records, timeline.read(version), now2)
                 }
                 _ => unreachable!("a leader has its lock, a candidate its stream"),
             };
@@ -619,7 +625,7 @@ impl World {
             let kept = lane.polls.len();
             // What the plan moved, as it stood where the stretch ends.
             let snap = lane.snaps.iter().find(|s| s.k == kept).expect("checked by `stretch`");
-            elector.set_quiet_state(&snap.state, lane.leader);
+            elector.set_quiet_state(&snap.state, lane.leader, &timeline.records);
             let (streams, rng) = &*lane.ahead;
             link.seek_from(snap.link, streams);
             if let Some(position) = snap.rng {
