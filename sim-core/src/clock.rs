@@ -209,12 +209,21 @@ impl NodeClock {
     /// [`Self::true_time_when_monotonic_reaches`] given the reading at `from`.
     #[inline]
     fn reaches(&self, from: Nanos, reading: i64, target: i64) -> Nanos {
+        match self.reaches_known(from, reading, target) {
+            Ok((t, _)) | Err(t) => t,
+        }
+    }
+
+    /// [`Self::reaches`], and the monotonic reading at the answer where it comes for free
+    /// (`Ok`); `Err` with the answer alone where it does not (a search).
+    #[inline(always)]
+    fn reaches_known(&self, from: Nanos, reading: i64, target: i64) -> Result<(Nanos, i64), Nanos> {
         if reading >= target {
-            return from;
+            return Ok((from, reading));
         }
         if self.linear_only {
             if self.spec.drift_ppb == 0 {
-                return target as Nanos; // monotonic(from) < target, so target > from
+                return Ok((target as Nanos, target)); // monotonic(from) < target, so target > from
             }
             // t + floor(t·d/1e9) = floor(t·R/1e9) with R = 1e9 + d, so the answer is the
             // earliest t with t·R >= target·1e9: ceil(target·1e9 / R). With target = a·R + b,
@@ -227,13 +236,18 @@ impl NodeClock {
             if let Some(t) = exact.filter(|&t| t <= i64::MAX as u64) {
                 // The reading at `from` is below the target, so the answer lies after `from`.
                 debug_assert!(t > from && self.monotonic(t) >= target as i64 && self.monotonic(t - 1) < target as i64);
-                return t;
+                // With b·1e9 = c·R + e: t·R = target·1e9 + (R - e if e > 0), so the reading
+                // there is the target plus floor((R - e) / 1e9).
+                let over = if e > 0 { (self.rate - e) / PPB_U64 } else { 0 };
+                let at = (target + over) as i64;
+                debug_assert_eq!(at, self.monotonic(t));
+                return Ok((t, at));
             }
             // Beyond any run (a search probing centuries ahead): search, as with wander.
-            return self.earliest_reaching(from, target as i64);
+            return Err(self.earliest_reaching(from, target as i64));
         }
         // With wander: search from `from` itself.
-        self.earliest_reaching(from, target)
+        Err(self.earliest_reaching(from, target))
     }
 
     /// `(x / rate, x % rate)`, exactly. With m = floor((2^64 - 1)/R), `x·m / 2^64` lies in
@@ -294,6 +308,17 @@ impl NodeClock {
     pub fn timer_fires_at_reading(&self, now: Nanos, reading: i64, duration: Nanos) -> Nanos {
         debug_assert_eq!(reading, self.monotonic(now));
         self.reaches(now, reading, reading.saturating_add(duration as i64))
+    }
+
+    /// [`Self::timer_fires_at_reading`], and the monotonic reading when it fires (most often
+    /// known from the same arithmetic: a quiet stretch's plan reads the clock there next).
+    #[inline]
+    pub fn timer_fires_with_reading(&self, now: Nanos, reading: i64, duration: Nanos) -> (Nanos, i64) {
+        debug_assert_eq!(reading, self.monotonic(now));
+        match self.reaches_known(now, reading, reading.saturating_add(duration as i64)) {
+            Ok(known) => known,
+            Err(t) => (t, self.monotonic(t)),
+        }
     }
 
     /// The earliest true time at which the wall clock reads at least `target` (ignoring steps
@@ -357,6 +382,28 @@ mod tests {
 
     fn clock(offset_ns: i64, drift_ppb: i64) -> NodeClock {
         NodeClock::new(ClockSpec { offset_ns, drift_ppb, ..Default::default() }, EPOCH).unwrap()
+    }
+
+    /// The reading `timer_fires_with_reading` gives with the firing time is the clock's own
+    /// there, at every drift `new` accepts (the rate up to 10e9: R - e up to nine whole
+    /// seconds), with wander (a search) and with none.
+    #[test]
+    fn a_timer_s_firing_reading_is_the_clock_s_reading_there() {
+        let drifts = [-999_999_999, -300_000_000, -7, -1, 0, 1, 7, 1_000, 300_000_000, 999_999_999, 1_000_000_000];
+        let drifts = drifts.into_iter().chain([1_000_000_001, 4_321_987_654, MAX_DRIFT_PPB - 1, MAX_DRIFT_PPB]);
+        let mut clocks: Vec<NodeClock> = drifts.map(|d| clock(0, d)).collect();
+        let wander = Wander { amplitude_ns: 50_000_000, period_ns: secs(60), phase_rad: 0.3 };
+        clocks.push(NodeClock::new(ClockSpec { wander: Some(wander), ..Default::default() }, EPOCH).unwrap());
+        for c in &clocks {
+            for now in [0, 1, 999_999_999, 1_000_000_001, secs(3_599) + 123_456_789] {
+                for duration in [0, 1, 2, 999_999_999, 1_000_000_000, secs(2) + 17, secs(15)] {
+                    let reading = c.monotonic(now);
+                    let (t, at) = c.timer_fires_with_reading(now, reading, duration);
+                    assert_eq!(t, c.timer_fires_at_reading(now, reading, duration));
+                    assert_eq!(at, c.monotonic(t), "drift {} ppb, {now} + {duration}", c.spec.drift_ppb);
+                }
+            }
+        }
     }
 
     #[test]

@@ -220,21 +220,33 @@ pub type QuietBase = (Record, [RawRecord; 2]);
 /// A version of a quiet stretch's Lease as a candidate reads it: base `base` of the plan's
 /// bases (`[QuietBase]`) with its own renewTime; the renewals since the base changed nothing
 /// else.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QuietRead {
-    pub base: u32,
-    pub renew_time_micros: Option<i64>,
+    base: u32,
+    renew_time_micros: Option<i64>,
 }
 
 impl QuietRead {
+    pub fn new(base: u32, renew_time_micros: Option<i64>) -> QuietRead {
+        QuietRead { base, renew_time_micros }
+    }
+
+    pub fn base(self) -> u32 {
+        self.base
+    }
+
+    pub fn renew_time_micros(self) -> Option<i64> {
+        self.renew_time_micros
+    }
+
     #[inline(always)]
-    fn record(self, bases: &[QuietBase]) -> Record {
+    pub fn record(self, bases: &[QuietBase]) -> Record {
         Record { renew_time_micros: self.renew_time_micros, ..bases[self.base as usize].0 }
     }
 
     #[inline(always)]
-    fn raw(self, bases: &[QuietBase], with_strategy: bool) -> RawRecord {
-        bases[self.base as usize].1[with_strategy as usize].renewed(self.renew_time_micros)
+    pub fn raw(self, bases: &[QuietBase], with_strategy: bool) -> RawRecord {
+        bases[self.base as usize].1[with_strategy as usize].renewed(raw_seconds(self.renew_time_micros))
     }
 }
 

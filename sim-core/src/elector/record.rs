@@ -64,11 +64,12 @@ pub struct RawRecord {
 }
 
 impl RawRecord {
-    /// This raw record with the renewTime `renew_time_micros` instead: what [`Record::raw`]
-    /// gives for a record that differs from this one's in its renewTime alone.
+    /// This raw record with the renewTime `renew_time_secs` (whole seconds, [`raw_seconds`])
+    /// instead: what [`Record::raw`] gives for a record that differs from this one's in its
+    /// renewTime alone.
     #[inline]
-    pub fn renewed(self, renew_time_micros: Option<i64>) -> RawRecord {
-        RawRecord { renew_time_secs: raw_seconds(renew_time_micros), ..self }
+    pub fn renewed(self, renew_time_secs: Option<i64>) -> RawRecord {
+        RawRecord { renew_time_secs, ..self }
     }
 }
 

@@ -152,23 +152,24 @@ struct Timeline {
     /// first renewal through `quiet_renewal`, usually the stretch's only one); a later write
     /// of the renewTime alone is stored as the fields it changed.
     bases: Vec<LeaseView>,
-    /// The start and each base (as [`Version::base`] numbers them) as a candidate's lock reads
+    /// The start and each base (as [`QuietRead::base`] numbers them) as a candidate's lock reads
     /// it, and its raw record without and with `strategy` and `preferredHolder` (see
     /// `Record::raw`): computed once a base. A version's own differ in the renewTime alone
     /// ([`Timeline::record`]); stored for each renewal, they were a third of the leader's plan.
     records: Vec<QuietBase>,
+    /// The start as a candidate reads it.
+    start_read: QuietRead,
 }
 
-/// A write in a stretch. Its Lease is `base` (0: the start, `b`: `bases[b - 1]`) with its own
-/// resourceVersion and renewTime: copying the whole Lease for each renewal cost a sixth of the
-/// plan (its fields had just been written one by one, and the copy's wide loads of them waited
-/// for those stores to reach the cache).
+/// A write in a stretch. Its Lease is its read's base (0: the start, `b`: `bases[b - 1]`) with
+/// its own resourceVersion and renewTime: copying the whole Lease for each renewal cost a sixth
+/// of the plan (its fields had just been written one by one, and the copy's wide loads of them
+/// waited for those stores to reach the cache).
 #[derive(Clone, Copy)]
 struct Version {
     at: Nanos,
-    base: u32,
     resource_version: u64,
-    renew_time: Option<MicroTime>,
+    read: QuietRead,
 }
 
 impl Timeline {
@@ -179,6 +180,7 @@ impl Timeline {
         self.records.clear();
         self.versions.reserve(PLANNED_REQUESTS);
         self.records.push(records_of(&start.view));
+        self.start_read = QuietRead::new(0, start.view.spec.renew_time.map(MicroTime::unix_micros));
         self.start = Some(start);
     }
 
@@ -194,8 +196,8 @@ impl Timeline {
             self.bases.push(view.clone());
             self.records.push(records_of(view));
         }
-        let (resource_version, renew_time) = (view.resource_version, view.spec.renew_time);
-        self.versions.push(Version { at, base: self.bases.len() as u32, resource_version, renew_time });
+        let read = QuietRead::new(self.bases.len() as u32, view.spec.renew_time.map(MicroTime::unix_micros));
+        self.versions.push(Version { at, resource_version: view.resource_version, read });
         let k = self.versions.len() as u32;
         debug_assert_eq!(self.record(k), records_of(view), "a renewal changes the renewTime alone");
         debug_assert!(self.view(k) == *view, "the Lease as it was written");
@@ -206,12 +208,12 @@ impl Timeline {
         let Some(version) = k.checked_sub(1).map(|i| self.versions[i as usize]) else {
             return self.start().view.clone();
         };
-        let mut view = match version.base {
+        let mut view = match version.read.base() {
             0 => self.start().view.clone(),
             b => self.bases[b as usize - 1].clone(),
         };
         view.resource_version = version.resource_version;
-        view.spec.renew_time = version.renew_time;
+        view.spec.renew_time = version.read.renew_time_micros().map(MicroTime::from_unix_micros);
         view
     }
 
@@ -219,18 +221,13 @@ impl Timeline {
     /// write included, whose renewTime is the base's).
     #[inline]
     fn read(&self, k: u32) -> QuietRead {
-        let Some(version) = k.checked_sub(1).map(|i| &self.versions[i as usize]) else {
-            return QuietRead { base: 0, renew_time_micros: self.records[0].0.renew_time_micros };
-        };
-        QuietRead { base: version.base, renew_time_micros: version.renew_time.map(MicroTime::unix_micros) }
+        k.checked_sub(1).map_or(self.start_read, |i| self.versions[i as usize].read)
     }
 
     /// The record and raw records version `k` reads as (debug builds check each version).
     fn record(&self, k: u32) -> QuietBase {
         let read = self.read(k);
-        let (mut record, [raw, with_strategy]) = self.records[read.base as usize];
-        record.renew_time_micros = read.renew_time_micros;
-        (record, [raw.renewed(read.renew_time_micros), with_strategy.renewed(read.renew_time_micros)])
+        (read.record(&self.records), [read.raw(&self.records, false), read.raw(&self.records, true)])
     }
 
     /// The version a Get arriving at `t` reads; `None` when a renewal arrives at the same
@@ -490,6 +487,8 @@ impl World {
         let config = elector.config();
         let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
         let tail_from = limit.saturating_sub(wait);
+        // The clock's reading at `t0`: after the first request, the timer's arithmetic gives it.
+        let mut mono0 = clock.monotonic(t0);
         loop {
             if t0 >= tail_from {
                 let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
@@ -500,7 +499,8 @@ impl World {
             if t0 > limit {
                 break;
             }
-            let now0 = clock_now(clock, t0);
+            let now0 = Now { mono: mono0, wall: clock.wall_from_monotonic(t0, mono0) };
+            debug_assert_eq!(now0, clock_now(clock, t0));
             // The timer: the elector's request.
             let (candidate, timeout) = match &mut lock {
                 Some(lock) => {
@@ -584,9 +584,9 @@ impl World {
             if timeout.is_some() != lane.timeout {
                 break;
             }
-            let next = clock.timer_fires_at_reading(t2, now2.mono, after);
+            let (next, reading) = clock.timer_fires_with_reading(t2, now2.mono, after);
             lane.polls.push(Poll { t0, t1, t2, next, version, written });
-            t0 = next;
+            (t0, mono0) = (next, reading);
         }
         lane.stop = t0;
         Some(())
