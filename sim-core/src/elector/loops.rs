@@ -207,8 +207,8 @@ pub struct QuietState {
     polls: u32,
     /// A candidate's observation once it has read the plan's Lease: that version, which
     /// stands for `observed` and `observed_raw` (written only by `set_quiet_state`). A
-    /// candidate reads a new version at almost every poll, and copying each into the record
-    /// fields cost a tenth of the flap sweep.
+    /// candidate reads a new version at almost every poll: copying each into the record fields
+    /// was its plan's costliest step (docs/performance.md, 2026-12-06, seventeenth session).
     read: Option<QuietRead>,
 }
 

@@ -155,7 +155,8 @@ struct Timeline {
     /// The start and each base (as [`QuietRead::base`] numbers them) as a candidate's lock reads
     /// it, and its raw record without and with `strategy` and `preferredHolder` (see
     /// `Record::raw`): computed once a base. A version's own differ in the renewTime alone
-    /// ([`Timeline::record`]); stored for each renewal, they were a third of the leader's plan.
+    /// ([`Timeline::record`]), so they are not stored for each renewal, which the leader's
+    /// plan would copy and write at every request.
     records: Vec<QuietBase>,
     /// The start as a candidate reads it.
     start_read: QuietRead,
