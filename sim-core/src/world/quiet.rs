@@ -471,6 +471,9 @@ impl World {
         *rng = if LEADER { None } else { Some(elector.quiet_rng()) };
         let mut rng = rng.as_mut();
         let mut quiet = elector.quiet_state();
+        // Pushed to in the loop as a local (its length and buffer in registers, not reloaded
+        // through `lane` at each request), and put back at the end.
+        let mut polls = std::mem::take(&mut lane.polls);
         let mut t0 = lane.timer.0;
         let mut cursor = 0;
         lane.timeout = if LEADER { true } else { elector.quiet_poll().is_some() };
@@ -493,7 +496,7 @@ impl World {
         loop {
             if t0 >= tail_from {
                 let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
-                lane.snaps.push(Snap { k: lane.polls.len(), state: quiet, link, rng });
+                lane.snaps.push(Snap { k: polls.len(), state: quiet, link, rng });
             }
             // A request that starts (or, below, arrives) after the horizon ends after it: no
             // need to plan it to know it is not kept.
@@ -586,10 +589,10 @@ impl World {
                 break;
             }
             let (next, reading) = clock.timer_fires_with_reading(t2, now2.mono, after);
-            lane.polls.push(Poll { t0, t1, t2, next, version, written });
+            polls.push(Poll { t0, t1, t2, next, version, written });
             (t0, mono0) = (next, reading);
         }
-        lane.stop = t0;
+        (lane.polls, lane.stop) = (polls, t0);
         Some(())
     }
 
