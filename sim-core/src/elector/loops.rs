@@ -220,7 +220,7 @@ pub type QuietBase = (Record, [RawRecord; 2]);
 /// A version of a quiet stretch's Lease as a candidate reads it: base `base` of the plan's
 /// bases (`[QuietBase]`) with its own renewTime; the renewals since the base changed nothing
 /// else.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QuietRead {
     base: u32,
     renew_time_micros: Option<i64>,

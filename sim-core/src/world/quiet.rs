@@ -158,8 +158,6 @@ struct Timeline {
     /// ([`Timeline::record`]), so they are not stored for each renewal, which the leader's
     /// plan would copy and write at every request.
     records: Vec<QuietBase>,
-    /// The start as a candidate reads it.
-    start_read: QuietRead,
 }
 
 /// A write in a stretch. Its Lease is its read's base (0: the start, `b`: `bases[b - 1]`) with
@@ -181,7 +179,6 @@ impl Timeline {
         self.records.clear();
         self.versions.reserve(PLANNED_REQUESTS);
         self.records.push(records_of(&start.view));
-        self.start_read = QuietRead::new(0, start.view.spec.renew_time.map(MicroTime::unix_micros));
         self.start = Some(start);
     }
 
@@ -222,7 +219,10 @@ impl Timeline {
     /// write included, whose renewTime is the base's).
     #[inline]
     fn read(&self, k: u32) -> QuietRead {
-        k.checked_sub(1).map_or(self.start_read, |i| self.versions[i as usize].read)
+        match k.checked_sub(1) {
+            Some(i) => self.versions[i as usize].read,
+            None => QuietRead::new(0, self.records[0].0.renew_time_micros),
+        }
     }
 
     /// The record and raw records version `k` reads as (debug builds check each version).
@@ -649,12 +649,11 @@ impl World {
             let view = timeline.view(end.version);
             let _ = p.lock.response(verb, Ok(&view));
             // (A candidate writes nothing: its polls are not searched.)
-            let last_write = || lane.polls.iter().rev().find(|q| q.written).map(|q| q.t1);
             if lane.leader
-                && let Some(t1) = last_write()
+                && let Some(last_write) = lane.polls.iter().rev().find(|q| q.written)
             {
                 let written = lane.polls.iter().filter(|q| q.written).count() as u64;
-                server.quiet_commit(lease, timeline.start().revision + written, &view, t1);
+                server.quiet_commit(lease, timeline.start().revision + written, &view, last_write.t1);
             }
             p.set_reading(end.t2, p.clock.monotonic(end.t2));
             let seq = lane.next_seq;
