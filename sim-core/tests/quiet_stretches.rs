@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
-use sim_core::model::{FaultKind, Target, TimedFault, WorldSpec};
+use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, Latency, PartitionMode};
 use sim_core::time::{millis, secs};
 use sim_core::world::{RunResult, World};
@@ -46,6 +46,7 @@ enum F {
     Crash(u64, usize),
     Restart(u64, usize, u64),
     Pause(u64, usize, u64),
+    HolderPause(u64, u64),
     Partition(u64, usize, u64),
     Step(u64, usize, i64),
     Outage(u64, u64),
@@ -61,6 +62,7 @@ fn add_faults(spec: &mut WorldSpec, schedule: &[F]) {
             F::Crash(t, n) => (t, node(n), FaultKind::Crash),
             F::Restart(t, n, d) => (t, node(n), FaultKind::Restart { delay: secs(d) }),
             F::Pause(t, n, d) => (t, node(n), FaultKind::Pause { duration: secs(d) }),
+            F::HolderPause(t, d) => (t, Target::Holder, FaultKind::Pause { duration: millis(d) }),
             F::Partition(t, n, d) => {
                 (t, node(n), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop })
             }
@@ -78,12 +80,31 @@ fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
         (5u64..580, 0..nodes).prop_map(|(t, n)| F::Crash(t, n)),
         (5u64..580, 0..nodes, 0u64..20).prop_map(|(t, n, d)| F::Restart(t, n, d)),
         (5u64..580, 0..nodes, 1u64..20).prop_map(|(t, n, d)| F::Pause(t, n, d)),
+        (5u64..580, 1u64..20_000).prop_map(|(t, d)| F::HolderPause(t, d)),
         (5u64..580, 0..nodes, 1u64..40).prop_map(|(t, n, d)| F::Partition(t, n, d)),
         (5u64..580, 0..nodes, -30i64..30).prop_map(|(t, n, d)| F::Step(t, n, d)),
         (5u64..580, 1u64..20).prop_map(|(t, d)| F::Outage(t, d)),
         (5u64..580, 0..nodes).prop_map(|(t, n)| F::Stop(t, n)),
     ];
     proptest::collection::vec(one, 0..5)
+}
+
+/// A random process pausing a node (`Some(n)`, wrapped to the world's) or the holder (`None`)
+/// every `mean` seconds on average for up to `max` milliseconds: as the flap family's.
+fn add_random_pauses(spec: &mut WorldSpec, pauses: Option<(Option<usize>, u64, u64)>) {
+    let Some((node, mean, max)) = pauses else { return };
+    spec.random_faults.push(RandomFault {
+        key: "pauses".into(),
+        mean_interval: secs(mean),
+        from: 0,
+        until: spec.duration,
+        target: node.map_or(Target::Holder, |n| Target::Node(n % spec.nodes.len())),
+        kind: RandomFaultKind::Pause { duration: DurationDist::Uniform { min: millis(1), max: millis(max) } },
+    });
+}
+
+fn random_pauses() -> impl Strategy<Value = Option<(Option<usize>, u64, u64)>> {
+    prop::option::of((prop::option::of(0usize..5), 5u64..120, 1u64..20_000))
 }
 
 /// `default` cases, or `QUIET_CASES` (`QUIET_CASES=3000` for a longer search).
@@ -110,6 +131,7 @@ proptest! {
         timeout_ms in prop::option::of(200u64..5000),
         release in any::<bool>(),
         schedule in faults(5),
+        pauses in random_pauses(),
     ) {
         let rp = millis(rp_ms);
         let rd = rp + millis(rd_extra_ms);
@@ -136,6 +158,7 @@ proptest! {
         }
         spec.unsafe_mode = true;
         add_faults(&mut spec, &schedule);
+        add_random_pauses(&mut spec, pauses);
         same_either_way(spec)?;
     }
 }
@@ -174,6 +197,7 @@ proptest! {
         fast_path in prop::option::of(any::<bool>()),
         drifts in proptest::collection::vec(-100_000i64..100_000, 5),
         schedule in faults(5),
+        pauses in random_pauses(),
     ) {
         let loops: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| a.runs_client_go_loop()).collect();
         let others: Vec<Algorithm> = Algorithm::ALL.iter().copied().filter(|a| !a.runs_client_go_loop()).collect();
@@ -200,6 +224,7 @@ proptest! {
             n.link_mut().down.latency = lat;
         }
         add_faults(&mut spec, &schedule);
+        add_random_pauses(&mut spec, pauses);
         if spec.validate().is_ok() {
             same_either_way(spec)?;
         }
@@ -208,9 +233,11 @@ proptest! {
 
 /// A paused holder takes no step until it resumes, so its pause is as quiet as any renewal
 /// period for the others: the candidates' polls during it are stepped over (the holder's own
-/// events put aside as the queue would), and the result is the same. Ten 9-second pauses of the
-/// holder, each 50 s after the last, 1,937 events: 111 go through the queue (the pauses'
-/// edges, the first steps), 260 when the candidates' polls in each pause are not stepped over.
+/// events put aside as the queue would), the pause itself is carried out inside the stretch
+/// that reaches it, and the result is the same. Ten 9-second pauses of the holder, each 50 s
+/// after the last, 1,937 events: 66 go through the queue (the resumes, the first steps); 111
+/// when each pause's start ended a stretch, 260 when the candidates' polls in each pause were
+/// not stepped over either.
 #[test]
 fn a_paused_holder_s_pause_is_stepped_over_too() {
     let spec = || {
@@ -232,5 +259,5 @@ fn a_paused_holder_s_pause_is_stepped_over_too() {
     let stepped = same_either_way(spec()).unwrap();
     let r = World::new(spec()).unwrap().run();
     let queued = r.events_processed - stepped;
-    assert!(queued < 180, "{queued} of {} events went through the queue", r.events_processed);
+    assert!(queued < 90, "{queued} of {} events went through the queue", r.events_processed);
 }

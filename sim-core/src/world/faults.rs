@@ -78,22 +78,32 @@ impl Faults {
     /// One occurrence of random process `process`: its parameters, drawn from its stream (after
     /// its target).
     pub(super) fn draw(&mut self, process: usize, rf: &RandomFault) -> FaultKind {
-        let rng = &mut self.rngs[process];
-        match &rf.kind {
-            RandomFaultKind::Crash => FaultKind::Crash,
-            RandomFaultKind::CrashRestart { restart_after } => FaultKind::Restart { delay: restart_after.sample(rng) },
-            RandomFaultKind::Pause { duration } => FaultKind::Pause { duration: duration.sample(rng) },
-            RandomFaultKind::Stop => FaultKind::Stop,
-            RandomFaultKind::Partition { duration, cut, mode } => {
-                FaultKind::Partition { duration: duration.sample(rng), cut: *cut, mode: *mode }
-            }
-            RandomFaultKind::ClockStep { delta, backwards } => {
-                let d = delta.sample(rng) as i64;
-                FaultKind::ClockStep { delta_ns: if *backwards { -d } else { d } }
-            }
-            RandomFaultKind::ServerOutage { duration, mode } => {
-                FaultKind::ServerOutage { duration: duration.sample(rng), mode: *mode }
-            }
+        draw_with(&mut self.rngs[process], rf)
+    }
+
+    /// What [`Self::draw`] will give for `process`'s next occurrence, its stream untouched (a
+    /// quiet stretch looks at a pause before it decides to carry it out).
+    pub(super) fn peek_draw(&self, process: usize, rf: &RandomFault) -> FaultKind {
+        draw_with(&mut self.rngs[process].clone(), rf)
+    }
+}
+
+/// One occurrence's parameters, drawn from its process's stream.
+fn draw_with(rng: &mut ComponentRng, rf: &RandomFault) -> FaultKind {
+    match &rf.kind {
+        RandomFaultKind::Crash => FaultKind::Crash,
+        RandomFaultKind::CrashRestart { restart_after } => FaultKind::Restart { delay: restart_after.sample(rng) },
+        RandomFaultKind::Pause { duration } => FaultKind::Pause { duration: duration.sample(rng) },
+        RandomFaultKind::Stop => FaultKind::Stop,
+        RandomFaultKind::Partition { duration, cut, mode } => {
+            FaultKind::Partition { duration: duration.sample(rng), cut: *cut, mode: *mode }
+        }
+        RandomFaultKind::ClockStep { delta, backwards } => {
+            let d = delta.sample(rng) as i64;
+            FaultKind::ClockStep { delta_ns: if *backwards { -d } else { d } }
+        }
+        RandomFaultKind::ServerOutage { duration, mode } => {
+            FaultKind::ServerOutage { duration: duration.sample(rng), mode: *mode }
         }
     }
 }

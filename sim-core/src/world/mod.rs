@@ -456,12 +456,7 @@ impl World {
                 (instant, at_instant) = (t, 0);
             }
             let (now, seq, event) = self.queue.pop_packed().expect("peeked");
-            if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
-                self.agenda.pop();
-                if let Some(&(at, seq, next)) = self.agenda.last() {
-                    self.queue.schedule_reserved(at, seq, next);
-                }
-            }
+            self.agenda_taken(now, seq);
             self.events_processed += 1;
             if self.events_processed & 0xffff == 0 {
                 progress(now, self.events_processed);
@@ -621,20 +616,7 @@ impl World {
             Event::Resend { msg } => self.resend(now, msg),
             Event::Resume { node, incarnation } => self.resume(now, node as usize, incarnation),
             Event::Probe { node, incarnation, failed } => self.probe(now, node as usize, incarnation, failed),
-            Event::Fault { index } => {
-                let fault = self.spec.faults[index as usize].clone();
-                let holder = self.holder_node();
-                let target = self.faults.resolve(&fault.target, holder, self.procs.len(), None);
-                self.apply_fault(now, target, &fault.kind);
-            }
-            Event::RandomFault { process } => {
-                let process = process as usize;
-                let holder = self.holder_node();
-                let rf = &self.spec.random_faults[process];
-                let target = self.faults.resolve(&rf.target, holder, self.procs.len(), Some(process));
-                let kind = self.faults.draw(process, rf);
-                self.apply_fault(now, target, &kind);
-            }
+            Event::Fault { .. } | Event::RandomFault { .. } => self.fault_event(now, event),
             Event::PartitionEnd { node } => {
                 let node = node as usize;
                 if !self.net.is_cut(node, now) {
@@ -654,6 +636,40 @@ impl World {
             Event::ElectionGc {} => self.election_gc(now),
             Event::Throttled { msg } => self.throttled_send(now, msg),
             Event::ReconcileBurst { node } => self.reconcile_burst(now, node as usize),
+        }
+    }
+
+    /// A timeline fault or a random process's occurrence: its target resolved and its
+    /// parameters drawn now, then carried out (also by a quiet stretch it falls in).
+    fn fault_event(&mut self, now: Nanos, event: Event) {
+        match event {
+            Event::Fault { index } => {
+                let fault = self.spec.faults[index as usize].clone();
+                let holder = self.holder_node();
+                let target = self.faults.resolve(&fault.target, holder, self.procs.len(), None);
+                self.apply_fault(now, target, &fault.kind);
+            }
+            Event::RandomFault { process } => {
+                let process = process as usize;
+                let holder = self.holder_node();
+                let rf = &self.spec.random_faults[process];
+                let target = self.faults.resolve(&rf.target, holder, self.procs.len(), Some(process));
+                let kind = self.faults.draw(process, rf);
+                self.apply_fault(now, target, &kind);
+            }
+            _ => unreachable!("not a fault"),
+        }
+    }
+
+    /// The agenda's event `(now, seq)` was taken: the next one waits in the queue from now.
+    /// (Inlined into the event loop, which checks every event it pops.)
+    #[inline(always)]
+    fn agenda_taken(&mut self, now: Nanos, seq: u64) {
+        if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
+            self.agenda.pop();
+            if let Some(&(at, seq, next)) = self.agenda.last() {
+                self.queue.schedule_reserved(at, seq, next);
+            }
         }
     }
 

@@ -20,7 +20,11 @@
 //!    a message would be lost, held or late for its timeout, the server is down or slow — or
 //!    that would end after the horizon (the first queued event that is not one of the nodes'
 //!    waiting timers, or the run's end). Before each of its last requests the plan keeps what
-//!    it moved: the elector's state and the streams drawn from.
+//!    it moved: the elector's state and the streams drawn from. When the horizon's event is a
+//!    pause of a node of the stretch (a timeline fault or a random process's occurrence, its
+//!    target a node or the holder), the stretch carries it out on its way ([`QuietPause`]):
+//!    that node's plan ends before the pause, the others' at the next horizon (the resume,
+//!    or the agenda's next event).
 //! 2. **Cut**: the stretch ends at the latest moment before every node's first unplanned
 //!    request at which no node has a request in flight; only whole requests up to it are kept.
 //!    Every sequence number the skipped events would have taken is counted, and each node's
@@ -31,7 +35,9 @@
 //!    lock's last answer, the Lease as the kept renewals leave it (`ApiServer::quiet_commit`),
 //!    the observer's calls for the first write and the first renewal that found the link
 //!    whole (every later one would find the observer as that one left it), the counters, the
-//!    next timers.
+//!    next timers; then a pause the cut passed, as `World::handle` carries it out, its resume
+//!    queued under the sequence number after those of every event before it, and the paused
+//!    node's timer put aside if it fell before the stretch's end.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
 //! the shipped scenarios and a property test compare runs with and without stretches
@@ -46,6 +52,7 @@ use crate::clock::NodeClock;
 use crate::elector::loops::{QuietBase, QuietRead, QuietState};
 use crate::elector::{Elector, Generation, LockOp, Now, Record, TimerKind};
 use crate::lock::record_of;
+use crate::model::{FaultKind, RandomFaultKind, Target};
 use crate::net::{Delivery, Direction, Streams};
 use crate::rng::ComponentRng;
 use crate::time::Nanos;
@@ -92,6 +99,20 @@ struct Snap {
     rng: Option<(u64, u8)>,
 }
 
+/// A pause of a lane's node that a stretch carries out on its way (the horizon's event, a
+/// timeline fault or a random process's occurrence): at `at` the node stops taking steps until
+/// `until`, when its resume is queued. Its lane's plan ends before `at` with no request in flight
+/// there; its next timer, if due before the stretch's end, is put aside as `World::handle`
+/// would; the others plan on to the next horizon.
+#[derive(Clone, Copy)]
+struct QuietPause {
+    at: Nanos,
+    seq: u64,
+    event: Event,
+    lane: usize,
+    until: Nanos,
+}
+
 /// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
 #[derive(Default)]
 pub(super) struct Scratch {
@@ -132,6 +153,30 @@ impl Lane {
     /// The sequence numbers each of its requests takes.
     fn seqs(&self) -> u64 {
         3 + self.timeout as u64
+    }
+
+    /// The sequence numbers its requests' events take before true time `at` (strictly);
+    /// `None` if `ties` and one of them falls at `at` (its order with another event there would
+    /// be the queue's).
+    fn seqs_before(&self, at: Nanos, ties: bool) -> Option<u64> {
+        // A lane's requests follow one another (each starts at or after the answer before it):
+        // those answered before `at` count whole, and the search stops at the first that
+        // starts after it.
+        let m = answered(&self.polls, |p| p.t2 < at);
+        let mut before = m as u64 * self.seqs();
+        for p in self.polls[m..].iter().take_while(|p| p.t0 <= at) {
+            if ties && (p.t0 == at || p.t1 == at || p.t2 == at) {
+                return None;
+            }
+            before += p.seqs_before(at, self.timeout);
+        }
+        Some(before)
+    }
+
+    /// Its waiting timer's event, of generation `generation`.
+    fn timer_event(&self, incarnation: u32, generation: Generation) -> Event {
+        let kind = if self.leader { TimerKind::NextRound } else { TimerKind::Retry };
+        Event::Timer { node: self.node as u32, incarnation, generation, kind }
     }
 }
 
@@ -281,8 +326,10 @@ impl World {
         let Scratch { lanes, timeline, aside, removed } = scratch;
         let lanes = &mut lanes[..n];
         // The horizon: the first queued event that is neither a lane's waiting timer nor one a
-        // paused process would put aside (its resume is queued, so the horizon comes before it).
-        let mut horizon = Nanos::MAX;
+        // paused process would put aside (its resume is queued, so the horizon comes before it),
+        // and the time of the one after it.
+        let mut first: Option<(Nanos, u64, Event)> = None;
+        let mut second = Nanos::MAX;
         aside.clear();
         for (t, seq, event) in self.queue.entries() {
             let lane_timer = match *event {
@@ -299,13 +346,27 @@ impl World {
                 Some(lane) => lane.timer = (t, seq, lane.timer.2),
                 None => match self.turn(event) {
                     Some((node, Turn::Aside)) => aside.push((t, seq, node, *event)),
-                    _ => horizon = horizon.min(t),
+                    _ => match first {
+                        Some((ft, fs, _)) if (ft, fs) < (t, seq) => second = second.min(t),
+                        _ => {
+                            second = second.min(first.map_or(Nanos::MAX, |f| f.0));
+                            first = Some((t, seq, *event));
+                        }
+                    },
                 },
             }
         }
         if lanes.iter().any(|l| l.timer.1 == u64::MAX) {
             return None;
         }
+        // A pause of a lane's node at the horizon is carried out on the way: the horizon moves
+        // to the next event (the agenda's next one waits in the queue from the pause on).
+        let pause =
+            first.filter(|&(t, ..)| t <= end).and_then(|(t, seq, event)| self.quiet_pause(lanes, t, seq, event));
+        let horizon = match pause {
+            Some(p) => second.min(p.until).min(self.agenda.iter().rev().nth(1).map_or(Nanos::MAX, |a| a.0)),
+            None => first.map_or(Nanos::MAX, |f| f.0),
+        };
         let limit = end.min(horizon.saturating_sub(1));
         if lanes.iter().all(|l| l.timer.0 > limit) {
             return None;
@@ -323,7 +384,8 @@ impl World {
         {
             return None;
         }
-        self.plan(lanes, limit, start.clone(), timeline)?;
+        let paused = pause.map(|p| (p.lane, p.at));
+        self.plan(lanes, limit, paused, start.clone(), timeline)?;
         let (mut x, mut last) = cut(lanes, limit)?;
         // The plan keeps what it moved only for its last requests before `limit`; a stretch cut
         // much earlier (a node whose steps stopped being quiet) is planned again up to its cut.
@@ -332,7 +394,7 @@ impl World {
                 lane.polls.clear();
                 lane.snaps.clear();
             }
-            self.plan(lanes, x, start, timeline)?;
+            self.plan(lanes, x, paused, start, timeline)?;
             (x, last) = cut(lanes, x)?;
             if lanes.iter().any(|l| !l.polls.is_empty() && !l.snaps.iter().any(|s| s.k == l.polls.len())) {
                 return None;
@@ -341,36 +403,73 @@ impl World {
         // The paused processes' events up to the last one kept are put aside, in the queue's
         // order; the rest stay queued. Putting one aside takes no sequence number and touches
         // nothing a lane reads, so its place among the lanes' events does not matter.
+        // The pause, if the stretch reaches it: an event handled too, whose resume takes the
+        // sequence number after those of every event before it. No lane's event may share its
+        // instant (their order would be the queue's) but the paused lane's next timer, which the
+        // pause comes before (its number was taken at the start).
+        let base = self.queue.peek_seq();
+        let mut resume = None;
+        if let Some(p) = pause.filter(|p| x >= p.at) {
+            let mut before = 0;
+            for lane in lanes.iter() {
+                before += lane.seqs_before(p.at, true)?;
+            }
+            (resume, last) = (Some((p, base + before)), last.max(p.at));
+        }
         aside.retain(|&(t, ..)| t <= last);
         aside.sort_unstable_by_key(|&(t, seq, ..)| (t, seq));
         let events: u64 = lanes.iter().map(|l| 3 * l.polls.len() as u64).sum();
-        if events == 0 || self.events_processed + events + aside.len() as u64 > max_events {
+        let others = aside.len() as u64 + 2 * resume.is_some() as u64;
+        if events == 0 || self.events_processed + events + others > max_events {
             return None;
         }
         // Each lane's next timer takes the sequence number it would have had: the numbers of
-        // every event before it. Two events at its instant would leave that to the queue.
-        let base = self.queue.peek_seq();
+        // every event before it, the pause's resume's among them. Two events at its instant
+        // would leave that to the queue.
         for i in 0..lanes.len() {
             let Some(at) = lanes[i].polls.last().map(|p| p.t2) else { continue };
-            let mut before = 0;
+            let mut before = resume.is_some_and(|(p, _)| p.at < at) as u64;
             for (j, other) in lanes.iter().enumerate() {
-                // A lane's requests follow one another (each starts at or after the answer
-                // before it): those answered before `at` count whole, and the search stops at
-                // the first that starts after it.
-                let m = answered(&other.polls, |p| p.t2 < at);
-                before += m as u64 * other.seqs();
-                for p in other.polls[m..].iter().take_while(|p| p.t0 <= at) {
-                    if j != i && (p.t0 == at || p.t1 == at || p.t2 == at) {
-                        return None;
-                    }
-                    before += p.seqs_before(at, other.timeout);
-                }
+                before += other.seqs_before(at, j != i)?;
             }
             lanes[i].next_seq = base + before;
         }
         debug_assert!(x < horizon && x <= end);
-        self.commit(lanes, timeline, aside, removed, lease);
+        self.commit(lanes, timeline, aside, removed, lease, resume);
+        debug_assert_eq!(self.queue.now(), last);
         Some(last)
+    }
+
+    /// The horizon's event `(at, seq)` as a pause the stretch may carry out: a timeline fault
+    /// or a random process's occurrence (the agenda's next event), pausing a lane's node for a
+    /// while, whose target is named without a draw (a node, or the holder).
+    fn quiet_pause(&self, lanes: &[Lane], at: Nanos, seq: u64, event: Event) -> Option<QuietPause> {
+        if self.agenda.last().map(|&(t, s, _)| (t, s)) != Some((at, seq)) {
+            return None;
+        }
+        let (target, kind) = match event {
+            Event::Fault { index } => {
+                let fault = &self.spec.faults[index as usize];
+                (&fault.target, fault.kind.clone())
+            }
+            Event::RandomFault { process } => {
+                let rf = &self.spec.random_faults[process as usize];
+                if !matches!(rf.kind, RandomFaultKind::Pause { .. }) {
+                    return None;
+                }
+                (&rf.target, self.faults.peek_draw(process as usize, rf))
+            }
+            _ => return None,
+        };
+        let FaultKind::Pause { duration } = kind else { return None };
+        let node = match *target {
+            Target::Node(node) => node,
+            Target::Holder => self.holder_node()?,
+            Target::Random | Target::NonHolder | Target::Server => return None,
+        };
+        let lane = lanes.iter().position(|l| l.node == node)?;
+        let until = at.checked_add(duration).filter(|&until| until > at)?;
+        Some(QuietPause { at, seq, event, lane, until })
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle, in the first
@@ -432,16 +531,29 @@ impl World {
 
     /// The plan (pass 1): each lane's quiet requests from its timer on, on copies of what they
     /// move (the elector's observation and stream, the link's streams, the leader's lock, the
-    /// Lease).
+    /// Lease). `paused`: a lane whose node pauses at a time (its plan ends before it, and, when no
+    /// request of it is in flight there, it issues none after: its stop is past any cut).
     #[inline(never)]
-    fn plan(&self, lanes: &mut [Lane], limit: Nanos, start: QuietLease, timeline: &mut Timeline) -> Option<()> {
+    fn plan(
+        &self,
+        lanes: &mut [Lane],
+        limit: Nanos,
+        paused: Option<(usize, Nanos)>,
+        start: QuietLease,
+        timeline: &mut Timeline,
+    ) -> Option<()> {
         let mut state = start.clone();
         timeline.reset(start);
-        for lane in lanes.iter_mut() {
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let pause_at = paused.filter(|&(l, _)| l == i).map(|(_, at)| at);
+            let limit = pause_at.map_or(limit, |at| limit.min(at - 1));
             if lane.leader {
                 self.plan_lane::<true>(lane, limit, &mut state, timeline)?;
             } else {
                 self.plan_lane::<false>(lane, limit, &mut state, timeline)?;
+            }
+            if pause_at.is_some_and(|at| lane.stop >= at) {
+                lane.stop = Nanos::MAX;
             }
         }
         Some(())
@@ -607,19 +719,60 @@ impl World {
         aside: &[(Nanos, u64, usize, Event)],
         removed: &mut Vec<u64>,
         lease: LeaseRef,
+        pause: Option<(QuietPause, u64)>,
     ) {
+        // The last event the stretch handles: the last answer kept, or the pause.
+        let answers = lanes.iter().filter_map(|l| l.polls.last().map(|p| p.t2));
+        let last = answers.chain(pause.map(|(p, _)| p.at)).max().unwrap_or(0);
         removed.clear();
         removed.extend(lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1));
         removed.extend(aside.iter().map(|&(_, seq, ..)| seq));
+        removed.extend(pause.map(|(p, _)| p.seq));
+        let mut put_aside = 0;
+        // A paused lane that took no step: its waiting timer, if due within the stretch, is put
+        // aside as `handle` puts it aside.
+        if let Some((p, _)) = pause
+            && let lane = &lanes[p.lane]
+            && lane.polls.is_empty()
+            && lane.timer.0 <= last
+        {
+            removed.push(lane.timer.1);
+            let event = lane.timer_event(self.procs[lane.node].incarnation, lane.timer.2);
+            self.procs[lane.node].deferred.push(event);
+            put_aside += 1;
+        }
         self.queue.remove_seqs(removed);
         for &(_, _, node, event) in aside {
             self.procs[node].deferred.push(event);
         }
+        // Each renewal's note (`Carrier::carry_out`, `Note::RenewedLease`): only one made while
+        // the link was whole can move anything, and after the first nothing more. Every renewal
+        // comes before a pause the stretch carries out, and so is told before it.
+        for lane in lanes.iter().filter(|l| l.leader) {
+            let link = self.net.link(lane.node);
+            let reachable = |p: &Poll| !link.is_cut(Direction::Up, p.t2) && !link.is_cut(Direction::Down, p.t2);
+            if lane.polls.iter().any(reachable) {
+                self.obs.leader_recovered(lane.node, true);
+            }
+        }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
-        self.queue.reserve_seqs(seqs);
+        match pause {
+            // The pause in its place among the sequence numbers: its resume takes the one after
+            // those of every event before it.
+            Some((p, resume_seq)) => {
+                let before = resume_seq - self.queue.peek_seq();
+                self.queue.reserve_seqs(before);
+                self.agenda_taken(p.at, p.seq);
+                self.fault_event(p.at, p.event);
+                debug_assert_eq!(self.procs[lanes[p.lane].node].paused_until, Some(p.until));
+                self.queue.reserve_seqs(seqs - before);
+            }
+            None => {
+                self.queue.reserve_seqs(seqs);
+            }
+        }
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
-        let mut last = 0;
-        for lane in lanes {
+        for (i, lane) in lanes.iter().enumerate() {
             let Some(&end) = lane.polls.last() else { continue };
             let node = lane.node;
             let World { procs, net, server, obs, .. } = self;
@@ -638,14 +791,6 @@ impl World {
             let verb = if lane.leader { Verb::Update } else { Verb::Get };
             obs.node_metrics[node].requests_sent.add_n(verb, kept as u64);
             obs.count_requests(verb, 200, kept as u64);
-            if lane.leader {
-                // Each renewal's note (`Carrier::carry_out`, `Note::RenewedLease`): only one made
-                // while the link was whole can move anything, and after the first nothing more.
-                let reachable = |p: &Poll| !link.is_cut(Direction::Up, p.t2) && !link.is_cut(Direction::Down, p.t2);
-                if lane.polls.iter().any(reachable) {
-                    obs.leader_recovered(node, true);
-                }
-            }
             let view = timeline.view(end.version);
             let _ = p.lock.response(verb, Ok(&view));
             // (A candidate writes nothing: its polls are not searched.)
@@ -657,11 +802,15 @@ impl World {
             }
             p.set_reading(end.t2, p.clock.monotonic(end.t2));
             let seq = lane.next_seq;
-            let kind = if lane.leader { TimerKind::NextRound } else { TimerKind::Retry };
-            let generation = lane.timer.2.wrapping_add(kept as Generation);
-            let event = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
-            self.queue.schedule_reserved(end.next, seq, event);
-            last = last.max(end.t2);
+            let event = lane.timer_event(p.incarnation, lane.timer.2.wrapping_add(kept as Generation));
+            if pause.is_some_and(|(p, _)| p.lane == i) && end.next <= last {
+                // Its node paused: the timer, due within the stretch, is put aside as `handle`
+                // puts it aside (a later one waits in the queue and is put aside there).
+                p.deferred.push(event);
+                put_aside += 1;
+            } else {
+                self.queue.schedule_reserved(end.next, seq, event);
+            }
         }
         // What `answer_lease` does after each write: the observer hears of it. A renewal in a
         // stretch changes neither holder nor transitions, so its order among the lanes' other
@@ -674,9 +823,15 @@ impl World {
             self.lease_written(poll.t1, lease);
         }
         self.net.take_ids(requests);
-        let stepped = 3 * requests + aside.len() as u64;
+        let stepped = 3 * requests + aside.len() as u64 + pause.is_some() as u64 + put_aside;
         self.events_processed += stepped;
         self.quiet_stepped += stepped;
+        debug_assert!(
+            self.queue.entries().all(|(t, ..)| t > last),
+            "an event at or before the stretch's end was left queued: {:?} (last {last}, pause {:?})",
+            self.queue.entries().filter(|&(t, ..)| t <= last).map(|(t, s, e)| (t, s, *e)).collect::<Vec<_>>(),
+            pause.map(|(p, s)| (p.at, p.until, p.lane, s))
+        );
         self.queue.advance_now(last);
     }
 }
