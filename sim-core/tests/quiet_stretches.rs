@@ -33,11 +33,18 @@ fn fingerprint(r: &RunResult) -> String {
 fn same_either_way(spec: WorldSpec) -> Result<u64, TestCaseError> {
     let mut plain = spec.clone();
     plain.skip_quiet = false;
+    let (plain_spec, skip_spec) = (plain.clone(), spec.clone());
     let (a, lease_a) = World::new(plain).unwrap().run_and_peek("op-leader", "widget-operator");
     let (b, lease_b) = World::new(spec).unwrap().run_and_peek("op-leader", "widget-operator");
     prop_assert_eq!(fingerprint(&a), fingerprint(&b));
     prop_assert_eq!(format!("{lease_a:?}"), format!("{lease_b:?}"));
     prop_assert_eq!(a.events_stepped, 0);
+    // The events still queued at the end, each under the sequence number it had: every number
+    // a stretch counted for the events it stepped over was the one the queue would have given.
+    let (_, queued_a, next_a) = World::new(plain_spec).unwrap().run_and_queue();
+    let (_, queued_b, next_b) = World::new(skip_spec).unwrap().run_and_queue();
+    prop_assert_eq!(queued_a, queued_b);
+    prop_assert_eq!(next_a, next_b);
     Ok(b.events_stepped)
 }
 

@@ -81,15 +81,15 @@ impl Faults {
         draw_with(&mut self.rngs[process], rf)
     }
 
-    /// What [`Self::draw`] will give for `process`'s next occurrence, its stream untouched (a
-    /// quiet stretch looks at a pause before it decides to carry it out).
-    pub(super) fn peek_draw(&self, process: usize, rf: &RandomFault) -> FaultKind {
-        draw_with(&mut self.rngs[process].clone(), rf)
+    /// A copy of `process`'s stream as it stands (a quiet stretch draws its next occurrences'
+    /// parameters on it, with [`draw_with`], before it decides to carry them out).
+    pub(super) fn stream(&self, process: usize) -> ComponentRng {
+        self.rngs[process].clone()
     }
 }
 
 /// One occurrence's parameters, drawn from its process's stream.
-fn draw_with(rng: &mut ComponentRng, rf: &RandomFault) -> FaultKind {
+pub(super) fn draw_with(rng: &mut ComponentRng, rf: &RandomFault) -> FaultKind {
     match &rf.kind {
         RandomFaultKind::Crash => FaultKind::Crash,
         RandomFaultKind::CrashRestart { restart_after } => FaultKind::Restart { delay: restart_after.sample(rng) },

@@ -20,11 +20,12 @@
 //!    a message would be lost, held or late for its timeout, the server is down or slow — or
 //!    that would end after the horizon (the first queued event that is not one of the nodes'
 //!    waiting timers, or the run's end). Before each of its last requests the plan keeps what
-//!    it moved: the elector's state and the streams drawn from. When the horizon's event is a
-//!    pause of a node of the stretch (a timeline fault or a random process's occurrence, its
-//!    target a node or the holder), the stretch carries it out on its way ([`QuietPause`]):
-//!    that node's plan ends before the pause, the others' at the next horizon (the resume,
-//!    or the agenda's next event).
+//!    it moved: the elector's state and the streams drawn from. The agenda's pauses of the
+//!    stretch's nodes before the horizon (timeline faults or a random process's occurrences,
+//!    their target a node or the holder) are carried out on the way ([`Window`]): a paused
+//!    node has no request in flight at the pause, and its timer due in it fires at the resume.
+//!    A plan looks at most [`LOOKAHEAD`] rounds ahead (what it planned past a node whose steps
+//!    stopped being quiet is thrown away), and no lane is planned past an earlier lane's stop.
 //! 2. **Cut**: the stretch ends at the latest moment before every node's first unplanned
 //!    request at which no node has a request in flight; only whole requests up to it are kept.
 //!    Every sequence number the skipped events would have taken is counted, and each node's
@@ -35,9 +36,10 @@
 //!    lock's last answer, the Lease as the kept renewals leave it (`ApiServer::quiet_commit`),
 //!    the observer's calls for the first write and the first renewal that found the link
 //!    whole (every later one would find the observer as that one left it), the counters, the
-//!    next timers; then a pause the cut passed, as `World::handle` carries it out, its resume
-//!    queued under the sequence number after those of every event before it, and the paused
-//!    node's timer put aside if it fell before the stretch's end.
+//!    next timers; the pauses the cut passed in time order, each as `World::handle` carries it
+//!    out (its resume queued under the sequence number after those of every event before it),
+//!    each resume it passed as `World::resume` does, the renewals' notes between them, and the
+//!    timer of a node still paused put aside if it fell due before the stretch's end.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
 //! the shipped scenarios and a property test compare runs with and without stretches
@@ -46,8 +48,8 @@
 
 use super::event::Event;
 use super::process::ProcState;
-use super::{Turn, World};
-use crate::api::{ApiServer, LeaseOp, LeaseRef, LeaseView, MicroTime, QuietLease, UserId, Verb};
+use super::{SpanKind, Turn, World, faults};
+use crate::api::{ApiServer, LeaseOp, LeaseView, MicroTime, QuietLease, UserId, Verb};
 use crate::clock::NodeClock;
 use crate::elector::loops::{QuietBase, QuietRead, QuietState};
 use crate::elector::{Elector, Generation, LockOp, Now, Record, TimerKind};
@@ -60,6 +62,9 @@ use crate::time::Nanos;
 /// Worlds of more nodes never take stretches: each attempt looks at every node and every
 /// queued event.
 pub(super) const MAX_NODES: usize = 16;
+
+/// The most rounds (retry periods) a stretch's plan looks ahead.
+const LOOKAHEAD: u64 = 128;
 
 /// Room made in a new world's plan buffers (requests a lane, the Lease's versions): a flap
 /// run's stretches are ~30 requests a lane. A world is built for each run of a sweep, and
@@ -80,6 +85,9 @@ struct Poll {
     /// The Lease's version it read or wrote (see [`Timeline::view`]), and whether it wrote one.
     version: u32,
     written: bool,
+    /// Its timer fell due while its node was paused: put aside then, it fired at the resume
+    /// (`t0`, see [`Window`]).
+    deferred: bool,
 }
 
 impl Poll {
@@ -99,18 +107,19 @@ struct Snap {
     rng: Option<(u64, u8)>,
 }
 
-/// A pause of a lane's node that a stretch carries out on its way (the horizon's event, a
-/// timeline fault or a random process's occurrence): at `at` the node stops taking steps until
-/// `until`, when its resume is queued. Its lane's plan ends before `at` with no request in flight
-/// there; its next timer, if due before the stretch's end, is put aside as `World::handle`
-/// would; the others plan on to the next horizon.
-#[derive(Clone, Copy)]
-struct QuietPause {
+/// A pause of a lane's node that a stretch carries out on its way: an event of the agenda (a
+/// timeline fault or a random process's occurrence) before the horizon, whose target is a node
+/// of the stretch named without a draw (a node, or the holder). From `at` to `until` the node
+/// takes no step: its lane has no request in flight at `at`, and a timer of it due in the pause
+/// is put aside and fires at `until`, when its resume hands it back (`World::resume`).
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    lane: usize,
     at: Nanos,
+    until: Nanos,
+    /// The agenda's entry: its sequence number and event.
     seq: u64,
     event: Event,
-    lane: usize,
-    until: Nanos,
 }
 
 /// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
@@ -123,6 +132,10 @@ pub(super) struct Scratch {
     aside: Vec<(Nanos, u64, usize, Event)>,
     /// The sequence numbers the commit takes out of the queue.
     removed: Vec<u64>,
+    /// The pauses the stretch may carry out, in time order, and the copies of the random
+    /// processes' streams their parameters were drawn on.
+    windows: Vec<Window>,
+    previews: Vec<(u32, ComponentRng)>,
 }
 
 /// A node of a stretch.
@@ -323,13 +336,13 @@ impl World {
 
     #[inline(never)]
     fn stretch(&mut self, scratch: &mut Scratch, n: usize, end: Nanos, max_events: u64) -> Option<Nanos> {
-        let Scratch { lanes, timeline, aside, removed } = scratch;
+        let Scratch { lanes, timeline, aside, removed, windows, previews } = scratch;
         let lanes = &mut lanes[..n];
-        // The horizon: the first queued event that is neither a lane's waiting timer nor one a
-        // paused process would put aside (its resume is queued, so the horizon comes before it),
-        // and the time of the one after it.
-        let mut first: Option<(Nanos, u64, Event)> = None;
-        let mut second = Nanos::MAX;
+        // The first queued event that is neither a lane's waiting timer, nor one a paused
+        // process would put aside (its resume is queued, so the horizon comes before it), nor
+        // the agenda's next event (looked at below).
+        let agenda_next = self.agenda.last().map(|&(t, seq, _)| (t, seq));
+        let mut horizon = Nanos::MAX;
         aside.clear();
         for (t, seq, event) in self.queue.entries() {
             let lane_timer = match *event {
@@ -346,27 +359,39 @@ impl World {
                 Some(lane) => lane.timer = (t, seq, lane.timer.2),
                 None => match self.turn(event) {
                     Some((node, Turn::Aside)) => aside.push((t, seq, node, *event)),
-                    _ => match first {
-                        Some((ft, fs, _)) if (ft, fs) < (t, seq) => second = second.min(t),
-                        _ => {
-                            second = second.min(first.map_or(Nanos::MAX, |f| f.0));
-                            first = Some((t, seq, *event));
-                        }
-                    },
+                    _ if agenda_next == Some((t, seq)) => {}
+                    _ => horizon = horizon.min(t),
                 },
             }
         }
         if lanes.iter().any(|l| l.timer.1 == u64::MAX) {
             return None;
         }
-        // A pause of a lane's node at the horizon is carried out on the way: the horizon moves
-        // to the next event (the agenda's next one waits in the queue from the pause on).
-        let pause =
-            first.filter(|&(t, ..)| t <= end).and_then(|(t, seq, event)| self.quiet_pause(lanes, t, seq, event));
-        let horizon = match pause {
-            Some(p) => second.min(p.until).min(self.agenda.iter().rev().nth(1).map_or(Nanos::MAX, |a| a.0)),
-            None => first.map_or(Nanos::MAX, |f| f.0),
-        };
+        // A plan looks at most `LOOKAHEAD` rounds ahead: what it planned past a node whose
+        // steps stopped being quiet is thrown away, and with pauses carried out on the way the
+        // horizon may be the run's end.
+        let rounds = lanes.iter().filter_map(|l| match &self.procs[l.node].elector {
+            Some(Elector::Loop(elector)) => Some(elector.config().retry_period),
+            _ => None,
+        });
+        let first = lanes.iter().map(|l| l.timer.0).min().unwrap_or(0);
+        let end = end.min(first.saturating_add(rounds.min().unwrap_or(0).saturating_mul(LOOKAHEAD)));
+        // The agenda's pauses of the stretch's nodes are carried out on the way (`Window`); the
+        // horizon is its first event that is not one.
+        windows.clear();
+        previews.clear();
+        for &(at, seq, event) in self.agenda.iter().rev() {
+            if at >= horizon || at > end {
+                break;
+            }
+            match self.quiet_window(lanes, windows, previews, at, seq, event) {
+                Some(window) => windows.push(window),
+                None => {
+                    horizon = at;
+                    break;
+                }
+            }
+        }
         let limit = end.min(horizon.saturating_sub(1));
         if lanes.iter().all(|l| l.timer.0 > limit) {
             return None;
@@ -384,8 +409,7 @@ impl World {
         {
             return None;
         }
-        let paused = pause.map(|p| (p.lane, p.at));
-        self.plan(lanes, limit, paused, start.clone(), timeline)?;
+        self.plan(lanes, limit, windows, start.clone(), timeline)?;
         let (mut x, mut last) = cut(lanes, limit)?;
         // The plan keeps what it moved only for its last requests before `limit`; a stretch cut
         // much earlier (a node whose steps stopped being quiet) is planned again up to its cut.
@@ -394,59 +418,73 @@ impl World {
                 lane.polls.clear();
                 lane.snaps.clear();
             }
-            self.plan(lanes, x, paused, start, timeline)?;
+            self.plan(lanes, x, windows, start, timeline)?;
             (x, last) = cut(lanes, x)?;
             if lanes.iter().any(|l| !l.polls.is_empty() && !l.snaps.iter().any(|s| s.k == l.polls.len())) {
                 return None;
             }
         }
+        // The pauses the cut passed are carried out, and the resumes it passed too. No two of
+        // their instants may meet, nor a lane's event meet one (their order would be the
+        // queue's) but the paused lane's timer fired at its resume, which comes after it.
+        windows.retain(|w| w.at <= x);
+        let instants = |w: &Window| [Some(w.at), (w.until <= x).then_some(w.until)].into_iter().flatten();
+        let all = || windows.iter().flat_map(instants);
+        if all().enumerate().any(|(k, t)| all().skip(k + 1).any(|u| u == t)) {
+            return None;
+        }
+        for w in windows.iter() {
+            for (i, lane) in lanes.iter().enumerate() {
+                lane.seqs_before(w.at, true)?;
+                if w.until <= x {
+                    lane.seqs_before(w.until, i != w.lane)?;
+                }
+            }
+            last = last.max(w.last_event(x));
+        }
         // The paused processes' events up to the last one kept are put aside, in the queue's
         // order; the rest stay queued. Putting one aside takes no sequence number and touches
         // nothing a lane reads, so its place among the lanes' events does not matter.
-        // The pause, if the stretch reaches it: an event handled too, whose resume takes the
-        // sequence number after those of every event before it. No lane's event may share its
-        // instant (their order would be the queue's) but the paused lane's next timer, which the
-        // pause comes before (its number was taken at the start).
-        let base = self.queue.peek_seq();
-        let mut resume = None;
-        if let Some(p) = pause.filter(|p| x >= p.at) {
-            let mut before = 0;
-            for lane in lanes.iter() {
-                before += lane.seqs_before(p.at, true)?;
-            }
-            (resume, last) = (Some((p, base + before)), last.max(p.at));
-        }
         aside.retain(|&(t, ..)| t <= last);
         aside.sort_unstable_by_key(|&(t, seq, ..)| (t, seq));
         let events: u64 = lanes.iter().map(|l| 3 * l.polls.len() as u64).sum();
-        let others = aside.len() as u64 + 2 * resume.is_some() as u64;
+        let others = aside.len() as u64 + 4 * windows.len() as u64;
         if events == 0 || self.events_processed + events + others > max_events {
             return None;
         }
         // Each lane's next timer takes the sequence number it would have had: the numbers of
-        // every event before it, the pause's resume's among them. Two events at its instant
-        // would leave that to the queue.
+        // every event before it (a pause's, which queues its resume; a resume's, which queues
+        // the timer put aside). Two events at its instant would leave that to the queue.
+        let base = self.queue.peek_seq();
         for i in 0..lanes.len() {
             let Some(at) = lanes[i].polls.last().map(|p| p.t2) else { continue };
-            let mut before = resume.is_some_and(|(p, _)| p.at < at) as u64;
+            let mut before = pause_seqs_before(windows, lanes, x, at, Some(i));
             for (j, other) in lanes.iter().enumerate() {
-                before += other.seqs_before(at, j != i)?;
+                // Its own requests' events all come before this one (at its instant too, with
+                // no latency): every number of theirs but the one it takes.
+                before +=
+                    if j == i { other.polls.len() as u64 * other.seqs() - 1 } else { other.seqs_before(at, true)? };
             }
             lanes[i].next_seq = base + before;
         }
         debug_assert!(x < horizon && x <= end);
-        self.commit(lanes, timeline, aside, removed, lease, resume);
+        self.commit(lanes, timeline, aside, removed, windows, x);
         debug_assert_eq!(self.queue.now(), last);
         Some(last)
     }
 
-    /// The horizon's event `(at, seq)` as a pause the stretch may carry out: a timeline fault
-    /// or a random process's occurrence (the agenda's next event), pausing a lane's node for a
-    /// while, whose target is named without a draw (a node, or the holder).
-    fn quiet_pause(&self, lanes: &[Lane], at: Nanos, seq: u64, event: Event) -> Option<QuietPause> {
-        if self.agenda.last().map(|&(t, s, _)| (t, s)) != Some((at, seq)) {
-            return None;
-        }
+    /// The agenda's event `(at, seq)` as a pause the stretch may carry out after `windows`: a
+    /// timeline fault or a random process's occurrence (its parameters drawn on a copy of its
+    /// stream in `previews`) pausing a lane's node, not paused then, named without a draw.
+    fn quiet_window(
+        &self,
+        lanes: &[Lane],
+        windows: &[Window],
+        previews: &mut Vec<(u32, ComponentRng)>,
+        at: Nanos,
+        seq: u64,
+        event: Event,
+    ) -> Option<Window> {
         let (target, kind) = match event {
             Event::Fault { index } => {
                 let fault = &self.spec.faults[index as usize];
@@ -454,10 +492,20 @@ impl World {
             }
             Event::RandomFault { process } => {
                 let rf = &self.spec.random_faults[process as usize];
-                if !matches!(rf.kind, RandomFaultKind::Pause { .. }) {
+                // (A random target is drawn before the parameters: not carried out here.)
+                if !matches!(rf.kind, RandomFaultKind::Pause { .. })
+                    || !matches!(rf.target, Target::Node(_) | Target::Holder)
+                {
                     return None;
                 }
-                (&rf.target, self.faults.peek_draw(process as usize, rf))
+                let k = match previews.iter().position(|&(p, _)| p == process) {
+                    Some(k) => k,
+                    None => {
+                        previews.push((process, self.faults.stream(process as usize)));
+                        previews.len() - 1
+                    }
+                };
+                (&rf.target, faults::draw_with(&mut previews[k].1, rf))
             }
             _ => return None,
         };
@@ -468,8 +516,12 @@ impl World {
             Target::Random | Target::NonHolder | Target::Server => return None,
         };
         let lane = lanes.iter().position(|l| l.node == node)?;
+        // A pause of a node paused then changes nothing but the record: not carried out here.
+        if windows.iter().any(|w| w.lane == lane && w.until >= at) {
+            return None;
+        }
         let until = at.checked_add(duration).filter(|&until| until > at)?;
-        Some(QuietPause { at, seq, event, lane, until })
+        Some(Window { lane, at, until, seq, event })
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle, in the first
@@ -531,30 +583,29 @@ impl World {
 
     /// The plan (pass 1): each lane's quiet requests from its timer on, on copies of what they
     /// move (the elector's observation and stream, the link's streams, the leader's lock, the
-    /// Lease). `paused`: a lane whose node pauses at a time (its plan ends before it, and, when no
-    /// request of it is in flight there, it issues none after: its stop is past any cut).
+    /// Lease), through its node's pauses in `windows`.
     #[inline(never)]
     fn plan(
         &self,
         lanes: &mut [Lane],
         limit: Nanos,
-        paused: Option<(usize, Nanos)>,
+        windows: &[Window],
         start: QuietLease,
         timeline: &mut Timeline,
     ) -> Option<()> {
         let mut state = start.clone();
         timeline.reset(start);
+        let mut limit = limit;
         for (i, lane) in lanes.iter_mut().enumerate() {
-            let pause_at = paused.filter(|&(l, _)| l == i).map(|(_, at)| at);
-            let limit = pause_at.map_or(limit, |at| limit.min(at - 1));
+            let pauses = windows.iter().filter(|w| w.lane == i).map(|w| (w.at, w.until));
             if lane.leader {
-                self.plan_lane::<true>(lane, limit, &mut state, timeline)?;
+                self.plan_lane::<true>(lane, limit, pauses, &mut state, timeline)?;
             } else {
-                self.plan_lane::<false>(lane, limit, &mut state, timeline)?;
+                self.plan_lane::<false>(lane, limit, pauses, &mut state, timeline)?;
             }
-            if pause_at.is_some_and(|at| lane.stop >= at) {
-                lane.stop = Nanos::MAX;
-            }
+            // The stretch ends before this lane's first request not planned: no lane after it
+            // need be planned past that.
+            limit = limit.min(lane.stop.saturating_sub(1));
         }
         Some(())
     }
@@ -568,6 +619,7 @@ impl World {
         &self,
         lane: &mut Lane,
         limit: Nanos,
+        pauses: impl Iterator<Item = (Nanos, Nanos)>,
         state: &mut QuietLease,
         timeline: &mut Timeline,
     ) -> Option<()> {
@@ -605,7 +657,17 @@ impl World {
         let tail_from = limit.saturating_sub(wait);
         // The clock's reading at `t0`: after the first request, the timer's arithmetic gives it.
         let mut mono0 = clock.monotonic(t0);
+        // Its node's pauses (`Window`), in time order.
+        let mut pauses = pauses.peekable();
         loop {
+            // A timer due while its node is paused is put aside, and fires at the resume.
+            let mut deferred = false;
+            while let Some(&(_, until)) = pauses.peek().filter(|&&(at, _)| at <= t0) {
+                pauses.next();
+                if t0 < until {
+                    (t0, mono0, deferred) = (until, clock.monotonic(until), true);
+                }
+            }
             if t0 >= tail_from {
                 let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
                 lane.snaps.push(Snap { k: polls.len(), state: quiet, link, rng });
@@ -674,8 +736,11 @@ impl World {
                     None => break,
                 },
             };
-            // Its answer back at the node.
+            // Its answer back at the node, not paused on the way.
             let Delivery::Arrives(t2) = link.send(t1, Direction::Down) else { break };
+            if pauses.peek().is_some_and(|&(at, _)| at <= t2) {
+                break;
+            }
             let now2 = clock_now(clock, t2);
             // Late for its timeout, at the server or back (the timeout fires at the first
             // instant the monotonic clock reaches it, and that clock never goes back).
@@ -701,7 +766,7 @@ impl World {
                 break;
             }
             let (next, reading) = clock.timer_fires_with_reading(t2, now2.mono, after);
-            polls.push(Poll { t0, t1, t2, next, version, written });
+            polls.push(Poll { t0, t1, t2, next, version, written, deferred });
             (t0, mono0) = (next, reading);
         }
         (lane.polls, lane.stop) = (polls, t0);
@@ -718,59 +783,82 @@ impl World {
         timeline: &Timeline,
         aside: &[(Nanos, u64, usize, Event)],
         removed: &mut Vec<u64>,
-        lease: LeaseRef,
-        pause: Option<(QuietPause, u64)>,
+        windows: &[Window],
+        x: Nanos,
     ) {
-        // The last event the stretch handles: the last answer kept, or the pause.
+        let lease = self.procs[lanes[0].node].lease;
+        // The last event the stretch handles: the last answer kept, a pause or a resume.
         let answers = lanes.iter().filter_map(|l| l.polls.last().map(|p| p.t2));
-        let last = answers.chain(pause.map(|(p, _)| p.at)).max().unwrap_or(0);
+        let last = answers.chain(windows.iter().map(|w| w.last_event(x))).max().unwrap_or(0);
         removed.clear();
         removed.extend(lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1));
         removed.extend(aside.iter().map(|&(_, seq, ..)| seq));
-        removed.extend(pause.map(|(p, _)| p.seq));
-        let mut put_aside = 0;
-        // A paused lane that took no step: its waiting timer, if due within the stretch, is put
-        // aside as `handle` puts it aside.
-        if let Some((p, _)) = pause
-            && let lane = &lanes[p.lane]
-            && lane.polls.is_empty()
-            && lane.timer.0 <= last
-        {
-            removed.push(lane.timer.1);
-            let event = lane.timer_event(self.procs[lane.node].incarnation, lane.timer.2);
-            self.procs[lane.node].deferred.push(event);
-            put_aside += 1;
+        // The first pause is the agenda's event that waits in the queue.
+        removed.extend(windows.first().map(|w| w.seq));
+        // A lane still paused where the stretch ends: its next timer, if due in the pause and
+        // within the stretch, is put aside as `handle` puts it aside (a later one waits in the
+        // queue, and is put aside there).
+        let mut put_aside = [false; MAX_NODES];
+        for w in windows.iter().filter(|w| w.until > x) {
+            let lane = &lanes[w.lane];
+            let due = lane.polls.last().map_or(lane.timer.0, |p| p.next);
+            if (w.at..w.until).contains(&due) && due <= last {
+                if lane.polls.is_empty() {
+                    removed.push(lane.timer.1);
+                }
+                let generation = lane.timer.2.wrapping_add(lane.polls.len() as Generation);
+                let event = lane.timer_event(self.procs[lane.node].incarnation, generation);
+                self.procs[lane.node].deferred.push(event);
+                put_aside[w.lane] = true;
+            }
         }
         self.queue.remove_seqs(removed);
         for &(_, _, node, event) in aside {
             self.procs[node].deferred.push(event);
         }
-        // Each renewal's note (`Carrier::carry_out`, `Note::RenewedLease`): only one made while
-        // the link was whole can move anything, and after the first nothing more. Every renewal
-        // comes before a pause the stretch carries out, and so is told before it.
-        for lane in lanes.iter().filter(|l| l.leader) {
-            let link = self.net.link(lane.node);
-            let reachable = |p: &Poll| !link.is_cut(Direction::Up, p.t2) && !link.is_cut(Direction::Down, p.t2);
-            if lane.polls.iter().any(reachable) {
-                self.obs.leader_recovered(lane.node, true);
+        // The pauses, in time order and in their places among the sequence numbers (each
+        // queues its resume under the number after those of every event before it), as
+        // `World::handle` carries them out; a resume the stretch passed as `World::resume`
+        // carries it out (the timer put aside, if any, is its lane's request there). Between
+        // two, the leader's renewals' notes (`Carrier::carry_out`, `Note::RenewedLease`): only
+        // one made while the link was whole can move anything, and after it nothing more.
+        let base = self.queue.peek_seq();
+        let leader = lanes.iter().find(|l| l.leader);
+        let mut renewals = leader.map_or(&[][..], |l| &l.polls[..]);
+        removed.clear();
+        for w in windows {
+            let (told, rest) = renewals.split_at(renewals.partition_point(|p| p.t2 < w.at));
+            self.renewals_told(leader, told);
+            renewals = rest;
+            let mut seq = base + pause_seqs_before(windows, lanes, x, w.at, None);
+            for lane in lanes {
+                seq += lane.seqs_before(w.at, false).expect("no tie asked about");
             }
+            self.queue.reserve_seqs(seq - self.queue.peek_seq());
+            let taken = self.agenda.pop().map(|(at, seq, _)| (at, seq));
+            debug_assert_eq!(taken, Some((w.at, w.seq)), "the agenda's next event");
+            self.fault_event(w.at, w.event);
+            let node = lanes[w.lane].node;
+            debug_assert_eq!(self.procs[node].paused_until, Some(w.until));
+            if w.until <= x {
+                removed.push(seq);
+                self.procs[node].paused_until = None;
+                self.obs.close_span(w.until, node, SpanKind::Paused);
+            }
+        }
+        self.renewals_told(leader, renewals);
+        if !windows.is_empty()
+            && let Some(&(at, seq, next)) = self.agenda.last()
+        {
+            self.queue.schedule_reserved(at, seq, next);
+        }
+        if !removed.is_empty() {
+            self.queue.remove_seqs(removed);
         }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
-        match pause {
-            // The pause in its place among the sequence numbers: its resume takes the one after
-            // those of every event before it.
-            Some((p, resume_seq)) => {
-                let before = resume_seq - self.queue.peek_seq();
-                self.queue.reserve_seqs(before);
-                self.agenda_taken(p.at, p.seq);
-                self.fault_event(p.at, p.event);
-                debug_assert_eq!(self.procs[lanes[p.lane].node].paused_until, Some(p.until));
-                self.queue.reserve_seqs(seqs - before);
-            }
-            None => {
-                self.queue.reserve_seqs(seqs);
-            }
-        }
+        let resumed = windows.iter().filter(|w| w.resumed_timer(lanes, x)).count() as u64;
+        let total = seqs + windows.len() as u64 + resumed;
+        self.queue.reserve_seqs(base + total - self.queue.peek_seq());
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
         for (i, lane) in lanes.iter().enumerate() {
             let Some(&end) = lane.polls.last() else { continue };
@@ -801,15 +889,9 @@ impl World {
                 server.quiet_commit(lease, timeline.start().revision + written, &view, last_write.t1);
             }
             p.set_reading(end.t2, p.clock.monotonic(end.t2));
-            let seq = lane.next_seq;
-            let event = lane.timer_event(p.incarnation, lane.timer.2.wrapping_add(kept as Generation));
-            if pause.is_some_and(|(p, _)| p.lane == i) && end.next <= last {
-                // Its node paused: the timer, due within the stretch, is put aside as `handle`
-                // puts it aside (a later one waits in the queue and is put aside there).
-                p.deferred.push(event);
-                put_aside += 1;
-            } else {
-                self.queue.schedule_reserved(end.next, seq, event);
+            if !put_aside[i] {
+                let event = lane.timer_event(p.incarnation, lane.timer.2.wrapping_add(kept as Generation));
+                self.queue.schedule_reserved(end.next, lane.next_seq, event);
             }
         }
         // What `answer_lease` does after each write: the observer hears of it. A renewal in a
@@ -823,16 +905,55 @@ impl World {
             self.lease_written(poll.t1, lease);
         }
         self.net.take_ids(requests);
-        let stepped = 3 * requests + aside.len() as u64 + pause.is_some() as u64 + put_aside;
+        // Every pause, every resume passed, every timer put aside (in a pause passed, or now).
+        let resumes = windows.iter().filter(|w| w.until <= x).count();
+        let deferred = lanes.iter().flat_map(|l| &l.polls).filter(|p| p.deferred).count();
+        let paused = windows.len() + resumes + deferred + put_aside.iter().filter(|&&a| a).count();
+        let stepped = 3 * requests + aside.len() as u64 + paused as u64;
         self.events_processed += stepped;
         self.quiet_stepped += stepped;
         debug_assert!(
             self.queue.entries().all(|(t, ..)| t > last),
-            "an event at or before the stretch's end was left queued: {:?} (last {last}, pause {:?})",
+            "an event at or before the stretch's end was left queued: {:?} (last {last})",
             self.queue.entries().filter(|&(t, ..)| t <= last).map(|(t, s, e)| (t, s, *e)).collect::<Vec<_>>(),
-            pause.map(|(p, s)| (p.at, p.until, p.lane, s))
         );
         self.queue.advance_now(last);
+    }
+
+    /// The observer told of the leader's renewals in `polls` (answered between two pauses):
+    /// only one made while the link was whole can move anything, and after it nothing more.
+    fn renewals_told(&mut self, leader: Option<&Lane>, polls: &[Poll]) {
+        let Some(lane) = leader else { return };
+        let link = self.net.link(lane.node);
+        let reachable = |p: &Poll| !link.is_cut(Direction::Up, p.t2) && !link.is_cut(Direction::Down, p.t2);
+        if polls.iter().any(reachable) {
+            self.obs.leader_recovered(lane.node, true);
+        }
+    }
+}
+
+/// The sequence numbers the pauses of `windows` (those the cut `x` passed) take before `t`
+/// (strictly): each queues its resume at its start, and a resume the cut passed queues the
+/// timer put aside in the pause, if one was.
+/// A resume at `t` comes before the events there of the timer it queues, those of `lane`'s
+/// request that timer starts (the others' events at a pause or a resume are refused as ties).
+fn pause_seqs_before(windows: &[Window], lanes: &[Lane], x: Nanos, t: Nanos, lane: Option<usize>) -> u64 {
+    let resumed_before =
+        |w: &Window| (w.until < t || w.until == t && Some(w.lane) == lane) && w.resumed_timer(lanes, x);
+    windows.iter().map(|w| (w.at < t) as u64 + resumed_before(w) as u64).sum()
+}
+
+impl Window {
+    /// Its last event the stretch handles: the resume, if the cut `x` passed it, else the pause.
+    fn last_event(&self, x: Nanos) -> Nanos {
+        if self.until <= x { self.until } else { self.at }
+    }
+
+    /// Whether the cut `x` passed its resume and its lane had a timer put aside in it (which
+    /// started the lane's first request after the resume).
+    fn resumed_timer(&self, lanes: &[Lane], x: Nanos) -> bool {
+        let polls = &lanes[self.lane].polls;
+        self.until <= x && polls.get(polls.partition_point(|p| p.t0 < self.until)).is_some_and(|p| p.deferred)
     }
 }
 
@@ -868,12 +989,19 @@ fn cut(lanes: &mut [Lane], limit: Nanos) -> Option<(Nanos, Nanos)> {
 }
 
 /// How many of a lane's requests, in time order, come before a moment (`before`: true of a
-/// first run of them): `partition_point`, searched from the end, where the moments asked about
-/// lie (a stretch's cut, a lane's last answer), so most searches take a step or two, where a
-/// binary search took four or five, each a branch the processor could not foresee.
+/// first run of them): `partition_point`, with the last two requests looked at first, where
+/// most moments asked about lie (a stretch's cut, a lane's last answer: a step or two, where a
+/// binary search took four or five, each a branch the processor could not foresee); a moment
+/// further back (a pause's, in a long stretch) is searched for.
 #[inline]
 fn answered(polls: &[Poll], before: impl Fn(&Poll) -> bool) -> usize {
-    let n = polls.iter().rposition(&before).map_or(0, |i| i + 1);
+    let n = match polls.len() {
+        0 => 0,
+        len if before(&polls[len - 1]) => len,
+        1 => 0,
+        len if before(&polls[len - 2]) => len - 1,
+        len => polls[..len - 2].partition_point(&before),
+    };
     debug_assert_eq!(n, polls.partition_point(before));
     n
 }
