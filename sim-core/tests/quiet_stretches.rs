@@ -239,12 +239,12 @@ proptest! {
 }
 
 /// A paused holder takes no step until it resumes, so its pause is as quiet as any renewal
-/// period for the others: the candidates' polls during it are stepped over (the holder's own
-/// events put aside as the queue would), the pause itself is carried out inside the stretch
-/// that reaches it, and the result is the same. Ten 9-second pauses of the holder, each 50 s
-/// after the last, 1,937 events: 66 go through the queue (the resumes, the first steps); 111
-/// when each pause's start ended a stretch, 260 when the candidates' polls in each pause were
-/// not stepped over either.
+/// period for the others: the candidates' polls during it are stepped over, the pause and its
+/// resume are carried out inside the stretch (the holder's timer due in the pause put aside and
+/// fired at the resume, as the queue would), and the result is the same. Ten 9-second pauses of
+/// the holder, each 50 s after the last, 1,937 events: 26 go through the queue (the first
+/// steps, and where a plan's look-ahead ends); 66 when each resume ended a stretch, 111 when
+/// each pause did too, 260 when the candidates' polls in each pause were not stepped over.
 #[test]
 fn a_paused_holder_s_pause_is_stepped_over_too() {
     let spec = || {
@@ -266,5 +266,5 @@ fn a_paused_holder_s_pause_is_stepped_over_too() {
     let stepped = same_either_way(spec()).unwrap();
     let r = World::new(spec()).unwrap().run();
     let queued = r.events_processed - stepped;
-    assert!(queued < 90, "{queued} of {} events went through the queue", r.events_processed);
+    assert!(queued < 40, "{queued} of {} events went through the queue", r.events_processed);
 }

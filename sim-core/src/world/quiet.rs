@@ -120,6 +120,10 @@ struct Window {
     /// The agenda's entry: its sequence number and event.
     seq: u64,
     event: Event,
+    /// Set once the stretch is cut (`x`): the cut passed its resume and its lane had a timer
+    /// put aside in it, which the resume queued again and which started the lane's first
+    /// request after it.
+    resumed: bool,
 }
 
 /// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
@@ -428,6 +432,11 @@ impl World {
         // their instants may meet, nor a lane's event meet one (their order would be the
         // queue's) but the paused lane's timer fired at its resume, which comes after it.
         windows.retain(|w| w.at <= x);
+        for w in windows.iter_mut() {
+            let polls = &lanes[w.lane].polls;
+            let first_after = polls.get(polls.partition_point(|p| p.t0 < w.until));
+            w.resumed = w.until <= x && first_after.is_some_and(|p| p.deferred && p.t0 == w.until);
+        }
         let instants = |w: &Window| [Some(w.at), (w.until <= x).then_some(w.until)].into_iter().flatten();
         let all = || windows.iter().flat_map(instants);
         if all().enumerate().any(|(k, t)| all().skip(k + 1).any(|u| u == t)) {
@@ -458,7 +467,7 @@ impl World {
         let base = self.queue.peek_seq();
         for i in 0..lanes.len() {
             let Some(at) = lanes[i].polls.last().map(|p| p.t2) else { continue };
-            let mut before = pause_seqs_before(windows, lanes, x, at, Some(i));
+            let mut before = pause_seqs_before(windows, at, Some(i));
             for (j, other) in lanes.iter().enumerate() {
                 // Its own requests' events all come before this one (at its instant too, with
                 // no latency): every number of theirs but the one it takes.
@@ -521,7 +530,7 @@ impl World {
             return None;
         }
         let until = at.checked_add(duration).filter(|&until| until > at)?;
-        Some(Window { lane, at, until, seq, event })
+        Some(Window { lane, at, until, seq, event, resumed: false })
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle, in the first
@@ -830,7 +839,7 @@ impl World {
             let (told, rest) = renewals.split_at(renewals.partition_point(|p| p.t2 < w.at));
             self.renewals_told(leader, told);
             renewals = rest;
-            let mut seq = base + pause_seqs_before(windows, lanes, x, w.at, None);
+            let mut seq = base + pause_seqs_before(windows, w.at, None);
             for lane in lanes {
                 seq += lane.seqs_before(w.at, false).expect("no tie asked about");
             }
@@ -856,7 +865,7 @@ impl World {
             self.queue.remove_seqs(removed);
         }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
-        let resumed = windows.iter().filter(|w| w.resumed_timer(lanes, x)).count() as u64;
+        let resumed = windows.iter().filter(|w| w.resumed).count() as u64;
         let total = seqs + windows.len() as u64 + resumed;
         self.queue.reserve_seqs(base + total - self.queue.peek_seq());
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
@@ -932,14 +941,13 @@ impl World {
     }
 }
 
-/// The sequence numbers the pauses of `windows` (those the cut `x` passed) take before `t`
+/// The sequence numbers the pauses of `windows` (those the cut passed) take before `t`
 /// (strictly): each queues its resume at its start, and a resume the cut passed queues the
-/// timer put aside in the pause, if one was.
-/// A resume at `t` comes before the events there of the timer it queues, those of `lane`'s
-/// request that timer starts (the others' events at a pause or a resume are refused as ties).
-fn pause_seqs_before(windows: &[Window], lanes: &[Lane], x: Nanos, t: Nanos, lane: Option<usize>) -> u64 {
-    let resumed_before =
-        |w: &Window| (w.until < t || w.until == t && Some(w.lane) == lane) && w.resumed_timer(lanes, x);
+/// timer put aside in the pause, if one was ([`Window::resumed`]). A resume at `t` comes
+/// before the events there of `lane`'s request its timer starts (the others' events at a pause
+/// or a resume are refused as ties).
+fn pause_seqs_before(windows: &[Window], t: Nanos, lane: Option<usize>) -> u64 {
+    let resumed_before = |w: &Window| w.resumed && (w.until < t || w.until == t && Some(w.lane) == lane);
     windows.iter().map(|w| (w.at < t) as u64 + resumed_before(w) as u64).sum()
 }
 
@@ -947,13 +955,6 @@ impl Window {
     /// Its last event the stretch handles: the resume, if the cut `x` passed it, else the pause.
     fn last_event(&self, x: Nanos) -> Nanos {
         if self.until <= x { self.until } else { self.at }
-    }
-
-    /// Whether the cut `x` passed its resume and its lane had a timer put aside in it (which
-    /// started the lane's first request after the resume).
-    fn resumed_timer(&self, lanes: &[Lane], x: Nanos) -> bool {
-        let polls = &lanes[self.lane].polls;
-        self.until <= x && polls.get(polls.partition_point(|p| p.t0 < self.until)).is_some_and(|p| p.deferred)
     }
 }
 
