@@ -399,10 +399,7 @@ impl World {
     /// Runs to the end of the spec's duration and hands back the Lease `namespace/name` as the
     /// server holds it then (for tests that check what was written).
     pub fn run_and_peek(mut self, namespace: &str, name: &str) -> (RunResult, Option<crate::api::Lease>) {
-        if self.advance(self.spec.duration, u64::MAX, &mut |_, _| {}).is_err() {
-            unreachable!("no budget");
-        }
-        let end = self.spec.duration;
+        let end = self.run_to_end();
         let lease = self.server.peek_lease(namespace, name).map(|l| (**l).clone());
         (self.finish(end), lease)
     }
@@ -411,14 +408,19 @@ impl World {
     /// and sequence numbers then, in order, and the next sequence number: two runs that took the
     /// same steps in the same order leave the same (the quiet stretches' tests compare them).
     pub fn run_and_queue(mut self) -> (RunResult, Vec<(Nanos, u64)>, u64) {
-        if self.advance(self.spec.duration, u64::MAX, &mut |_, _| {}).is_err() {
-            unreachable!("no budget");
-        }
+        let end = self.run_to_end();
         let mut queued: Vec<(Nanos, u64)> = self.queue.entries().map(|(t, seq, _)| (t, seq)).collect();
         queued.sort_unstable();
         let next = self.queue.peek_seq();
-        let end = self.spec.duration;
         (self.finish(end), queued, next)
+    }
+
+    /// Handles every event up to the spec's duration, with no budget; returns that duration.
+    fn run_to_end(&mut self) -> Nanos {
+        if self.advance(self.spec.duration, u64::MAX, &mut |_, _| {}).is_err() {
+            unreachable!("no budget");
+        }
+        self.spec.duration
     }
 
     /// Runs to the end of the spec's duration.
@@ -681,9 +683,14 @@ impl World {
     fn agenda_taken(&mut self, now: Nanos, seq: u64) {
         if self.agenda.last().is_some_and(|&(at, s, _)| (at, s) == (now, seq)) {
             self.agenda.pop();
-            if let Some(&(at, seq, next)) = self.agenda.last() {
-                self.queue.schedule_reserved(at, seq, next);
-            }
+            self.queue_agenda_next();
+        }
+    }
+
+    /// The agenda's next event, if any, waits in the queue (under its reserved number).
+    fn queue_agenda_next(&mut self) {
+        if let Some(&(at, seq, next)) = self.agenda.last() {
+            self.queue.schedule_reserved(at, seq, next);
         }
     }
 

@@ -190,10 +190,14 @@ impl Lane {
         Some(before)
     }
 
+    /// The kind of its waiting timer: a leader's next round, a candidate's retry.
+    fn timer_kind(&self) -> TimerKind {
+        if self.leader { TimerKind::NextRound } else { TimerKind::Retry }
+    }
+
     /// Its waiting timer's event, of generation `generation`.
     fn timer_event(&self, incarnation: u32, generation: Generation) -> Event {
-        let kind = if self.leader { TimerKind::NextRound } else { TimerKind::Retry };
-        Event::Timer { node: self.node as u32, incarnation, generation, kind }
+        Event::Timer { node: self.node as u32, incarnation, generation, kind: self.timer_kind() }
     }
 }
 
@@ -353,7 +357,7 @@ impl World {
                 Event::Timer { node, incarnation, generation, kind } => lanes.iter_mut().find(|l| {
                     l.node == node as usize
                         && incarnation == self.procs[l.node].incarnation
-                        && kind == if l.leader { TimerKind::NextRound } else { TimerKind::Retry }
+                        && kind == l.timer_kind()
                         && generation == l.timer.2
                         && l.timer.1 == u64::MAX
                 }),
@@ -379,13 +383,13 @@ impl World {
             _ => None,
         });
         let first = lanes.iter().map(|l| l.timer.0).min().unwrap_or(0);
-        let end = end.min(first.saturating_add(rounds.min().unwrap_or(0).saturating_mul(LOOKAHEAD)));
+        let reach = end.min(first.saturating_add(rounds.min().unwrap_or(0).saturating_mul(LOOKAHEAD)));
         // The agenda's pauses of the stretch's nodes are carried out on the way (`Window`); the
         // horizon is its first event that is not one.
         windows.clear();
         previews.clear();
         for &(at, seq, event) in self.agenda.iter().rev() {
-            if at >= horizon || at > end {
+            if at >= horizon || at > reach {
                 break;
             }
             match self.quiet_window(lanes, windows, previews, at, seq, event) {
@@ -396,7 +400,7 @@ impl World {
                 }
             }
         }
-        let limit = end.min(horizon.saturating_sub(1));
+        let limit = reach.min(horizon.saturating_sub(1));
         if lanes.iter().all(|l| l.timer.0 > limit) {
             return None;
         }
@@ -856,10 +860,8 @@ impl World {
             }
         }
         self.renewals_told(leader, renewals);
-        if !windows.is_empty()
-            && let Some(&(at, seq, next)) = self.agenda.last()
-        {
-            self.queue.schedule_reserved(at, seq, next);
+        if !windows.is_empty() {
+            self.queue_agenda_next();
         }
         if !removed.is_empty() {
             self.queue.remove_seqs(removed);
