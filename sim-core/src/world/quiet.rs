@@ -854,6 +854,9 @@ impl World {
             let node = lanes[w.lane].node;
             debug_assert_eq!(self.procs[node].paused_until, Some(w.until));
             if w.until <= x {
+                // As `World::resume`, but for its deferred events: the stretch already fired the
+                // timer this resume queued (its lane's request there), and a timer put aside in
+                // a later pause, if any, waits for that pause's resume.
                 removed.push(seq);
                 self.procs[node].paused_until = None;
                 self.obs.close_span(w.until, node, SpanKind::Paused);
