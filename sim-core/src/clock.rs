@@ -61,6 +61,23 @@ pub struct NodeClock {
     exact_until: u64,
 }
 
+/// A monotonic reading (`mono`) at true time `t`. For a linear clock (no wander) within the
+/// exact range it also keeps `frac`, the remainder of `t·R / 1e9` (R = 1e9 + drift, so
+/// `t·R = 1e9·mono + frac`), from which the readings after it and a timer armed at it follow
+/// with one multiplication or one division by the rate ([`NodeClock::reading_after`],
+/// [`NodeClock::timer_reading`]); otherwise those are computed as any reading is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub t: Nanos,
+    pub mono: i64,
+    frac: u64,
+}
+
+impl Reading {
+    /// `frac` of a reading with no closed form (a clock with wander, or past the exact range).
+    const SEARCHED: u64 = u64::MAX;
+}
+
 /// `x.div_euclid(1e9)` for `x = r·d` with `0 <= r < 1e9` and a drift `new` accepts
 /// (`-1e9 < d <= MAX_DRIFT_PPB`), so `-1e18 < x <= 9e18`: shifted by 1e18 it is positive and
 /// below 2^64, and an unsigned division by the constant is a multiplication and a shift, where
@@ -239,7 +256,8 @@ impl NodeClock {
                 // With b·1e9 = c·R + e: t·R = target·1e9 + (R - e if e > 0), so the reading
                 // there is the target plus floor((R - e) / 1e9).
                 let over = if e > 0 { (self.rate - e) / PPB_U64 } else { 0 };
-                let at = (target + over) as i64;
+                // (Saturated as the reading is: a target near i64::MAX, a timer of centuries.)
+                let at = (target as i64).saturating_add(over as i64);
                 debug_assert_eq!(at, self.monotonic(t));
                 return Ok((t, at));
             }
@@ -319,6 +337,70 @@ impl NodeClock {
             Ok(known) => known,
             Err(t) => (t, self.monotonic(t)),
         }
+    }
+
+    /// The monotonic reading at `t`, kept with what the next ones follow from in closed form
+    /// ([`Reading`]).
+    #[inline(always)]
+    pub fn reading(&self, t: Nanos) -> Reading {
+        self.reading_known(t, self.monotonic(t))
+    }
+
+    /// [`Self::reading`] given the monotonic reading at `t`.
+    #[inline(always)]
+    fn reading_known(&self, t: Nanos, mono: i64) -> Reading {
+        debug_assert_eq!(mono, self.monotonic(t));
+        // t·R = 1e9·mono + frac with frac < 1e9 < 2^64: the low 64 bits of both products give
+        // it exactly.
+        let frac = if self.linear_only && t <= self.exact_until {
+            t.wrapping_mul(self.rate).wrapping_sub((mono as u64).wrapping_mul(PPB_U64))
+        } else {
+            Reading::SEARCHED
+        };
+        Reading { t, mono, frac }
+    }
+
+    /// The reading `delta` after `from`: `⌊(t·R + delta·R) / 1e9⌋ = mono + ⌊(frac + delta·R) /
+    /// 1e9⌋`, one multiplication where [`Self::monotonic`] takes a division of `t` and one of
+    /// `r·d` (a quiet stretch's plan reads its clock at each answer, `delta` after the start).
+    #[inline(always)]
+    pub fn reading_after(&self, from: Reading, delta: Nanos) -> Reading {
+        let t = from.t.saturating_add(delta);
+        if from.frac != Reading::SEARCHED
+            && t <= self.exact_until
+            && let Some(x) = delta.checked_mul(self.rate).and_then(|x| x.checked_add(from.frac))
+        {
+            let reading = Reading { t, mono: from.mono + (x / PPB_U64) as i64, frac: x % PPB_U64 };
+            debug_assert_eq!(reading, self.reading(t));
+            return reading;
+        }
+        self.reading(t)
+    }
+
+    /// When a timer of `duration` armed at `from` fires, and the reading there: the earliest
+    /// `t = from.t + k` with `t·R >= 1e9·(mono + duration)`, so `k = ⌈(1e9·duration − frac) /
+    /// R⌉` — one division by the rate where [`Self::timer_fires_with_reading`] takes two.
+    #[inline(always)]
+    pub fn timer_reading(&self, from: Reading, duration: Nanos) -> Reading {
+        if from.frac != Reading::SEARCHED
+            && duration > 0
+            && let Some(n) = duration.checked_mul(PPB_U64)
+        {
+            // n ≥ 1e9 > frac: the timer fires after `from`.
+            let (q, r) = self.div_rate(n - from.frac);
+            // k·R = n − frac + (R − r if r > 0): the reading there is the target plus
+            // ⌊that excess / 1e9⌋.
+            let (k, excess) = if r > 0 { (q + 1, self.rate - r) } else { (q, 0) };
+            let t = from.t.saturating_add(k);
+            if t <= self.exact_until {
+                let mono = from.mono + duration as i64 + (excess / PPB_U64) as i64;
+                let reading = Reading { t, mono, frac: excess % PPB_U64 };
+                debug_assert_eq!((reading.t, reading.mono), self.timer_fires_with_reading(from.t, from.mono, duration));
+                return reading;
+            }
+        }
+        let (t, mono) = self.timer_fires_with_reading(from.t, from.mono, duration);
+        self.reading_known(t, mono)
     }
 
     /// The earliest true time at which the wall clock reads at least `target` (ignoring steps
@@ -401,6 +483,49 @@ mod tests {
                     let (t, at) = c.timer_fires_with_reading(now, reading, duration);
                     assert_eq!(t, c.timer_fires_at_reading(now, reading, duration));
                     assert_eq!(at, c.monotonic(t), "drift {} ppb, {now} + {duration}", c.spec.drift_ppb);
+                }
+            }
+        }
+    }
+
+    /// The closed forms a quiet stretch's plan reads its clock with (`Reading`) give what the
+    /// general conversions give, at every drift the arithmetic covers, near the ends of its
+    /// exact range, and with wander (where they fall back to the general ones).
+    #[test]
+    fn readings_advanced_in_closed_form_are_the_clock_s_readings() {
+        let drifts = [-999_999_999, -300_000_000, -7, -1, 0, 1, 7, 1_000, 300_000_000, 999_999_999, 1_000_000_000];
+        let drifts = drifts.into_iter().chain([1_000_000_001, 4_321_987_654, MAX_DRIFT_PPB - 1, MAX_DRIFT_PPB]);
+        let mut clocks: Vec<NodeClock> = drifts.map(|d| clock(0, d)).collect();
+        let wander = Wander { amplitude_ns: 50_000_000, period_ns: secs(60), phase_rad: 0.3 };
+        clocks.push(NodeClock::new(ClockSpec { wander: Some(wander), ..Default::default() }, EPOCH).unwrap());
+        for c in &clocks {
+            let far = [c.exact_until - secs(20), c.exact_until - 1, c.exact_until, c.exact_until + 1];
+            for start in [0, 1, 999_999_999, 1_000_000_001, secs(3_599) + 123_456_789].into_iter().chain(far) {
+                let from = c.reading(start);
+                assert_eq!(from.mono, c.monotonic(start));
+                for delta in [0, 1, 999_999_999, 1_000_000_000, secs(2) + 17, secs(15), u64::MAX / 2] {
+                    let after = c.reading_after(from, delta);
+                    let t = start.saturating_add(delta);
+                    assert_eq!(
+                        (after.t, after.mono),
+                        (t, c.monotonic(t)),
+                        "drift {} ppb, {start} + {delta}",
+                        c.spec.drift_ppb
+                    );
+                    assert_eq!(after, c.reading(t));
+                    for duration in
+                        [0, 1, 2, 999_999_999, 1_000_000_000, secs(2) + 17, secs(15), secs(20), u64::MAX / 2]
+                    {
+                        let fired = c.timer_reading(after, duration);
+                        let expected = c.timer_fires_with_reading(after.t, after.mono, duration);
+                        assert_eq!(
+                            (fired.t, fired.mono),
+                            expected,
+                            "drift {} ppb, {t} + timer {duration}",
+                            c.spec.drift_ppb
+                        );
+                        assert_eq!(fired, c.reading(fired.t));
+                    }
                 }
             }
         }

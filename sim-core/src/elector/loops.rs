@@ -17,7 +17,7 @@
 //! The same loop, with the expiry and write rules swapped, models client-go before v0.27 and the
 //! `renewTime`-based crates (see [`Rules`]).
 
-use super::record::{RawRecord, Record, micros_of, raw_seconds};
+use super::record::{RawRecord, Record, micros_of, raw_seconds, seconds_differ};
 use super::{
     Algorithm, ElectorConfig, ExpiryRule, Generation, LeaderEvent, LockError, LockOp, LockResult, Note, Now, Output,
     TimerKind,
@@ -452,9 +452,7 @@ impl LoopElector {
         // Whether the raw record changed. Two versions of one base differ in their renewTime
         // alone, so their raw records in its seconds alone.
         let changed = match state.read {
-            Some(seen) if seen.base == read.base => {
-                raw_seconds(seen.renew_time_micros) != raw_seconds(read.renew_time_micros)
-            }
+            Some(seen) if seen.base == read.base => seconds_differ(seen.renew_time_micros, read.renew_time_micros),
             _ => state.raw(bases, strategy) != Some(read.raw(bases, strategy)),
         };
         let record = read.record(bases);

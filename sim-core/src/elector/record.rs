@@ -81,6 +81,18 @@ pub fn raw_seconds(micros: Option<i64>) -> Option<i64> {
     micros.map(|us| if us >= 0 { (us as u64 / 1_000_000) as i64 } else { us.div_euclid(1_000_000) })
 }
 
+/// Whether two renewTimes differ in their whole seconds ([`raw_seconds`]): two a second or
+/// more apart do, with no division (a candidate's polls in a quiet stretch read renewals a
+/// RetryPeriod apart), equal ones do not.
+#[inline(always)]
+pub fn seconds_differ(a: Option<i64>, b: Option<i64>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) if x.abs_diff(y) >= 1_000_000 => true,
+        (Some(x), Some(y)) if x == y => false,
+        _ => raw_seconds(a) != raw_seconds(b),
+    }
+}
+
 impl Default for Record {
     fn default() -> Self {
         Record {
@@ -140,6 +152,18 @@ mod tests {
             assert_eq!(raw_seconds(Some(us)), Some(us.div_euclid(1_000_000)), "{us}");
         }
         assert_eq!(raw_seconds(None), None);
+    }
+
+    #[test]
+    fn seconds_differ_is_the_comparison_of_raw_seconds() {
+        let times = [None, Some(i64::MIN), Some(-1_000_001), Some(-1), Some(0), Some(999_999), Some(1_000_000)];
+        let near = [0, 1, 999_999, 1_000_000, 1_000_001, 2_500_000];
+        for a in times {
+            for b in times.iter().copied().chain(near.iter().map(|d| a.map(|x| x.saturating_add(*d)))) {
+                assert_eq!(seconds_differ(a, b), raw_seconds(a) != raw_seconds(b), "{a:?} {b:?}");
+                assert_eq!(seconds_differ(b, a), raw_seconds(a) != raw_seconds(b), "{b:?} {a:?}");
+            }
+        }
     }
 
     #[test]

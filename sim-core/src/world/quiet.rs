@@ -651,7 +651,6 @@ impl World {
         // Pushed to in the loop as a local (its length and buffer in registers, not reloaded
         // through `lane` at each request), and put back at the end.
         let mut polls = std::mem::take(&mut lane.polls);
-        let mut t0 = lane.timer.0;
         let mut cursor = 0;
         lane.timeout = if LEADER { true } else { elector.quiet_poll().is_some() };
         let mut op = LeaseOp::Get;
@@ -668,19 +667,21 @@ impl World {
         let config = elector.config();
         let wait = config.retry_period + (config.retry_period as f64 * config.jitter_factor.max(0.0)) as Nanos;
         let tail_from = limit.saturating_sub(wait);
-        // The clock's reading at `t0`: after the first request, the timer's arithmetic gives it.
-        let mut mono0 = clock.monotonic(t0);
+        // The clock's reading where the next request starts: after the first, the timer's
+        // arithmetic gives it (`NodeClock::timer_reading`).
+        let mut start = clock.reading(lane.timer.0);
         // Its node's pauses (`Window`), in time order.
         let mut pauses = pauses.peekable();
         loop {
             // A timer due while its node is paused is put aside, and fires at the resume.
             let mut deferred = false;
-            while let Some(&(_, until)) = pauses.peek().filter(|&&(at, _)| at <= t0) {
+            while let Some(&(_, until)) = pauses.peek().filter(|&&(at, _)| at <= start.t) {
                 pauses.next();
-                if t0 < until {
-                    (t0, mono0, deferred) = (until, clock.monotonic(until), true);
+                if start.t < until {
+                    (start, deferred) = (clock.reading(until), true);
                 }
             }
+            let t0 = start.t;
             if t0 >= tail_from {
                 let (link, rng) = (link.positions(), rng.as_deref().map(ComponentRng::position));
                 lane.snaps.push(Snap { k: polls.len(), state: quiet, link, rng });
@@ -690,7 +691,7 @@ impl World {
             if t0 > limit {
                 break;
             }
-            let now0 = Now { mono: mono0, wall: clock.wall_from_monotonic(t0, mono0) };
+            let now0 = Now { mono: start.mono, wall: clock.wall_from_monotonic(t0, start.mono) };
             debug_assert_eq!(now0, clock_now(clock, t0));
             // The timer: the elector's request.
             let (candidate, timeout) = match &mut lock {
@@ -754,7 +755,9 @@ impl World {
             if pauses.peek().is_some_and(|&(at, _)| at <= t2) {
                 break;
             }
-            let now2 = clock_now(clock, t2);
+            let answered = clock.reading_after(start, t2 - t0);
+            let now2 = Now { mono: answered.mono, wall: clock.wall_from_monotonic(t2, answered.mono) };
+            debug_assert_eq!(now2, clock_now(clock, t2));
             // Late for its timeout, at the server or back (the timeout fires at the first
             // instant the monotonic clock reaches it, and that clock never goes back).
             if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
@@ -778,11 +781,10 @@ impl World {
             if timeout.is_some() != lane.timeout {
                 break;
             }
-            let (next, reading) = clock.timer_fires_with_reading(t2, now2.mono, after);
-            polls.push(Poll { t0, t1, t2, next, version, written, deferred });
-            (t0, mono0) = (next, reading);
+            start = clock.timer_reading(answered, after);
+            polls.push(Poll { t0, t1, t2, next: start.t, version, written, deferred });
         }
-        (lane.polls, lane.stop) = (polls, t0);
+        (lane.polls, lane.stop) = (polls, start.t);
         Some(())
     }
 
