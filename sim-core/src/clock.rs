@@ -528,6 +528,22 @@ mod tests {
                     }
                 }
             }
+            // A plan's own shape: readings a latency apart, timers of a few seconds, many
+            // remainders (a fixed generator: the test is the same at every run).
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            let mut next = |m: u64| {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (x >> 11) % m
+            };
+            let mut from = c.reading(next(secs(7_200)));
+            for _ in 0..2_000 {
+                let after = c.reading_after(from, next(50_000_000));
+                assert_eq!(after, c.reading(after.t), "drift {} ppb", c.spec.drift_ppb);
+                let duration = 1 + next(secs(3));
+                from = c.timer_reading(after, duration);
+                assert_eq!((from.t, from.mono), c.timer_fires_with_reading(after.t, after.mono, duration));
+                assert_eq!(from, c.reading(from.t));
+            }
         }
     }
 

@@ -434,15 +434,22 @@ impl LoopElector {
         self.timing.request_timeout
     }
 
+    /// The wait before a candidate's next try (`wait.Jitter(RetryPeriod, JitterFactor)`), drawn
+    /// from `rng`, a copy of its stream: what [`Self::quiet_polled`] arms when the try is quiet.
+    #[inline]
+    pub fn quiet_wait(&self, rng: &mut ComponentRng) -> Nanos {
+        Self::jitter(&self.timing, rng)
+    }
+
     /// Its Get answered at `now` with `read` (a version of the plan's Lease over `bases`;
     /// `started`: the try's start): what `on_result` does when the Lease is held by the leader
-    /// it already reports — the observation, the wait drawn from `rng` for its next try — or
-    /// `None` (and `state` as it was) otherwise.
+    /// it already reports — the observation, and `wait` ([`Self::quiet_wait`]) for its next
+    /// try — or `None` (and `state` as it was) otherwise.
     #[inline]
     pub fn quiet_polled(
         &self,
         state: &mut QuietState,
-        rng: &mut ComponentRng,
+        wait: Nanos,
         started: Now,
         bases: &[QuietBase],
         read: QuietRead,
@@ -469,7 +476,7 @@ impl LoopElector {
             (state.read, state.observed_time) = (Some(read), Some(now.mono));
         }
         state.polls += 1;
-        Some(Self::jitter(&self.timing, rng))
+        Some(wait)
     }
 
     /// The elector as `state`'s quiet steps leave it (`bases`: the plan's, which a
