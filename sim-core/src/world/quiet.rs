@@ -23,7 +23,8 @@
 //!    it moved: the elector's state and the streams drawn from. The agenda's pauses of the
 //!    stretch's nodes before the horizon (timeline faults or a random process's occurrences,
 //!    their target a node or the holder) are carried out on the way ([`Window`]): a paused
-//!    node has no request in flight at the pause, and its timer due in it fires at the resume.
+//!    node has no request in flight at the pause, and its timer due in it fires at the resume;
+//!    a pause of a node paused then is the no-op `World::apply_fault` makes it.
 //!    A plan looks at most [`LOOKAHEAD`] rounds ahead (what it planned past a node whose steps
 //!    stopped being quiet is thrown away), and no lane is planned past an earlier lane's stop.
 //! 2. **Cut**: the stretch ends at the latest moment before every node's first unplanned
@@ -38,7 +39,8 @@
 //!    whole (every later one would find the observer as that one left it), the counters, the
 //!    next timers; the pauses the cut passed in time order, each as `World::handle` carries it
 //!    out (its resume queued under the sequence number after those of every event before it),
-//!    each resume it passed as `World::resume` does, the renewals' notes between them, and the
+//!    each resume it passed as `World::resume` does (after the no-op pauses inside its pause),
+//!    the renewals' notes between them, and the
 //!    timer of a node still paused put aside if it fell due before the stretch's end.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
@@ -124,6 +126,11 @@ struct Window {
     /// put aside in it, which the resume queued again and which started the lane's first
     /// request after it.
     resumed: bool,
+    /// A pause of a node already paused by an earlier window: `World::apply_fault` returns at
+    /// once (its parameters drawn all the same), so it queues no resume and moves no lane
+    /// (`until` is `at`). In the flap sweep about one random pause in eight falls inside the
+    /// one before it, and ended a stretch before it was carried out.
+    noop: bool,
 }
 
 /// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
@@ -439,9 +446,9 @@ impl World {
         for w in windows.iter_mut() {
             let polls = &lanes[w.lane].polls;
             let first_after = polls.get(polls.partition_point(|p| p.t0 < w.until));
-            w.resumed = w.until <= x && first_after.is_some_and(|p| p.deferred && p.t0 == w.until);
+            w.resumed = w.resume_passed(x) && first_after.is_some_and(|p| p.deferred && p.t0 == w.until);
         }
-        let instants = |w: &Window| [Some(w.at), (w.until <= x).then_some(w.until)].into_iter().flatten();
+        let instants = |w: &Window| [Some(w.at), w.resume_passed(x).then_some(w.until)].into_iter().flatten();
         let all = || windows.iter().flat_map(instants);
         if all().enumerate().any(|(k, t)| all().skip(k + 1).any(|u| u == t)) {
             return None;
@@ -449,7 +456,7 @@ impl World {
         for w in windows.iter() {
             for (i, lane) in lanes.iter().enumerate() {
                 lane.seqs_before(w.at, true)?;
-                if w.until <= x {
+                if w.resume_passed(x) {
                     lane.seqs_before(w.until, i != w.lane)?;
                 }
             }
@@ -529,12 +536,13 @@ impl World {
             Target::Random | Target::NonHolder | Target::Server => return None,
         };
         let lane = lanes.iter().position(|l| l.node == node)?;
-        // A pause of a node paused then changes nothing but the record: not carried out here.
-        if windows.iter().any(|w| w.lane == lane && w.until >= at) {
-            return None;
+        // A pause of a node paused then changes nothing (`Window::noop`); one at the instant of
+        // the resume is left to the queue's order.
+        if let Some(w) = windows.iter().find(|w| w.lane == lane && !w.noop && w.until >= at) {
+            return (w.until > at).then_some(Window { lane, at, until: at, seq, event, resumed: false, noop: true });
         }
         let until = at.checked_add(duration).filter(|&until| until > at)?;
-        Some(Window { lane, at, until, seq, event, resumed: false })
+        Some(Window { lane, at, until, seq, event, resumed: false, noop: false })
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle, in the first
@@ -610,7 +618,7 @@ impl World {
         timeline.reset(start);
         let mut limit = limit;
         for (i, lane) in lanes.iter_mut().enumerate() {
-            let pauses = windows.iter().filter(|w| w.lane == i).map(|w| (w.at, w.until));
+            let pauses = windows.iter().filter(|w| w.lane == i && !w.noop).map(|w| (w.at, w.until));
             if lane.leader {
                 self.plan_lane::<true>(lane, limit, pauses, &mut state, timeline)?;
             } else {
@@ -824,7 +832,7 @@ impl World {
         // within the stretch, is put aside as `handle` puts it aside (a later one waits in the
         // queue, and is put aside there).
         let mut put_aside = [false; MAX_NODES];
-        for w in windows.iter().filter(|w| w.until > x) {
+        for w in windows.iter().filter(|w| !w.noop && w.until > x) {
             let lane = &lanes[w.lane];
             let due = lane.polls.last().map_or(lane.timer.0, |p| p.next);
             if (w.at..w.until).contains(&due) && due <= last {
@@ -851,7 +859,15 @@ impl World {
         let leader = lanes.iter().find(|l| l.leader);
         let mut renewals = leader.map_or(&[][..], |l| &l.polls[..]);
         removed.clear();
+        // A resume the cut passed, carried out once the no-op pauses inside its pause are (the
+        // node still paused for them): at its lane's next pause that is not one, or at the end.
+        let mut resumes = [None; MAX_NODES];
         for w in windows {
+            if !w.noop
+                && let Some(until) = resumes[w.lane].take()
+            {
+                self.resumed_by_hand(lanes[w.lane].node, until);
+            }
             let (told, rest) = renewals.split_at(renewals.partition_point(|p| p.t2 < w.at));
             self.renewals_told(leader, told);
             renewals = rest;
@@ -859,20 +875,24 @@ impl World {
             for lane in lanes {
                 seq += lane.seqs_before(w.at, false).expect("no tie asked about");
             }
-            self.queue.reserve_seqs(seq - self.queue.peek_seq());
+            if !w.noop {
+                self.queue.reserve_seqs(seq - self.queue.peek_seq());
+            }
             let taken = self.agenda.pop().map(|(at, seq, _)| (at, seq));
             debug_assert_eq!(taken, Some((w.at, w.seq)), "the agenda's next event");
-            self.fault_event(w.at, w.event);
             let node = lanes[w.lane].node;
-            debug_assert_eq!(self.procs[node].paused_until, Some(w.until));
-            if w.until <= x {
-                // As `World::resume`, but for its deferred events: the stretch already fired the
-                // timer this resume queued (its lane's request there), and a timer put aside in
-                // a later pause, if any, waits for that pause's resume.
+            debug_assert_eq!(self.procs[node].paused_until.is_some(), w.noop, "paused already, or not");
+            self.fault_event(w.at, w.event);
+            debug_assert!(w.noop || self.procs[node].paused_until == Some(w.until));
+            if w.resume_passed(x) {
+                // Its resume takes the number after those of every event before the pause; it
+                // is taken out of the queue again (the stretch carries it out).
                 removed.push(seq);
-                self.procs[node].paused_until = None;
-                self.obs.close_span(w.until, node, SpanKind::Paused);
+                resumes[w.lane] = Some(w.until);
             }
+        }
+        for (lane, until) in resumes.iter().enumerate().filter_map(|(i, u)| u.map(|u| (i, u))) {
+            self.resumed_by_hand(lanes[lane].node, until);
         }
         self.renewals_told(leader, renewals);
         if !windows.is_empty() {
@@ -883,7 +903,8 @@ impl World {
         }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
         let resumed = windows.iter().filter(|w| w.resumed).count() as u64;
-        let total = seqs + windows.len() as u64 + resumed;
+        let pauses = windows.iter().filter(|w| !w.noop).count() as u64;
+        let total = seqs + pauses + resumed;
         self.queue.reserve_seqs(base + total - self.queue.peek_seq());
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
         for (i, lane) in lanes.iter().enumerate() {
@@ -932,7 +953,7 @@ impl World {
         }
         self.net.take_ids(requests);
         // Every pause, every resume passed, every timer put aside (in a pause passed, or now).
-        let resumes = windows.iter().filter(|w| w.until <= x).count();
+        let resumes = windows.iter().filter(|w| w.resume_passed(x)).count();
         let deferred = lanes.iter().flat_map(|l| &l.polls).filter(|p| p.deferred).count();
         let paused = windows.len() + resumes + deferred + put_aside.iter().filter(|&&a| a).count();
         let stepped = 3 * requests + aside.len() as u64 + paused as u64;
@@ -944,6 +965,14 @@ impl World {
             self.queue.entries().filter(|&(t, ..)| t <= last).map(|(t, s, e)| (t, s, *e)).collect::<Vec<_>>(),
         );
         self.queue.advance_now(last);
+    }
+
+    /// A resume at `until` a stretch passed, as `World::resume` carries it out but for its
+    /// deferred events: the stretch already fired the timer it queued (its lane's request
+    /// there), and a timer put aside in a later pause, if any, waits for that pause's resume.
+    fn resumed_by_hand(&mut self, node: usize, until: Nanos) {
+        self.procs[node].paused_until = None;
+        self.obs.close_span(until, node, SpanKind::Paused);
     }
 
     /// The observer told of the leader's renewals in `polls` (answered between two pauses):
@@ -965,13 +994,18 @@ impl World {
 /// or a resume are refused as ties).
 fn pause_seqs_before(windows: &[Window], t: Nanos, lane: Option<usize>) -> u64 {
     let resumed_before = |w: &Window| w.resumed && (w.until < t || w.until == t && Some(w.lane) == lane);
-    windows.iter().map(|w| (w.at < t) as u64 + resumed_before(w) as u64).sum()
+    windows.iter().filter(|w| !w.noop).map(|w| (w.at < t) as u64 + resumed_before(w) as u64).sum()
 }
 
 impl Window {
     /// Its last event the stretch handles: the resume, if the cut `x` passed it, else the pause.
     fn last_event(&self, x: Nanos) -> Nanos {
-        if self.until <= x { self.until } else { self.at }
+        if self.resume_passed(x) { self.until } else { self.at }
+    }
+
+    /// Whether it queued a resume the cut `x` passed (a no-op queued none).
+    fn resume_passed(&self, x: Nanos) -> bool {
+        !self.noop && self.until <= x
     }
 }
 
