@@ -466,17 +466,23 @@ mod tests {
         NodeClock::new(ClockSpec { offset_ns, drift_ppb, ..Default::default() }, EPOCH).unwrap()
     }
 
-    /// The reading `timer_fires_with_reading` gives with the firing time is the clock's own
-    /// there, at every drift `new` accepts (the rate up to 10e9: R - e up to nine whole
-    /// seconds), with wander (a search) and with none.
-    #[test]
-    fn a_timer_s_firing_reading_is_the_clock_s_reading_there() {
+    /// A clock at every drift `new` accepts (the rate up to 10e9: R - e up to nine whole
+    /// seconds), and one with wander (a search).
+    fn every_kind_of_clock() -> Vec<NodeClock> {
         let drifts = [-999_999_999, -300_000_000, -7, -1, 0, 1, 7, 1_000, 300_000_000, 999_999_999, 1_000_000_000];
         let drifts = drifts.into_iter().chain([1_000_000_001, 4_321_987_654, MAX_DRIFT_PPB - 1, MAX_DRIFT_PPB]);
         let mut clocks: Vec<NodeClock> = drifts.map(|d| clock(0, d)).collect();
         let wander = Wander { amplitude_ns: 50_000_000, period_ns: secs(60), phase_rad: 0.3 };
         clocks.push(NodeClock::new(ClockSpec { wander: Some(wander), ..Default::default() }, EPOCH).unwrap());
-        for c in &clocks {
+        clocks
+    }
+
+    /// The reading `timer_fires_with_reading` gives with the firing time is the clock's own
+    /// there, at every drift `new` accepts (the rate up to 10e9: R - e up to nine whole
+    /// seconds), with wander (a search) and with none.
+    #[test]
+    fn a_timer_s_firing_reading_is_the_clock_s_reading_there() {
+        for c in &every_kind_of_clock() {
             for now in [0, 1, 999_999_999, 1_000_000_001, secs(3_599) + 123_456_789] {
                 for duration in [0, 1, 2, 999_999_999, 1_000_000_000, secs(2) + 17, secs(15)] {
                     let reading = c.monotonic(now);
@@ -493,12 +499,7 @@ mod tests {
     /// exact range, and with wander (where they fall back to the general ones).
     #[test]
     fn readings_advanced_in_closed_form_are_the_clock_s_readings() {
-        let drifts = [-999_999_999, -300_000_000, -7, -1, 0, 1, 7, 1_000, 300_000_000, 999_999_999, 1_000_000_000];
-        let drifts = drifts.into_iter().chain([1_000_000_001, 4_321_987_654, MAX_DRIFT_PPB - 1, MAX_DRIFT_PPB]);
-        let mut clocks: Vec<NodeClock> = drifts.map(|d| clock(0, d)).collect();
-        let wander = Wander { amplitude_ns: 50_000_000, period_ns: secs(60), phase_rad: 0.3 };
-        clocks.push(NodeClock::new(ClockSpec { wander: Some(wander), ..Default::default() }, EPOCH).unwrap());
-        for c in &clocks {
+        for c in &every_kind_of_clock() {
             let far = [c.exact_until - secs(20), c.exact_until - 1, c.exact_until, c.exact_until + 1];
             for start in [0, 1, 999_999_999, 1_000_000_001, secs(3_599) + 123_456_789].into_iter().chain(far) {
                 let from = c.reading(start);

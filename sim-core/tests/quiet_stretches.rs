@@ -238,6 +238,17 @@ proptest! {
     }
 }
 
+/// Three client-go nodes, 1–20 ms links each way, seed 11, ten minutes.
+fn three_nodes_for_ten_minutes() -> WorldSpec {
+    let mut spec = WorldSpec::basic(11, 3, Algorithm::ClientGo, secs(600));
+    for n in spec.nodes.iter_mut() {
+        let lat = Latency::Uniform { min: millis(1), max: millis(20) };
+        n.link_mut().up.latency = lat.clone();
+        n.link_mut().down.latency = lat;
+    }
+    spec
+}
+
 /// A paused holder takes no step until it resumes, so its pause is as quiet as any renewal
 /// period for the others: the candidates' polls during it are stepped over, the pause and its
 /// resume are carried out inside the stretch (the holder's timer due in the pause put aside and
@@ -248,12 +259,7 @@ proptest! {
 #[test]
 fn a_paused_holder_s_pause_is_stepped_over_too() {
     let spec = || {
-        let mut spec = WorldSpec::basic(11, 3, Algorithm::ClientGo, secs(600));
-        for n in spec.nodes.iter_mut() {
-            let lat = Latency::Uniform { min: millis(1), max: millis(20) };
-            n.link_mut().up.latency = lat.clone();
-            n.link_mut().down.latency = lat;
-        }
+        let mut spec = three_nodes_for_ten_minutes();
         for k in 1..=10 {
             spec.faults.push(TimedFault {
                 at: secs(50 * k) + millis(7 * k),
@@ -276,12 +282,7 @@ fn a_paused_holder_s_pause_is_stepped_over_too() {
 #[test]
 fn a_pause_inside_a_pause_is_stepped_over_too() {
     let spec = || {
-        let mut spec = WorldSpec::basic(11, 3, Algorithm::ClientGo, secs(600));
-        for n in spec.nodes.iter_mut() {
-            let lat = Latency::Uniform { min: millis(1), max: millis(20) };
-            n.link_mut().up.latency = lat.clone();
-            n.link_mut().down.latency = lat;
-        }
+        let mut spec = three_nodes_for_ten_minutes();
         for k in 1..=10 {
             let at = secs(50 * k) + millis(7 * k);
             for (after, duration) in
