@@ -40,8 +40,8 @@
 //!    next timers; the pauses the cut passed in time order, each as `World::handle` carries it
 //!    out (its resume queued under the sequence number after those of every event before it),
 //!    each resume it passed as `World::resume` does (after the no-op pauses inside its pause),
-//!    the renewals' notes between them, and the
-//!    timer of a node still paused put aside if it fell due before the stretch's end.
+//!    the renewals' notes between them, and the timer of a node still paused put aside if it
+//!    fell due before the stretch's end.
 //!
 //! Every output is the same byte for byte as when each event is handled alone: the corpus,
 //! the shipped scenarios and a property test compare runs with and without stretches
@@ -52,7 +52,7 @@ use super::event::Event;
 use super::process::ProcState;
 use super::{SpanKind, Turn, World, faults};
 use crate::api::{ApiServer, LeaseOp, LeaseView, MicroTime, QuietLease, UserId, Verb};
-use crate::clock::NodeClock;
+use crate::clock::{NodeClock, Reading};
 use crate::elector::loops::{QuietBase, QuietRead, QuietState};
 use crate::elector::{Elector, Generation, LockOp, Now, Record, TimerKind};
 use crate::lock::record_of;
@@ -208,10 +208,10 @@ impl Lane {
     }
 }
 
-#[inline]
-fn clock_now(clock: &NodeClock, t: Nanos) -> Now {
-    let mono = clock.monotonic(t);
-    Now { mono, wall: clock.wall_from_monotonic(t, mono) }
+/// Both readings of `clock` at `r` (what `Process::now` gives at `r.t`).
+#[inline(always)]
+fn now_at(clock: &NodeClock, r: Reading) -> Now {
+    Now { mono: r.mono, wall: clock.wall_from_monotonic(r.t, r.mono) }
 }
 
 /// The Lease's versions in a stretch: as it was, then after each renewal that wrote it.
@@ -709,8 +709,8 @@ impl World {
                 Some(rng) => elector.quiet_wait(rng),
                 None => 0,
             };
-            let now0 = Now { mono: start.mono, wall: clock.wall_from_monotonic(t0, start.mono) };
-            debug_assert_eq!(now0, clock_now(clock, t0));
+            let now0 = now_at(clock, start);
+            debug_assert_eq!(now0, p.now(t0));
             // The timer: the elector's request.
             let (candidate, timeout) = match &mut lock {
                 Some(lock) => {
@@ -774,8 +774,8 @@ impl World {
                 break;
             }
             let answered = clock.reading_after(start, t2 - t0);
-            let now2 = Now { mono: answered.mono, wall: clock.wall_from_monotonic(t2, answered.mono) };
-            debug_assert_eq!(now2, clock_now(clock, t2));
+            let now2 = now_at(clock, answered);
+            debug_assert_eq!(now2, p.now(t2));
             // Late for its timeout, at the server or back (the timeout fires at the first
             // instant the monotonic clock reaches it, and that clock never goes back).
             if timeout.is_some_and(|after| now2.mono - now0.mono >= after as i64) {
@@ -861,10 +861,10 @@ impl World {
         removed.clear();
         // A resume the cut passed, carried out once the no-op pauses inside its pause are (the
         // node still paused for them): at its lane's next pause that is not one, or at the end.
-        let mut resumes = [None; MAX_NODES];
+        let mut pending_resumes = [None; MAX_NODES];
         for w in windows {
             if !w.noop
-                && let Some(until) = resumes[w.lane].take()
+                && let Some(until) = pending_resumes[w.lane].take()
             {
                 self.resumed_by_hand(lanes[w.lane].node, until);
             }
@@ -888,10 +888,10 @@ impl World {
                 // Its resume takes the number after those of every event before the pause; it
                 // is taken out of the queue again (the stretch carries it out).
                 removed.push(seq);
-                resumes[w.lane] = Some(w.until);
+                pending_resumes[w.lane] = Some(w.until);
             }
         }
-        for (lane, until) in resumes.iter().enumerate().filter_map(|(i, u)| u.map(|u| (i, u))) {
+        for (lane, until) in pending_resumes.iter().enumerate().filter_map(|(i, u)| u.map(|u| (i, u))) {
             self.resumed_by_hand(lanes[lane].node, until);
         }
         self.renewals_told(leader, renewals);
