@@ -54,6 +54,7 @@ enum F {
     Restart(u64, usize, u64),
     Pause(u64, usize, u64),
     HolderPause(u64, u64),
+    RandomPause(u64, u64),
     Partition(u64, usize, u64),
     Step(u64, usize, i64),
     Outage(u64, u64),
@@ -70,6 +71,7 @@ fn add_faults(spec: &mut WorldSpec, schedule: &[F]) {
             F::Restart(t, n, d) => (t, node(n), FaultKind::Restart { delay: secs(d) }),
             F::Pause(t, n, d) => (t, node(n), FaultKind::Pause { duration: secs(d) }),
             F::HolderPause(t, d) => (t, Target::Holder, FaultKind::Pause { duration: millis(d) }),
+            F::RandomPause(t, d) => (t, Target::Random, FaultKind::Pause { duration: millis(d) }),
             F::Partition(t, n, d) => {
                 (t, node(n), FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop })
             }
@@ -88,6 +90,7 @@ fn faults(nodes: usize) -> impl Strategy<Value = Vec<F>> {
         (5u64..580, 0..nodes, 0u64..20).prop_map(|(t, n, d)| F::Restart(t, n, d)),
         (5u64..580, 0..nodes, 1u64..20).prop_map(|(t, n, d)| F::Pause(t, n, d)),
         (5u64..580, 1u64..20_000).prop_map(|(t, d)| F::HolderPause(t, d)),
+        (5u64..580, 1u64..20_000).prop_map(|(t, d)| F::RandomPause(t, d)),
         (5u64..580, 0..nodes, 1u64..40).prop_map(|(t, n, d)| F::Partition(t, n, d)),
         (5u64..580, 0..nodes, -30i64..30).prop_map(|(t, n, d)| F::Step(t, n, d)),
         (5u64..580, 1u64..20).prop_map(|(t, d)| F::Outage(t, d)),
@@ -301,4 +304,28 @@ fn a_pause_inside_a_pause_is_stepped_over_too() {
     let r = World::new(spec()).unwrap().run();
     let queued = r.events_processed - stepped;
     assert!(queued < 50, "{queued} of {} events went through the queue", r.events_processed);
+}
+
+/// A pause that begins outside a stretch (its node drawn at random, which a stretch leaves to
+/// the queue): the stretches that start while the node is paused give it a lane paused from
+/// the start, its timer put aside or queued, and carry out the resume queued before them.
+/// Ten 9-second pauses of a node drawn at random, each 50 s after the last, 1,958 events: 77 go
+/// through the queue; 109 when each such resume ended a stretch.
+#[test]
+fn a_resume_queued_before_a_stretch_is_stepped_over() {
+    let spec = || {
+        let mut spec = three_nodes_for_ten_minutes();
+        for k in 1..=10 {
+            spec.faults.push(TimedFault {
+                at: secs(50 * k) + millis(7 * k),
+                target: Target::Random,
+                kind: FaultKind::Pause { duration: secs(9) },
+            });
+        }
+        spec
+    };
+    let stepped = same_either_way(spec()).unwrap();
+    let r = World::new(spec()).unwrap().run();
+    let queued = r.events_processed - stepped;
+    assert!(queued < 90, "{queued} of {} events went through the queue", r.events_processed);
 }

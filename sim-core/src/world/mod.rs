@@ -482,15 +482,20 @@ impl World {
             }
             let answered = matches!(event.get(), Event::Respond { .. });
             self.handle(now, event.get());
-            // A request answered: every node may now be waiting between two (`quiet.rs`).
+            // A request answered: every node may now be waiting between two (`quiet.rs`). A
+            // stretch cut short by its look-ahead leaves every node waiting: another starts there.
             if answered && self.quiet {
-                let before = self.events_processed;
-                if let Some(last) = self.try_quiet_stretch(end, max_events) {
+                let mut before = self.events_processed;
+                while let Some((last, again)) = self.try_quiet_stretch(end, max_events) {
                     // The progress report the stretch's events would have made (at its end).
                     if before >> 16 != self.events_processed >> 16 {
                         progress(last, self.events_processed);
                     }
                     (instant, at_instant) = (last, 0);
+                    before = self.events_processed;
+                    if !again {
+                        break;
+                    }
                 }
             }
         }

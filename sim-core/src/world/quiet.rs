@@ -3,11 +3,14 @@
 //! Most of an election run is quiet: the leader renews at the start of each round, every
 //! candidate polls the Lease and is told it is held, and nothing else is due. In a small world
 //! (at most [`MAX_NODES`] nodes, one Lease, no trace) whose running nodes all run client-go's
-//! loop (`elector::loops`) and wait between two requests — but a paused one, which takes no
-//! step before its resume (a queued event, so past the horizon below): its own events due in
+//! loop (`elector::loops`) and wait between two requests — a node paused then too, its timer
+//! queued or put aside: its lane starts with the pause ([`Window::earlier`]), and its resume,
+//! queued before, is carried out on the way; a paused node that does not wait so takes no step
+//! before its resume (a queued event, so past the horizon below), and its own events due in
 //! the stretch are put aside as `World::handle` would — the loop hands such a stretch to
 //! [`World::try_quiet_stretch`], which carries it out without the event queue, the message slab
-//! or the elector's output routing, request by request, in two passes.
+//! or the elector's output routing, request by request, in two passes. A stretch that ends only
+//! because its plan looks no further ahead leaves every node waiting, and the next starts there.
 //!
 //! 1. **Plan** (nothing of the world moves): each node's requests from its waiting timer on,
 //!    the leader's first (their arrivals are the Lease's versions), then each candidate's, each
@@ -64,6 +67,9 @@ use crate::time::Nanos;
 /// Worlds of more nodes never take stretches: each attempt looks at every node and every
 /// queued event.
 pub(super) const MAX_NODES: usize = 16;
+
+/// The sequence number of a lane's timer put aside before the stretch (it has none).
+const ASIDE: u64 = u64::MAX - 1;
 
 /// The most rounds (retry periods) a stretch's plan looks ahead.
 const LOOKAHEAD: u64 = 128;
@@ -131,6 +137,10 @@ struct Window {
     /// (`until` is `at`). In the flap sweep about one random pause in eight falls inside the
     /// one before it, and ended a stretch before it was carried out.
     noop: bool,
+    /// A pause begun before the stretch (`at` is its start): only its resume, queued then
+    /// under `seq` (`event`), falls in the stretch. A paused holder's resume ended a quarter of
+    /// the flap sweep's stretches before it was carried out.
+    earlier: bool,
 }
 
 /// A stretch's buffers, kept from one attempt to the next (a flap run makes ~50 attempts).
@@ -153,8 +163,13 @@ pub(super) struct Scratch {
 struct Lane {
     node: usize,
     leader: bool,
-    /// Its waiting timer: (time, sequence number, generation).
+    /// Its waiting timer: (time, sequence number, generation); [`ASIDE`] for the number of
+    /// one put aside in a pause begun before the stretch (`timer_aside`).
     timer: (Nanos, u64, Generation),
+    /// Its node is paused where the stretch starts, until then (see [`Window::earlier`]).
+    paused_until: Option<Nanos>,
+    /// Its waiting timer fell due in that pause and was put aside (`Process::deferred`).
+    timer_aside: bool,
     /// Whether its requests reserve a sequence number for their timeout (the same for each:
     /// a leader's renewals always, a candidate's Gets when the client has a timeout).
     timeout: bool,
@@ -341,8 +356,10 @@ impl World {
 
     /// Steps over the quiet stretch that starts now (after an answer was handled), if there is
     /// one ending no later than `end` and within `max_events`; see the module's text. Returns
-    /// the time of the last event stepped over.
-    pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<Nanos> {
+    /// the time of the last event stepped over, and whether the stretch ended only because its
+    /// plan looks no further ahead ([`LOOKAHEAD`]): then every node is waiting, and another
+    /// stretch may start where it ended.
+    pub(super) fn try_quiet_stretch(&mut self, end: Nanos, max_events: u64) -> Option<(Nanos, bool)> {
         let mut scratch = self.quiet_scratch.take().unwrap_or_default();
         let last = self.quiet_lanes(&mut scratch.lanes).and_then(|n| self.stretch(&mut scratch, n, end, max_events));
         self.quiet_scratch = Some(scratch);
@@ -350,7 +367,7 @@ impl World {
     }
 
     #[inline(never)]
-    fn stretch(&mut self, scratch: &mut Scratch, n: usize, end: Nanos, max_events: u64) -> Option<Nanos> {
+    fn stretch(&mut self, scratch: &mut Scratch, n: usize, end: Nanos, max_events: u64) -> Option<(Nanos, bool)> {
         let Scratch { lanes, timeline, aside, removed, windows, previews } = scratch;
         let lanes = &mut lanes[..n];
         // The first queued event that is neither a lane's waiting timer, nor one a paused
@@ -359,6 +376,8 @@ impl World {
         let agenda_next = self.agenda.last().map(|&(t, seq, _)| (t, seq));
         let mut horizon = Nanos::MAX;
         aside.clear();
+        // The queued resume of each lane paused where the stretch starts.
+        let mut resumes = [u64::MAX; MAX_NODES];
         for (t, seq, event) in self.queue.entries() {
             let lane_timer = match *event {
                 Event::Timer { node, incarnation, generation, kind } => lanes.iter_mut().find(|l| {
@@ -370,13 +389,29 @@ impl World {
                 }),
                 _ => None,
             };
-            match lane_timer {
-                Some(lane) => lane.timer = (t, seq, lane.timer.2),
-                None => match self.turn(event) {
-                    Some((node, Turn::Aside)) => aside.push((t, seq, node, *event)),
-                    _ if agenda_next == Some((t, seq)) => {}
+            if let Some(lane) = lane_timer {
+                lane.timer = (t, seq, lane.timer.2);
+                continue;
+            }
+            let paused_lane =
+                |node: u32| lanes.iter().position(|l| l.node == node as usize && l.paused_until.is_some());
+            match (self.turn(event), *event) {
+                (_, Event::Resume { node, incarnation }) => match paused_lane(node) {
+                    Some(i)
+                        if resumes[i] == u64::MAX
+                            && lanes[i].paused_until == Some(t)
+                            && self.procs[node as usize].incarnation == incarnation =>
+                    {
+                        resumes[i] = seq
+                    }
                     _ => horizon = horizon.min(t),
                 },
+                // A lane's event put aside would be queued again by its resume: not stepped over.
+                (Some((node, Turn::Aside)), _) if paused_lane(node as u32).is_none() => {
+                    aside.push((t, seq, node, *event))
+                }
+                _ if agenda_next == Some((t, seq)) => {}
+                _ => horizon = horizon.min(t),
             }
         }
         if lanes.iter().any(|l| l.timer.1 == u64::MAX) {
@@ -395,6 +430,25 @@ impl World {
         // horizon is its first event that is not one.
         windows.clear();
         previews.clear();
+        for (i, lane) in lanes.iter().enumerate() {
+            let Some(until) = lane.paused_until else { continue };
+            if resumes[i] == u64::MAX {
+                return None;
+            }
+            let node = lane.node as u32;
+            let event = Event::Resume { node, incarnation: self.procs[lane.node].incarnation };
+            let at = self.queue.now();
+            windows.push(Window {
+                lane: i,
+                at,
+                until,
+                seq: resumes[i],
+                event,
+                resumed: false,
+                noop: false,
+                earlier: true,
+            });
+        }
         for &(at, seq, event) in self.agenda.iter().rev() {
             if at >= horizon || at > reach {
                 break;
@@ -425,6 +479,8 @@ impl World {
             return None;
         }
         self.plan(lanes, limit, windows, start.clone(), timeline)?;
+        // Whether every lane's plan went on to the look-ahead's end.
+        let ahead = reach < end && reach < horizon.saturating_sub(1) && lanes.iter().all(|l| l.stop > limit);
         let (mut x, mut last) = cut(lanes, limit)?;
         // The plan keeps what it moved only for its last requests before `limit`; a stretch cut
         // much earlier (a node whose steps stopped being quiet) is planned again up to its cut.
@@ -448,14 +504,17 @@ impl World {
             let first_after = polls.get(polls.partition_point(|p| p.t0 < w.until));
             w.resumed = w.resume_passed(x) && first_after.is_some_and(|p| p.deferred && p.t0 == w.until);
         }
-        let instants = |w: &Window| [Some(w.at), w.resume_passed(x).then_some(w.until)].into_iter().flatten();
+        let instants =
+            |w: &Window| [(!w.earlier).then_some(w.at), w.resume_passed(x).then_some(w.until)].into_iter().flatten();
         let all = || windows.iter().flat_map(instants);
         if all().enumerate().any(|(k, t)| all().skip(k + 1).any(|u| u == t)) {
             return None;
         }
         for w in windows.iter() {
             for (i, lane) in lanes.iter().enumerate() {
-                lane.seqs_before(w.at, true)?;
+                if !w.earlier {
+                    lane.seqs_before(w.at, true)?;
+                }
                 if w.resume_passed(x) {
                     lane.seqs_before(w.until, i != w.lane)?;
                 }
@@ -490,7 +549,7 @@ impl World {
         debug_assert!(x < horizon && x <= end);
         self.commit(lanes, timeline, aside, removed, windows, x);
         debug_assert_eq!(self.queue.now(), last);
-        Some(last)
+        Some((last, ahead))
     }
 
     /// The agenda's event `(at, seq)` as a pause the stretch may carry out after `windows`: a
@@ -539,10 +598,19 @@ impl World {
         // A pause of a node paused then changes nothing (`Window::noop`); one at the instant of
         // the resume is left to the queue's order.
         if let Some(w) = windows.iter().find(|w| w.lane == lane && !w.noop && w.until >= at) {
-            return (w.until > at).then_some(Window { lane, at, until: at, seq, event, resumed: false, noop: true });
+            return (w.until > at).then_some(Window {
+                lane,
+                at,
+                until: at,
+                seq,
+                event,
+                resumed: false,
+                noop: true,
+                earlier: false,
+            });
         }
         let until = at.checked_add(duration).filter(|&until| until > at)?;
-        Some(Window { lane, at, until, seq, event, resumed: false, noop: false })
+        Some(Window { lane, at, until, seq, event, resumed: false, noop: false, earlier: false })
     }
 
     /// The running nodes, each waiting between two requests of the quiet cycle, in the first
@@ -556,17 +624,35 @@ impl World {
             if p.state != ProcState::Running {
                 continue;
             }
-            // A paused process takes no step before it resumes, and its resume is queued: it
-            // has no lane, and its events are put aside (`Scratch::aside`).
-            if p.paused_until.is_some() {
-                continue;
+            let elector = match p.elector.as_ref() {
+                Some(Elector::Loop(elector)) => Some(elector),
+                _ => None,
+            };
+            // A process paused now takes no step before its resume (queued): it has a lane
+            // paused from the start ([`Window::earlier`]) when it waits between two requests,
+            // its timer queued or put aside; else none, and its events are put aside
+            // (`Scratch::aside`) up to its resume, which ends the stretch.
+            let mut timer_aside = false;
+            if let Some(until) = p.paused_until {
+                let Some((leader, generation)) = elector.and_then(|e| e.quiet_role()) else { continue };
+                let kind = if leader { TimerKind::NextRound } else { TimerKind::Retry };
+                let own_timer = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
+                if until <= self.queue.now()
+                    || p.client.is_some()
+                    || p.elector_request.is_some()
+                    || !p.side_requests.is_empty()
+                    || !p.lock.typed_only()
+                    || !(p.deferred.is_empty() || p.deferred[..] == [own_timer])
+                {
+                    continue;
+                }
+                timer_aside = !p.deferred.is_empty();
             }
-            let Some(Elector::Loop(elector)) = p.elector.as_ref() else { return None };
-            let (leader, generation) = elector.quiet_role()?;
+            let (leader, generation) = elector?.quiet_role()?;
             if p.client.is_some()
                 || p.elector_request.is_some()
                 || !p.side_requests.is_empty()
-                || !p.deferred.is_empty()
+                || !p.deferred.is_empty() && !timer_aside
                 || !p.lock.typed_only()
             {
                 return None;
@@ -576,6 +662,8 @@ impl World {
                     node,
                     leader,
                     timer: (0, 0, 0),
+                    paused_until: None,
+                    timer_aside: false,
                     timeout: false,
                     polls: Vec::with_capacity(PLANNED_REQUESTS),
                     stop: 0,
@@ -586,6 +674,11 @@ impl World {
             }
             let lane = &mut lanes[count];
             (lane.node, lane.leader, lane.timer, lane.stop) = (node, leader, (0, u64::MAX, generation), 0);
+            (lane.paused_until, lane.timer_aside) = (p.paused_until, timer_aside);
+            if timer_aside {
+                // Put aside in the pause, it fires at the resume (the plan's window moves it).
+                lane.timer = (self.queue.now(), ASIDE, generation);
+            }
             lane.polls.clear();
             lane.snaps.clear();
             count += 1;
@@ -824,16 +917,26 @@ impl World {
         let answers = lanes.iter().filter_map(|l| l.polls.last().map(|p| p.t2));
         let last = answers.chain(windows.iter().map(|w| w.last_event(x))).max().unwrap_or(0);
         removed.clear();
-        removed.extend(lanes.iter().filter(|l| !l.polls.is_empty()).map(|l| l.timer.1));
+        for lane in lanes.iter().filter(|l| !l.polls.is_empty()) {
+            if lane.timer_aside {
+                // Its only event put aside (`quiet_lanes`), which its first request took.
+                self.procs[lane.node].deferred.clear();
+            } else {
+                removed.push(lane.timer.1);
+            }
+        }
         removed.extend(aside.iter().map(|&(_, seq, ..)| seq));
-        // The first pause is the agenda's event that waits in the queue.
-        removed.extend(windows.first().map(|w| w.seq));
+        // The first pause begun in the stretch is the agenda's event that waits in the queue.
+        removed.extend(windows.iter().find(|w| !w.earlier).map(|w| w.seq));
         // A lane still paused where the stretch ends: its next timer, if due in the pause and
         // within the stretch, is put aside as `handle` puts it aside (a later one waits in the
         // queue, and is put aside there).
         let mut put_aside = [false; MAX_NODES];
         for w in windows.iter().filter(|w| !w.noop && w.until > x) {
             let lane = &lanes[w.lane];
+            if lane.timer_aside && lane.polls.is_empty() {
+                continue;
+            }
             let due = lane.polls.last().map_or(lane.timer.0, |p| p.next);
             if (w.at..w.until).contains(&due) && due <= last {
                 if lane.polls.is_empty() {
@@ -868,6 +971,14 @@ impl World {
             {
                 self.resumed_by_hand(lanes[w.lane].node, until);
             }
+            if w.earlier {
+                // Only its resume, queued before the stretch, is the stretch's.
+                if w.resume_passed(x) {
+                    removed.push(w.seq);
+                    pending_resumes[w.lane] = Some(w.until);
+                }
+                continue;
+            }
             let (told, rest) = renewals.split_at(renewals.partition_point(|p| p.t2 < w.at));
             self.renewals_told(leader, told);
             renewals = rest;
@@ -895,7 +1006,7 @@ impl World {
             self.resumed_by_hand(lanes[lane].node, until);
         }
         self.renewals_told(leader, renewals);
-        if !windows.is_empty() {
+        if windows.iter().any(|w| !w.earlier) {
             self.queue_agenda_next();
         }
         if !removed.is_empty() {
@@ -903,7 +1014,7 @@ impl World {
         }
         let seqs: u64 = lanes.iter().map(|l| l.polls.len() as u64 * l.seqs()).sum();
         let resumed = windows.iter().filter(|w| w.resumed).count() as u64;
-        let pauses = windows.iter().filter(|w| !w.noop).count() as u64;
+        let pauses = windows.iter().filter(|w| !w.noop && !w.earlier).count() as u64;
         let total = seqs + pauses + resumed;
         self.queue.reserve_seqs(base + total - self.queue.peek_seq());
         let requests: u64 = lanes.iter().map(|l| l.polls.len() as u64).sum();
@@ -952,10 +1063,13 @@ impl World {
             self.lease_written(poll.t1, lease);
         }
         self.net.take_ids(requests);
-        // Every pause, every resume passed, every timer put aside (in a pause passed, or now).
+        // Every pause, every resume passed, every timer put aside (in a pause passed, or now;
+        // one put aside before the stretch was counted then).
+        let pauses = windows.iter().filter(|w| !w.earlier).count();
         let resumes = windows.iter().filter(|w| w.resume_passed(x)).count();
-        let deferred = lanes.iter().flat_map(|l| &l.polls).filter(|p| p.deferred).count();
-        let paused = windows.len() + resumes + deferred + put_aside.iter().filter(|&&a| a).count();
+        let deferred = lanes.iter().flat_map(|l| &l.polls).filter(|p| p.deferred).count()
+            - lanes.iter().filter(|l| l.timer_aside && !l.polls.is_empty()).count();
+        let paused = pauses + resumes + deferred + put_aside.iter().filter(|&&a| a).count();
         let stepped = 3 * requests + aside.len() as u64 + paused as u64;
         self.events_processed += stepped;
         self.quiet_stepped += stepped;
@@ -988,13 +1102,14 @@ impl World {
 }
 
 /// The sequence numbers the pauses of `windows` (those the cut passed) take before `t`
-/// (strictly): each queues its resume at its start, and a resume the cut passed queues the
+/// (strictly): each queues its resume at its start (one begun before the stretch queued it
+/// then), and a resume the cut passed queues the
 /// timer put aside in the pause, if one was ([`Window::resumed`]). A resume at `t` comes
 /// before the events there of `lane`'s request its timer starts (the others' events at a pause
 /// or a resume are refused as ties).
 fn pause_seqs_before(windows: &[Window], t: Nanos, lane: Option<usize>) -> u64 {
     let resumed_before = |w: &Window| w.resumed && (w.until < t || w.until == t && Some(w.lane) == lane);
-    windows.iter().filter(|w| !w.noop).map(|w| (w.at < t) as u64 + resumed_before(w) as u64).sum()
+    windows.iter().filter(|w| !w.noop).map(|w| (!w.earlier && w.at < t) as u64 + resumed_before(w) as u64).sum()
 }
 
 impl Window {
