@@ -473,6 +473,13 @@ impl Rehearsal<'_> {
     /// What [`Link::send`] would give, its draws taken from the copies.
     #[inline(always)]
     pub fn send(&mut self, now: Nanos, dir: Direction) -> Delivery {
+        // A request's two ways draw in step (two words each): both refills in one pass.
+        if dir == Direction::Up
+            && let (WayCopy::Uniform { rng: up, .. }, WayCopy::Uniform { rng: down, .. }) =
+                (&mut self.up, &mut self.down)
+        {
+            ComponentRng::refill_both(up, down);
+        }
         let way = match dir {
             Direction::Up => &mut self.up,
             Direction::Down => &mut self.down,

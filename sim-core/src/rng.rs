@@ -164,29 +164,69 @@ fn chacha8_blocks_one_by_one(key: &[u32; 8], counter: u64, stream: u64, out: &mu
     }
 }
 
+/// The first three rows of two blocks of `key` (constants and key, each twice: the same 128
+/// bits in both halves), and the counter row of blocks `counter` and `counter + 1` of `stream`.
+/// Must be expanded inside `unsafe`, with AVX2 enabled.
+#[cfg(target_arch = "x86_64")]
+macro_rules! two_block_rows {
+    ($key:expr) => {{
+        let key: &[u32; 8] = $key;
+        let both = |row: *const u32| _mm256_broadcastsi128_si256(_mm_loadu_si128(row as *const __m128i));
+        (both(SIGMA.as_ptr()), both(key.as_ptr()), both(key.as_ptr().add(4)))
+    }};
+    ($counter:expr, $stream:expr) => {{
+        let (counter, stream): (u64, u64) = ($counter, $stream);
+        let (r0, r1) = (counter_row(counter, stream), counter_row(counter.wrapping_add(1), stream));
+        _mm256_loadu2_m128i(r1.as_ptr() as *const __m128i, r0.as_ptr() as *const __m128i)
+    }};
+}
+
+/// Two blocks' rows after their rounds, the input added back, stored into `out` (exactly
+/// `BUFFER_WORDS` words): block 0 is the low halves in row order, block 1 the high halves.
+#[cfg(target_arch = "x86_64")]
+macro_rules! store_two_blocks {
+    ($out:expr, [$a:ident, $b:ident, $c:ident, $d:ident], [$a0:ident, $b0:ident, $c0:ident, $d0:ident]) => {{
+        let out: &mut [u32; BUFFER_WORDS] = $out;
+        let p = out.as_mut_ptr() as *mut __m256i;
+        let (a, b, c, d) = (
+            _mm256_add_epi32($a, $a0),
+            _mm256_add_epi32($b, $b0),
+            _mm256_add_epi32($c, $c0),
+            _mm256_add_epi32($d, $d0),
+        );
+        _mm256_storeu_si256(p, _mm256_permute2x128_si256(a, b, 0x20));
+        _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256(c, d, 0x20));
+        _mm256_storeu_si256(p.add(2), _mm256_permute2x128_si256(a, b, 0x31));
+        _mm256_storeu_si256(p.add(3), _mm256_permute2x128_si256(c, d, 0x31));
+    }};
+}
+
 /// The body of the two-block paths, given the rotation: must be expanded inside `unsafe`, with
 /// AVX2 enabled, and `out` exactly `BUFFER_WORDS` words.
 #[cfg(target_arch = "x86_64")]
 macro_rules! chacha8_two_blocks {
     ($rotl:ident, $key:expr, $counter:expr, $stream:expr, $out:expr) => {{
-        let (key, counter, stream, out): (&[u32; 8], u64, u64, &mut [u32; BUFFER_WORDS]) = ($key, $counter, $stream, $out);
-        // Each row twice: the same 128 bits in both halves (the counter row apart).
-        let both = |row: *const u32| _mm256_broadcastsi128_si256(_mm_loadu_si128(row as *const __m128i));
-        let a0 = both(SIGMA.as_ptr());
-        let b0 = both(key.as_ptr());
-        let c0 = both(key.as_ptr().add(4));
-        let (r0, r1) = (counter_row(counter, stream), counter_row(counter.wrapping_add(1), stream));
-        let d0 = _mm256_loadu2_m128i(r1.as_ptr() as *const __m128i, r0.as_ptr() as *const __m128i);
+        let (a0, b0, c0) = two_block_rows!($key);
+        let d0 = two_block_rows!($counter, $stream);
         let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
         chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, $rotl, _mm256_shuffle_epi32; [a, b, c, d]);
-        let p = out.as_mut_ptr() as *mut __m256i;
-        let (a, b, c, d) =
-            (_mm256_add_epi32(a, a0), _mm256_add_epi32(b, b0), _mm256_add_epi32(c, c0), _mm256_add_epi32(d, d0));
-        // Block 0 is the low halves in row order, block 1 the high halves.
-        _mm256_storeu_si256(p, _mm256_permute2x128_si256(a, b, 0x20));
-        _mm256_storeu_si256(p.add(1), _mm256_permute2x128_si256(c, d, 0x20));
-        _mm256_storeu_si256(p.add(2), _mm256_permute2x128_si256(a, b, 0x31));
-        _mm256_storeu_si256(p.add(3), _mm256_permute2x128_si256(c, d, 0x31));
+        store_two_blocks!($out, [a, b, c, d], [a0, b0, c0, d0]);
+    }};
+}
+
+/// Two blocks of each of two streams of one key, the two sets of rows interleaved step by step
+/// (one set's steps fill the other's waits): a pass costs about what one stream's does.
+#[cfg(target_arch = "x86_64")]
+macro_rules! chacha8_two_streams {
+    ($rotl:ident, $key:expr, $a:expr, $b:expr, $out_a:expr, $out_b:expr) => {{
+        let ((ca, sa), (cb, sb)): ((u64, u64), (u64, u64)) = ($a, $b);
+        let (a0, b0, c0) = two_block_rows!($key);
+        let (d0, e0) = (two_block_rows!(ca, sa), two_block_rows!(cb, sb));
+        let (mut a, mut b, mut c, mut d) = (a0, b0, c0, d0);
+        let (mut a2, mut b2, mut c2, mut d2) = (a0, b0, c0, e0);
+        chacha8_rounds!(_mm256_add_epi32, _mm256_xor_si256, $rotl, _mm256_shuffle_epi32; [a, b, c, d], [a2, b2, c2, d2]);
+        store_two_blocks!($out_a, [a, b, c, d], [a0, b0, c0, d0]);
+        store_two_blocks!($out_b, [a2, b2, c2, d2], [a0, b0, c0, e0]);
     }};
 }
 
@@ -209,6 +249,64 @@ unsafe fn chacha8_two_blocks_avx512vl(key: &[u32; 8], counter: u64, stream: u64,
     // SAFETY (of the body): the caller checked AVX-512VL (and so AVX2); loads and stores as in
     // `chacha8_two_blocks_avx2`.
     unsafe { chacha8_two_blocks!(rotl_avx512vl, key, counter, stream, out) }
+}
+
+/// [`chacha8_blocks`] of two streams of one key, `(counter, stream)` each, in one pass where the
+/// machine has AVX2 (two sets of registers interleaved); else one after the other.
+fn chacha8_blocks_of_two(
+    key: &[u32; 8],
+    a: (u64, u64),
+    b: (u64, u64),
+    out_a: &mut [u32; BUFFER_WORDS],
+    out_b: &mut [u32; BUFFER_WORDS],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512vl") {
+            // SAFETY: AVX-512F and AVX-512VL are present (VL implies F; AVX-512F implies AVX2).
+            unsafe { chacha8_two_streams_avx512vl(key, a, b, out_a, out_b) };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present (checked just above).
+            unsafe { chacha8_two_streams_avx2(key, a, b, out_a, out_b) };
+            return;
+        }
+    }
+    chacha8_blocks(key, a.0, a.1, out_a);
+    chacha8_blocks(key, b.0, b.1, out_b);
+}
+
+/// Two blocks of each of two streams, in two interleaved sets of AVX2 registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn chacha8_two_streams_avx2(
+    key: &[u32; 8],
+    a: (u64, u64),
+    b: (u64, u64),
+    out_a: &mut [u32; BUFFER_WORDS],
+    out_b: &mut [u32; BUFFER_WORDS],
+) {
+    use std::arch::x86_64::*;
+    // SAFETY (of the body): the caller checked AVX2; loads and stores as in
+    // `chacha8_two_blocks_avx2`.
+    unsafe { chacha8_two_streams!(rotl_avx2, key, a, b, out_a, out_b) }
+}
+
+/// [`chacha8_two_streams_avx2`] with AVX-512VL's one-instruction rotations.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512vl")]
+unsafe fn chacha8_two_streams_avx512vl(
+    key: &[u32; 8],
+    a: (u64, u64),
+    b: (u64, u64),
+    out_a: &mut [u32; BUFFER_WORDS],
+    out_b: &mut [u32; BUFFER_WORDS],
+) {
+    use std::arch::x86_64::*;
+    // SAFETY (of the body): the caller checked AVX-512VL (and so AVX2); loads and stores as in
+    // `chacha8_two_blocks_avx2`.
+    unsafe { chacha8_two_streams!(rotl_avx512vl, key, a, b, out_a, out_b) }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -285,6 +383,22 @@ impl ComponentRng {
         chacha8_blocks(&self.key, self.counter, self.stream, &mut self.block);
         self.counter = self.counter.wrapping_add(BLOCKS as u64);
         self.index = 0;
+    }
+
+    /// The next refills of `a` and `b`, streams of one key that have both read every word of
+    /// their blocks (a link's two ways, which a plan draws from in step), taken now in one pass
+    /// ([`chacha8_blocks_of_two`]): each goes on with the words its own refill would have given.
+    /// Otherwise nothing.
+    #[inline]
+    pub fn refill_both(a: &mut Self, b: &mut Self) {
+        if usize::from(a.index) < BUFFER_WORDS || usize::from(b.index) < BUFFER_WORDS || a.key != b.key {
+            return;
+        }
+        chacha8_blocks_of_two(&a.key, (a.counter, a.stream), (b.counter, b.stream), &mut a.block, &mut b.block);
+        for rng in [a, b] {
+            rng.counter = rng.counter.wrapping_add(BLOCKS as u64);
+            rng.index = 0;
+        }
     }
 
     /// Where the stream stands: the counter of the next refill and the next word's index
@@ -507,6 +621,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Two streams' blocks in one pass are each stream's blocks, on every path this machine
+    /// has (the dispatching one, and each vector path it can run).
+    #[test]
+    fn two_streams_in_one_pass_are_each_streams_blocks() {
+        let key = [9, 8, 7, 6, 5, 4, 3, u32::MAX];
+        let pairs = [((0u64, 1u64), (0u64, 2u64)), ((u32::MAX as u64, 5), (12, u64::MAX)), ((u64::MAX - 1, 0), (3, 3))];
+        for ((ca, sa), (cb, sb)) in pairs {
+            let (mut one_a, mut one_b) = ([0u32; BUFFER_WORDS], [0u32; BUFFER_WORDS]);
+            chacha8_blocks_one_by_one(&key, ca, sa, &mut one_a);
+            chacha8_blocks_one_by_one(&key, cb, sb, &mut one_b);
+            let (mut a, mut b) = ([0u32; BUFFER_WORDS], [0u32; BUFFER_WORDS]);
+            chacha8_blocks_of_two(&key, (ca, sa), (cb, sb), &mut a, &mut b);
+            assert_eq!((a, b), (one_a, one_b), "chosen path, {ca}/{sa} and {cb}/{sb}");
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let (mut a, mut b) = ([0u32; BUFFER_WORDS], [0u32; BUFFER_WORDS]);
+                    // SAFETY: AVX2 is present.
+                    unsafe { chacha8_two_streams_avx2(&key, (ca, sa), (cb, sb), &mut a, &mut b) };
+                    assert_eq!((a, b), (one_a, one_b), "AVX2, {ca}/{sa} and {cb}/{sb}");
+                }
+                if std::arch::is_x86_feature_detected!("avx512vl") {
+                    let (mut a, mut b) = ([0u32; BUFFER_WORDS], [0u32; BUFFER_WORDS]);
+                    // SAFETY: AVX-512VL is present.
+                    unsafe { chacha8_two_streams_avx512vl(&key, (ca, sa), (cb, sb), &mut a, &mut b) };
+                    assert_eq!((a, b), (one_a, one_b), "AVX-512VL, {ca}/{sa} and {cb}/{sb}");
+                }
+            }
+        }
+    }
+
+    /// Two streams refilled together go on with the words each gives alone; one with words
+    /// left, or of another key, is left as it is.
+    #[test]
+    fn streams_refilled_together_go_on_as_alone() {
+        let (mut up, mut down) = (ComponentRng::new(5, "link/a/up"), ComponentRng::new(5, "link/a/down"));
+        let (mut up_alone, mut down_alone) = (up.clone(), down.clone());
+        for step in 0..if cfg!(miri) { 20 } else { 200 } {
+            ComponentRng::refill_both(&mut up, &mut down);
+            assert_eq!(up.next_two_u64(), up_alone.next_two_u64(), "up, step {step}");
+            assert_eq!(down.next_two_u64(), down_alone.next_two_u64(), "down, step {step}");
+        }
+        // Out of step: the one with words left keeps them, so nothing is computed.
+        let _ = up.next_u64();
+        let (up_before, down_before) = (up.position(), down.position());
+        ComponentRng::refill_both(&mut up, &mut down);
+        assert_eq!((up.position(), down.position()), (up_before, down_before));
+        // Another key (another run's seed): each refills alone.
+        let mut other = ComponentRng::new(6, "link/a/down");
+        let mut other_alone = other.clone();
+        let mut exhausted = ComponentRng::new(5, "link/a/up");
+        for _ in 0..BUFFER_WORDS / 2 {
+            let _ = exhausted.next_u64();
+            let _ = other.next_u64();
+            let _ = other_alone.next_u64();
+        }
+        ComponentRng::refill_both(&mut exhausted, &mut other);
+        assert_eq!(other.position(), other_alone.position(), "not refilled with the other key's");
+        assert_eq!(other.next_u64(), other_alone.next_u64());
     }
 
     #[test]
