@@ -492,7 +492,9 @@ impl Rehearsal<'_> {
         self.link.deliver(now, dir, lost, latency)
     }
 
-    /// Where the copies stand (up, down), as [`Link::positions`] gives them.
+    /// Where the copies stand (up, down), as [`Link::positions`] names places: after both
+    /// ways were refilled together (`ComponentRng::refill_both`), the place a stream names
+    /// `(c, 32)` reads `(c + 2, 0)`, which `seek` and `seek_from` take alike.
     pub fn positions(&self) -> ((u64, u8), (u64, u8)) {
         (self.up.position(), self.down.position())
     }

@@ -139,8 +139,11 @@ fn chacha8_block(key: &[u32; 8], counter: [u32; 4], out: &mut [u32; 16]) {
 fn chacha8_blocks(key: &[u32; 8], counter: u64, stream: u64, out: &mut [u32; BUFFER_WORDS]) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512vl") {
-            // SAFETY: AVX-512F and AVX-512VL are present (VL implies F; AVX-512F implies AVX2).
+        if std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: AVX2, AVX-512F and AVX-512VL are present (all three checked).
             unsafe { chacha8_two_blocks_avx512vl(key, counter, stream, out) };
             return;
         }
@@ -262,8 +265,11 @@ fn chacha8_blocks_of_two(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx512vl") {
-            // SAFETY: AVX-512F and AVX-512VL are present (VL implies F; AVX-512F implies AVX2).
+        if std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: AVX2, AVX-512F and AVX-512VL are present (all three checked).
             unsafe { chacha8_two_streams_avx512vl(key, a, b, out_a, out_b) };
             return;
         }
@@ -613,9 +619,12 @@ mod tests {
                     unsafe { chacha8_two_blocks_avx2(&key, counter, stream, &mut avx2) };
                     assert_eq!(one_by_one, avx2, "AVX2, counter {counter} stream {stream}");
                 }
-                if std::arch::is_x86_feature_detected!("avx512vl") {
+                if std::arch::is_x86_feature_detected!("avx512vl")
+                    && std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                {
                     let mut avx512 = [0u32; BUFFER_WORDS];
-                    // SAFETY: AVX-512VL is present.
+                    // SAFETY: AVX2, AVX-512F and AVX-512VL are present.
                     unsafe { chacha8_two_blocks_avx512vl(&key, counter, stream, &mut avx512) };
                     assert_eq!(one_by_one, avx512, "AVX-512VL, counter {counter} stream {stream}");
                 }
@@ -644,9 +653,12 @@ mod tests {
                     unsafe { chacha8_two_streams_avx2(&key, (ca, sa), (cb, sb), &mut a, &mut b) };
                     assert_eq!((a, b), (one_a, one_b), "AVX2, {ca}/{sa} and {cb}/{sb}");
                 }
-                if std::arch::is_x86_feature_detected!("avx512vl") {
+                if std::arch::is_x86_feature_detected!("avx512vl")
+                    && std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx2")
+                {
                     let (mut a, mut b) = ([0u32; BUFFER_WORDS], [0u32; BUFFER_WORDS]);
-                    // SAFETY: AVX-512VL is present.
+                    // SAFETY: AVX2, AVX-512F and AVX-512VL are present.
                     unsafe { chacha8_two_streams_avx512vl(&key, (ca, sa), (cb, sb), &mut a, &mut b) };
                     assert_eq!((a, b), (one_a, one_b), "AVX-512VL, {ca}/{sa} and {cb}/{sb}");
                 }
@@ -660,6 +672,8 @@ mod tests {
     fn streams_refilled_together_go_on_as_alone() {
         let (mut up, mut down) = (ComponentRng::new(5, "link/a/up"), ComponentRng::new(5, "link/a/down"));
         let (mut up_alone, mut down_alone) = (up.clone(), down.clone());
+        ComponentRng::refill_both(&mut up, &mut down);
+        assert_eq!((up.position(), down.position()), ((2, 0), (2, 0)), "both refilled at once");
         for step in 0..if cfg!(miri) { 20 } else { 200 } {
             ComponentRng::refill_both(&mut up, &mut down);
             assert_eq!(up.next_two_u64(), up_alone.next_two_u64(), "up, step {step}");

@@ -137,7 +137,7 @@ proptest! {
         latency in (0u64..30, 0u64..200),
         fixed in any::<bool>(),
         loss in prop::sample::select(vec![0.0, 0.0, 0.01]),
-        drifts in proptest::collection::vec(-300_000i64..300_000, 5),
+        drifts in proptest::collection::vec(prop_oneof![Just(0i64), -300_000i64..300_000], 5),
         timeout_ms in prop::option::of(200u64..5000),
         release in any::<bool>(),
         schedule in faults(5),
@@ -281,7 +281,7 @@ fn a_paused_holder_s_pause_is_stepped_over_too() {
         spec
     };
     let (queued, events) = through_the_queue(spec);
-    assert!(queued < 40, "{queued} of {events} events went through the queue");
+    assert!(queued <= 26, "{queued} of {events} events went through the queue");
 }
 
 /// A pause of the holder while it is paused already changes nothing (`apply_fault` returns at
@@ -308,7 +308,7 @@ fn a_pause_inside_a_pause_is_stepped_over_too() {
         spec
     };
     let (queued, events) = through_the_queue(spec);
-    assert!(queued < 50, "{queued} of {events} events went through the queue");
+    assert!(queued <= 31, "{queued} of {events} events went through the queue");
 }
 
 /// A pause that begins outside a stretch (its node drawn at random, which a stretch leaves to
@@ -330,5 +330,45 @@ fn a_resume_queued_before_a_stretch_is_stepped_over() {
         spec
     };
     let (queued, events) = through_the_queue(spec);
-    assert!(queued < 90, "{queued} of {events} events went through the queue");
+    assert!(queued <= 77, "{queued} of {events} events went through the queue");
+}
+
+/// A timer due at the very instant its node resumes: armed before the pause, it leaves the
+/// queue before the resume, is put aside, and fires once the resume has queued it again (an
+/// event and a sequence number more than a timer due after the resume). Fixed 5 ms links and
+/// no drift put the leader's rounds on exact instants; each 1-second pause of the holder ends
+/// on one, so its rounds are those of the run without pauses.
+#[test]
+fn a_timer_due_at_its_resume_is_put_aside_first() {
+    use sim_core::elector::TimerKind;
+    use sim_core::trace::TraceKind;
+    let base = || {
+        let mut spec = WorldSpec::basic(3, 3, Algorithm::ClientGo, secs(300));
+        for n in spec.nodes.iter_mut() {
+            n.link_mut().up.latency = Latency::Fixed(millis(5));
+            n.link_mut().down.latency = Latency::Fixed(millis(5));
+        }
+        spec
+    };
+    let mut traced = base();
+    traced.trace = true;
+    let rounds: Vec<_> = World::new(traced)
+        .unwrap()
+        .run()
+        .trace
+        .iter()
+        .filter(|e| matches!(e.kind, TraceKind::Timer { kind: TimerKind::NextRound }))
+        .map(|e| e.t)
+        .collect();
+    assert!(rounds.len() > 100, "{} rounds", rounds.len());
+    let spec = || {
+        let mut spec = base();
+        for k in [10, 40, 70, 100] {
+            let kind = FaultKind::Pause { duration: secs(1) };
+            spec.faults.push(TimedFault { at: rounds[k] - secs(1), target: Target::Holder, kind });
+        }
+        spec
+    };
+    let (queued, events) = through_the_queue(spec);
+    assert!(queued < 40, "{queued} of {events} events went through the queue");
 }

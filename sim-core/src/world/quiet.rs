@@ -137,9 +137,9 @@ struct Window {
     /// (`until` is `at`). In the flap sweep about one random pause in eight falls inside the
     /// one before it, and ended a stretch before it was carried out.
     noop: bool,
-    /// A pause begun before the stretch (`at` is its start): only its resume, queued then
-    /// under `seq` (`event`), falls in the stretch. A paused holder's resume ended a quarter of
-    /// the flap sweep's stretches before it was carried out.
+    /// A pause begun before the stretch (`at` is the stretch's start, not the pause's): only
+    /// its resume, queued then under `seq` (`event`), falls in the stretch. In the flap sweep
+    /// 762 stretches start so (their resume ended each of them before it was carried out).
     earlier: bool,
 }
 
@@ -148,8 +148,9 @@ struct Window {
 pub(super) struct Scratch {
     lanes: Vec<Lane>,
     timeline: Timeline,
-    /// The queued events of paused processes before the horizon (time, sequence number, node,
-    /// event): `handle` would put each aside until its process resumes, and the stretch does.
+    /// The queued events of paused processes without a lane before the horizon (time, sequence
+    /// number, node, event): `handle` would put each aside until its process resumes, and the
+    /// stretch does.
     aside: Vec<(Nanos, u64, usize, Event)>,
     /// The sequence numbers the commit takes out of the queue.
     removed: Vec<u64>,
@@ -370,9 +371,10 @@ impl World {
     fn stretch(&mut self, scratch: &mut Scratch, n: usize, end: Nanos, max_events: u64) -> Option<(Nanos, bool)> {
         let Scratch { lanes, timeline, aside, removed, windows, previews } = scratch;
         let lanes = &mut lanes[..n];
-        // The first queued event that is neither a lane's waiting timer, nor one a paused
-        // process would put aside (its resume is queued, so the horizon comes before it), nor
-        // the agenda's next event (looked at below).
+        // The first queued event that is neither a lane's waiting timer, nor the resume of a
+        // lane paused now (`Window::earlier`), nor one a paused process without a lane would
+        // put aside (its resume is queued, so the horizon comes before it), nor the agenda's
+        // next event (looked at below).
         let agenda_next = self.agenda.last().map(|&(t, seq, _)| (t, seq));
         let mut horizon = Nanos::MAX;
         aside.clear();
@@ -497,7 +499,8 @@ impl World {
         }
         // The pauses the cut passed are carried out, and the resumes it passed too. No two of
         // their instants may meet, nor a lane's event meet one (their order would be the
-        // queue's) but the paused lane's timer fired at its resume, which comes after it.
+        // queue's) but the paused lane's timer fired at its resume (due in the pause or at the
+        // resume's instant: put aside, and queued again by the resume), which comes after it.
         windows.retain(|w| w.at <= x);
         for w in windows.iter_mut() {
             let polls = &lanes[w.lane].polls;
@@ -683,6 +686,19 @@ impl World {
             lane.snaps.clear();
             count += 1;
         }
+        // A paused node that believes it leads while another does (it lost the Lease in its
+        // pause) takes no lane: the others' stretch runs up to its resume.
+        if lanes[..count].iter().filter(|l| l.leader).count() > 1 {
+            let mut i = 0;
+            while i < count {
+                if lanes[i].leader && lanes[i].paused_until.is_some() {
+                    count -= 1;
+                    lanes.swap(i, count);
+                } else {
+                    i += 1;
+                }
+            }
+        }
         let lanes = &mut lanes[..count];
         if lanes.is_empty() || lanes.iter().filter(|l| l.leader).count() > 1 {
             return None;
@@ -774,11 +790,13 @@ impl World {
         // Its node's pauses (`Window`), in time order.
         let mut pauses = pauses.peekable();
         loop {
-            // A timer due while its node is paused is put aside, and fires at the resume.
+            // A timer due while its node is paused is put aside, and fires at the resume; one
+            // due at the resume's very instant too (armed before the pause, it leaves the
+            // queue first, and the resume queues it again).
             let mut deferred = false;
             while let Some(&(_, until)) = pauses.peek().filter(|&&(at, _)| at <= start.t) {
                 pauses.next();
-                if start.t < until {
+                if start.t <= until {
                     (start, deferred) = (clock.reading(until), true);
                 }
             }
