@@ -214,6 +214,11 @@ impl FrozenJson {
         Some(frozen)
     }
 
+    /// Its fields other than `metadata`, as the compact JSON text of their map.
+    pub fn text(&self) -> &str {
+        &self.rest
+    }
+
     pub fn thaw(&self) -> JsonObject {
         JsonObject {
             metadata: self.metadata.clone(),

@@ -395,7 +395,7 @@ struct ChangeLog {
 
 /// What a create gave its creator, for objects whose tracked fields depend only on `shape`:
 /// a JSON-kept object (an Event, a LeaseCandidate) with no labels or annotations, by its keys and nesting
-/// (`json_shape`); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
+/// (`json_shape`, or `frozen_shape` for an Event kept frozen); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
 /// (manager, time) is the request's.
 #[derive(Clone, Debug)]
 pub(super) struct CreateMemo {
@@ -427,7 +427,7 @@ pub(super) fn push_len(out: &mut String, len: usize) {
 /// Writes the keys and nesting of a JSON object into `out` (each key with its length, then
 /// `{…}` for an object, `n` for null, `v` for any other value): two objects with the same
 /// shape have the same tracked fields.
-fn json_shape(map: &serde_json::Map<String, Value>, out: &mut String) {
+pub(super) fn json_shape(map: &serde_json::Map<String, Value>, out: &mut String) {
     for (key, value) in map {
         push_len(out, key.len());
         out.push_str(key);
@@ -441,6 +441,87 @@ fn json_shape(map: &serde_json::Map<String, Value>, out: &mut String) {
             _ => out.push('v'),
         }
     }
+}
+
+/// [`json_shape`] of a frozen object, read from its text (the compact JSON of a map, as
+/// `serde_json` writes it) without decoding it: `#` (a key `json_shape` never writes), then
+/// each key as written in the text with its length, `{…}` for an object, `n` for null, `v` for
+/// any other value. Two texts with the same shape have the same tracked fields. `None` if the
+/// text is not one map.
+pub(super) fn frozen_shape(text: &str, out: &mut String) -> Option<()> {
+    /// The index after the string that starts at `i`.
+    fn string_end(b: &[u8], i: usize) -> Option<usize> {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let mut j = i + 1;
+        loop {
+            match *b.get(j)? {
+                b'\\' => j += 2,
+                b'"' => return Some(j + 1),
+                _ => j += 1,
+            }
+        }
+    }
+    /// The index of the `,` or `}` after the value that starts at `i` (any value: a string, a
+    /// number, a literal, an array or a map, their strings skipped whole).
+    fn value_end(b: &[u8], i: usize) -> Option<usize> {
+        let (mut j, mut depth) = (i, 0usize);
+        loop {
+            match *b.get(j)? {
+                b'"' => j = string_end(b, j)?,
+                b'[' | b'{' => (j, depth) = (j + 1, depth + 1),
+                b']' | b'}' if depth > 0 => (j, depth) = (j + 1, depth - 1),
+                b',' | b'}' if depth == 0 => return Some(j),
+                b']' => return None,
+                _ => j += 1,
+            }
+        }
+    }
+    /// The map that starts at `i`; returns the index after it.
+    fn map(text: &str, i: usize, out: &mut String) -> Option<usize> {
+        let b = text.as_bytes();
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let mut i = i + 1;
+        if b.get(i) == Some(&b'}') {
+            return Some(i + 1);
+        }
+        loop {
+            let key_end = string_end(b, i)?;
+            let key = &text[i + 1..key_end - 1];
+            push_len(out, key.len());
+            out.push_str(key);
+            i = key_end;
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            i += 1;
+            match *b.get(i)? {
+                b'{' => {
+                    out.push('{');
+                    i = map(text, i, out)?;
+                    out.push('}');
+                }
+                b'n' => {
+                    out.push('n');
+                    i = value_end(b, i)?;
+                }
+                _ => {
+                    out.push('v');
+                    i = value_end(b, i)?;
+                }
+            }
+            match *b.get(i)? {
+                b',' => i += 1,
+                b'}' => return Some(i + 1),
+                _ => return None,
+            }
+        }
+    }
+    out.push('#');
+    (map(text, 0, out)? == text.len()).then_some(())
 }
 
 /// RoleBinding slots by namespace and by the subject they name: a decision then reads the few
@@ -975,6 +1056,10 @@ impl ApiServer {
             Stored::Json(_, json) if json.metadata.labels.is_empty() && json.metadata.annotations.is_empty() => {
                 json_shape(&json.rest, &mut shape)
             }
+            Stored::Frozen(_, frozen)
+                if frozen.metadata.labels.is_empty()
+                    && frozen.metadata.annotations.is_empty()
+                    && frozen_shape(frozen.text(), &mut shape).is_some() => {}
             Stored::Lease(_) | Stored::LeaseCandidate(_) => {
                 let diff = field_diff(None, object);
                 debug_assert!(diff.removed.is_empty(), "a create removes nothing");
@@ -1889,8 +1974,10 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
         Body::JsonKind(body_kind, object) if *body_kind == kind => {
             return Ok((Stored::Json(kind, Arc::clone(object)), Vec::new()));
         }
+        // Kept frozen, as the store keeps it: a recorder's Event is not decoded and frozen
+        // again (`creator_managers` reads its shape from the text).
         Body::Frozen(body_kind, object) if *body_kind == kind => {
-            return Ok((Stored::Json(kind, Arc::new(object.thaw())), Vec::new()));
+            return Ok((Stored::Frozen(kind, Arc::clone(object)), Vec::new()));
         }
         Body::Json(value) => value,
         Body::SharedJson(value) => value,

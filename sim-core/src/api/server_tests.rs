@@ -2020,3 +2020,31 @@ fn a_patch_with_unknown_fields_is_refused_warned_of_or_dropped_as_field_validati
         "{message}"
     );
 }
+
+/// A frozen object's shape read from its text is its tree's (`json_shape`), after a `#`,
+/// whatever its strings hold (escapes, braces, brackets, commas, quotes); a text that is not
+/// one map has none.
+#[test]
+fn a_frozen_objects_shape_is_its_trees() {
+    use super::server::{frozen_shape, json_shape};
+    let cases = [
+        r#"{}"#,
+        r#"{"a": 1}"#,
+        r#"{"involvedObject": {"kind": "Lease", "uid": ""}, "reason": "x", "eventTime": null, "count": 1, "n": {"m": {}}}"#,
+        r#"{"s": "}{],[\"\\", "arr": [1, {"a": [2, "]"]}, "x"], "t": true, "f": false, "neg": -3, "after": {"k": null}}"#,
+        r#"{"ünï": "cödé", "e": ""}"#,
+    ]
+    .map(|text| serde_json::from_str::<Value>(text).expect("JSON"));
+    for case in cases {
+        let Value::Object(map) = case else { unreachable!("a map") };
+        let object = JsonObject { metadata: ObjectMeta::default(), rest: Arc::new(map.clone()) };
+        let frozen = FrozenJson::of(&object).expect("no floats");
+        let (mut from_text, mut from_tree) = (String::new(), String::from("#"));
+        frozen_shape(frozen.text(), &mut from_text).expect("one map");
+        json_shape(&map, &mut from_tree);
+        assert_eq!(from_text, from_tree, "{}", frozen.text());
+    }
+    for bad in ["", "[]", "{\"a\":1", "{\"a\" 1}", "{\"a\":1}x", "{\"a\":]}"] {
+        assert!(frozen_shape(bad, &mut String::new()).is_none(), "{bad}");
+    }
+}
