@@ -58,6 +58,8 @@ fn field_diff_with(live: Option<&Stored>, live_json: Option<&Value>, new: &Store
         (None, Stored::Lease(n)) => lease_diff(None, n),
         (Some(Stored::Lease(l)), Stored::Lease(n)) => lease_diff(Some(l), n),
         (None, Stored::LeaseCandidate(n)) => checked_candidate_diff(None, new, lease_candidate_diff(None, n)),
+        // A create kept frozen (a recorder's Event whose shape no memo holds yet): its tree's diff.
+        (None, Stored::Frozen(kind, n)) => field_diff_with(None, None, &Stored::Json(*kind, Arc::new(n.thaw()))),
         (Some(live @ Stored::LeaseCandidate(l)), Stored::LeaseCandidate(n)) => {
             checked_candidate_diff(Some(live), new, lease_candidate_diff(Some(l), n))
         }
