@@ -215,13 +215,18 @@ impl Lane {
 
     /// The kind of its waiting timer: a leader's next round, a candidate's retry.
     fn timer_kind(&self) -> TimerKind {
-        if self.leader { TimerKind::NextRound } else { TimerKind::Retry }
+        timer_kind(self.leader)
     }
 
     /// Its waiting timer's event, of generation `generation`.
     fn timer_event(&self, incarnation: u32, generation: Generation) -> Event {
         Event::Timer { node: self.node as u32, incarnation, generation, kind: self.timer_kind() }
     }
+}
+
+/// The waiting timer of a node of the quiet cycle: a leader's next round, a candidate's retry.
+fn timer_kind(leader: bool) -> TimerKind {
+    if leader { TimerKind::NextRound } else { TimerKind::Retry }
 }
 
 /// Both readings of `clock` at `r` (what `Process::now` gives at `r.t`).
@@ -627,37 +632,30 @@ impl World {
             if p.state != ProcState::Running {
                 continue;
             }
-            let elector = match p.elector.as_ref() {
-                Some(Elector::Loop(elector)) => Some(elector),
+            let role = match p.elector.as_ref() {
+                Some(Elector::Loop(elector)) => elector.quiet_role(),
                 _ => None,
             };
+            let busy = p.client.is_some()
+                || p.elector_request.is_some()
+                || !p.side_requests.is_empty()
+                || !p.lock.typed_only();
             // A process paused now takes no step before its resume (queued): it has a lane
             // paused from the start ([`Window::earlier`]) when it waits between two requests,
             // its timer queued or put aside; else none, and its events are put aside
             // (`Scratch::aside`) up to its resume, which ends the stretch.
             let mut timer_aside = false;
             if let Some(until) = p.paused_until {
-                let Some((leader, generation)) = elector.and_then(|e| e.quiet_role()) else { continue };
-                let kind = if leader { TimerKind::NextRound } else { TimerKind::Retry };
+                let Some((leader, generation)) = role else { continue };
+                let kind = timer_kind(leader);
                 let own_timer = Event::Timer { node: node as u32, incarnation: p.incarnation, generation, kind };
-                if until <= self.queue.now()
-                    || p.client.is_some()
-                    || p.elector_request.is_some()
-                    || !p.side_requests.is_empty()
-                    || !p.lock.typed_only()
-                    || !(p.deferred.is_empty() || p.deferred[..] == [own_timer])
-                {
+                if until <= self.queue.now() || busy || !(p.deferred.is_empty() || p.deferred[..] == [own_timer]) {
                     continue;
                 }
                 timer_aside = !p.deferred.is_empty();
             }
-            let (leader, generation) = elector?.quiet_role()?;
-            if p.client.is_some()
-                || p.elector_request.is_some()
-                || !p.side_requests.is_empty()
-                || !p.deferred.is_empty() && !timer_aside
-                || !p.lock.typed_only()
-            {
+            let (leader, generation) = role?;
+            if busy || !p.deferred.is_empty() && !timer_aside {
                 return None;
             }
             if count == lanes.len() {
