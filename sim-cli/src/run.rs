@@ -47,11 +47,19 @@ impl RunOutput {
 
 /// The one-line command that replays a run exactly.
 pub fn replay_command(path: &str, seed: u64, overrides: &[String]) -> String {
-    let mut cmd = format!("leasesim run {} --seed {seed}", shell_quote(path));
+    let (head, tail) = replay_around_seed(path, overrides);
+    format!("{head}{seed}{tail}")
+}
+
+/// [`replay_command`] before its seed and after it (a sweep builds the two once a grid point).
+pub fn replay_around_seed(path: &str, overrides: &[String]) -> (String, String) {
+    let head = format!("leasesim run {} --seed ", shell_quote(path));
+    let mut tail = String::new();
     for o in overrides {
-        cmd.push_str(&format!(" --set {}", shell_quote(o)));
+        tail.push_str(" --set ");
+        tail.push_str(&shell_quote(o));
     }
-    cmd
+    (head, tail)
 }
 
 /// `s` as one shell word.
@@ -330,11 +338,9 @@ fn finish(loaded: &LoadedScenario, built: Built, trace: bool, budget: Budget) ->
     })
 }
 
-/// What a sweep keeps of a run: its result, every metric by path, and whether it ran under
-/// `unsafe`.
+/// What a sweep keeps of a run: its result and whether it ran under `unsafe`.
 pub struct RunMetrics {
     pub result: RunResult,
-    pub metric_values: std::collections::BTreeMap<String, f64>,
     pub unsafe_mode: bool,
 }
 
@@ -346,8 +352,7 @@ pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -
     let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events)?;
     let unsafe_mode = spec.unsafe_mode;
     let result = run_cached(loaded, &scenario, spec, estimate.events, false, budget)?;
-    let metric_values = metric_values(&result.metrics);
-    Ok(RunMetrics { result, metric_values, unsafe_mode })
+    Ok(RunMetrics { result, unsafe_mode })
 }
 
 /// What a hunt judges of a run: its result and, when it was traced, the history checks.

@@ -9,9 +9,9 @@ use super::shard::{Shard, ShardRuns};
 use super::spec::{SweepSpec, VARIABLE_METRIC_PREFIX};
 use super::summary::finish;
 use crate::run;
-use crate::run::replay_command;
 use crate::scenario_file::CliError;
 use serde_json::Value;
+use sim_core::metrics::Metrics;
 use sim_core::scenario::did_you_mean;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -62,7 +62,7 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     let loaded = spec.load_point(0)?;
     let out = run::run(&loaded, Some(spec.seeds.0), false)?;
     let mut values = sim_core::scenario::metric_values(&out.result.metrics);
-    let mut columns: Vec<String> = run_metrics(&mut values, &out.result).into_keys().collect();
+    let mut columns: Vec<String> = run_metrics(&mut values, transitions_per_hour(&out.result)).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
@@ -76,15 +76,47 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     Ok(columns)
 }
 
-fn run_metrics(values: &mut BTreeMap<String, f64>, result: &sim_core::world::RunResult) -> BTreeMap<String, f64> {
+/// The sweep's column that is not one of the run's metrics.
+const TRANSITIONS_PER_HOUR: &str = "transitions_per_hour";
+
+fn run_metrics(values: &mut BTreeMap<String, f64>, transitions_per_hour: f64) -> BTreeMap<String, f64> {
     let mut values = std::mem::take(values);
     values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
-    let hours = result.duration as f64 / 3.6e12;
-    values.insert(
-        "transitions_per_hour".into(),
-        if hours > 0.0 { result.metrics.lease_transitions as f64 / hours } else { 0.0 },
-    );
+    values.insert(TRANSITIONS_PER_HOUR.into(), transitions_per_hour);
     values
+}
+
+fn transitions_per_hour(result: &sim_core::world::RunResult) -> f64 {
+    let hours = result.duration as f64 / 3.6e12;
+    if hours > 0.0 { result.metrics.lease_transitions as f64 / hours } else { 0.0 }
+}
+
+/// [`run_metrics`]'s values in the columns' order (`None` where the run has no such metric),
+/// matched to the columns as the walk hands them over, both in their paths' order: no path
+/// copied, no map built. `None` as a whole where the walk strays from that order (a node id
+/// that sorts differently from its paths, a path repeated, a metric the first run did not
+/// have): the map then gives the same values, or names the stray metric.
+fn values_in_columns(columns: &[String], metrics: &Metrics, transitions_per_hour: f64) -> Option<Vec<Option<f64>>> {
+    let mut values = vec![None; columns.len()];
+    let (mut next, mut strayed) = (0, false);
+    sim_core::scenario::visit_metric_values(metrics, |path, value| {
+        if strayed || path.starts_with(VARIABLE_METRIC_PREFIX) {
+            return;
+        }
+        // Columns before this path have no value in this run.
+        while columns.get(next).is_some_and(|c| c.as_str() < path) {
+            next += 1;
+        }
+        if columns.get(next).is_some_and(|c| c == path) && path != TRANSITIONS_PER_HOUR {
+            values[next] = Some(value);
+            next += 1;
+        } else {
+            strayed = true;
+        }
+    });
+    let at = columns.binary_search_by(|c| c.as_str().cmp(TRANSITIONS_PER_HOUR)).ok()?;
+    values[at] = Some(transitions_per_hour);
+    (!strayed).then_some(values)
 }
 
 fn header(spec: &SweepSpec, columns: &[String]) -> String {
@@ -102,10 +134,9 @@ fn header(spec: &SweepSpec, columns: &[String]) -> String {
 fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) -> Result<String, CliError> {
     let (point, seed) = spec.run_of(run);
     let within = |e: CliError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
-    let loaded = spec.load_point_cached(point).map_err(within)?;
+    let cached = spec.load_point_cached(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
-    let mut out = run::run_metrics(&loaded, Some(seed), budget).map_err(within)?;
-    let values = run_metrics(&mut out.metric_values, &out.result);
+    let out = run::run_metrics(&cached.loaded, Some(seed), budget).map_err(within)?;
     let mut line = String::with_capacity(16 * columns.len() + 128);
     let decimal = |n: usize| sim_core::digits::decimal(n as u64, &mut [0; 20]).to_string();
     line.push_str(&decimal(run));
@@ -118,30 +149,47 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     line.push(',');
     line.push_str(sim_core::digits::decimal(seed, &mut [0; 20]));
     line.push_str(if out.unsafe_mode { ",1" } else { ",0" });
+    let (metrics, per_hour) = (&out.result.metrics, transitions_per_hour(&out.result));
+    if let Some(values) = values_in_columns(columns, metrics, per_hour) {
+        for value in values {
+            line.push(',');
+            if let Some(value) = value {
+                push_number(&mut line, value);
+            }
+        }
+    } else {
+        push_values(&mut line, columns, metrics, per_hour).map_err(|key| {
+            err(format!(
+                "run {run} (grid point {point}) has a metric {key:?} the first run did not: a grid axis changes the \
+                 nodes; sweep such scenarios separately"
+            ))
+        })?;
+    }
+    line.push(',');
+    csv::push_field(&mut line, &cached.replay_command(seed));
+    Ok(line)
+}
+
+/// The run's values in the columns' order through [`run_metrics`]'s map, or the first metric
+/// (in key order) the first run did not have.
+fn push_values(line: &mut String, columns: &[String], metrics: &Metrics, per_hour: f64) -> Result<(), String> {
+    let values = run_metrics(&mut sim_core::scenario::metric_values(metrics), per_hour);
     // The columns and the values are both in key order: one walk matches them, and finds a
     // metric the first run did not have (the first such one in key order).
     let mut values = values.iter().peekable();
-    let extra = |key: &str| {
-        err(format!(
-            "run {run} (grid point {point}) has a metric {key:?} the first run did not: a grid axis changes the \
-             nodes; sweep such scenarios separately"
-        ))
-    };
     for column in columns {
         if let Some((key, _)) = values.next_if(|(key, _)| key.as_str() < column.as_str()) {
-            return Err(extra(key));
+            return Err(key.clone());
         }
         line.push(',');
         if let Some((_, &value)) = values.next_if(|(key, _)| *key == column) {
-            push_number(&mut line, value);
+            push_number(line, value);
         }
     }
-    if let Some((key, _)) = values.next() {
-        return Err(extra(key));
+    match values.next() {
+        Some((key, _)) => Err(key.clone()),
+        None => Ok(()),
     }
-    line.push(',');
-    csv::push_field(&mut line, &replay_command(&spec.scenario_path, seed, &loaded.overrides));
-    Ok(line)
 }
 
 /// `value` as `f64`'s `Display` writes it (no exponent, shortest digits that read back), with
@@ -482,6 +530,70 @@ fn run_rows(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A row's values taken as the walk hands them over are the values through the map, where
+    /// the walk keeps to the columns' order; where it does not (node ids "a" and "a-b": the
+    /// paths sort "a-b" first, the walk takes "a" first), the row takes the map's way, and a
+    /// metric the first run did not have is named either way.
+    #[test]
+    fn a_rows_values_in_columns_are_the_maps() {
+        let metrics = |ids: &[&str], nan: bool| {
+            let mut m = Metrics { lease_transitions: 3, dual_leader_seconds: 2.5, ..Default::default() };
+            m.failover_seconds = vec![1.0, 4.0];
+            for (i, id) in ids.iter().enumerate() {
+                let node = sim_core::metrics::NodeMetrics {
+                    acquisitions: i as u64,
+                    acting_leader_seconds: if nan && i == 1 { f64::NAN } else { 10.0 * i as f64 },
+                    ..Default::default()
+                };
+                m.nodes.insert(id.to_string(), node);
+            }
+            m.api_requests_by_verb_status.insert("get 200".into(), 7);
+            m.max_dual_leader_seconds = if nan { f64::NAN } else { 1.25 };
+            m
+        };
+        let columns_of = |m: &Metrics| -> Vec<String> {
+            run_metrics(&mut sim_core::scenario::metric_values(m), 0.5).into_keys().collect()
+        };
+        let by_map = |columns: &[String], m: &Metrics| {
+            let mut line = String::new();
+            push_values(&mut line, columns, m, 0.5).map(|()| line)
+        };
+        let by_walk = |columns: &[String], m: &Metrics| {
+            values_in_columns(columns, m, 0.5).map(|values| {
+                let mut line = String::new();
+                for value in values {
+                    line.push(',');
+                    if let Some(value) = value {
+                        push_number(&mut line, value);
+                    }
+                }
+                line
+            })
+        };
+        let plain = metrics(&["n-0", "n-1", "n-2"], false);
+        let columns = columns_of(&plain);
+        assert_eq!(by_walk(&columns, &plain), Some(by_map(&columns, &plain).unwrap()));
+        // A run with no value for some columns (NaN has no path) leaves them empty.
+        let gaps = metrics(&["n-0", "n-1", "n-2"], true);
+        let line = by_walk(&columns, &gaps).expect("in order");
+        assert_eq!(Ok(line.clone()), by_map(&columns, &gaps));
+        assert!(line.contains(",,"), "{line}");
+        // Out of the columns' order: the map's way.
+        let odd = metrics(&["a", "a-b"], false);
+        let odd_columns = columns_of(&odd);
+        assert_eq!(by_walk(&odd_columns, &odd), None);
+        assert!(by_map(&odd_columns, &odd).is_ok());
+        // A metric the first run did not have: refused by the walk, named by the map.
+        assert_eq!(by_walk(&columns, &metrics(&["n-0", "n-1", "n-2", "n-3"], false)), None);
+        let extra = by_map(&columns, &metrics(&["n-0", "n-1", "n-2", "n-3"], false));
+        assert_eq!(extra, Err("nodes.n-3.acquisitions".to_string()));
+        // Without the per-hour column: refused by the walk too.
+        let without: Vec<String> = columns.iter().filter(|c| *c != TRANSITIONS_PER_HOUR).cloned().collect();
+        assert_eq!(by_walk(&without, &plain), None);
+    }
+
     #[test]
     fn numbers_are_written_as_display_writes_them() {
         let mut values = vec![

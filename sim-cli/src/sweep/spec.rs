@@ -35,6 +35,25 @@ pub const DEFAULT_METRICS: [&str; 6] = [
 /// they cannot be fixed columns; `api_requests` keeps the total.
 pub(super) const VARIABLE_METRIC_PREFIX: &str = "api_requests_by_verb_status.";
 
+/// A grid point as each of its runs needs it: its scenario loaded, and the replay command of
+/// its runs on either side of the seed ([`crate::run::replay_around_seed`]).
+pub(super) struct Point {
+    pub(super) loaded: scenario_file::LoadedScenario,
+    replay: (String, String),
+}
+
+impl Point {
+    /// `leasesim run <file> --seed <seed> --set …`, as [`crate::run::replay_command`] writes it.
+    pub(super) fn replay_command(&self, seed: u64) -> String {
+        let (head, tail) = &self.replay;
+        let mut cmd = String::with_capacity(head.len() + 20 + tail.len());
+        cmd.push_str(head);
+        cmd.push_str(sim_core::digits::decimal(seed, &mut [0; 20]));
+        cmd.push_str(tail);
+        cmd
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct AxisValue {
     /// The right-hand side of the override, exactly as `--set` takes it (`8s`, `150000`).
@@ -517,19 +536,22 @@ impl SweepSpec {
     /// point (runs are numbered point by point, and each job takes a contiguous range): the
     /// parse cost as much as a tenth of a short run. The cache is keyed by everything the load
     /// reads, so a different sweep in the same process never sees another's scenario.
-    pub(super) fn load_point_cached(&self, point: usize) -> Result<Rc<scenario_file::LoadedScenario>, CliError> {
+    /// Its runs' replay commands are built around the seed once, too.
+    pub(super) fn load_point_cached(&self, point: usize) -> Result<Rc<Point>, CliError> {
         type Key = (String, String, Vec<String>);
         thread_local! {
-            static LAST: RefCell<Option<(Key, Rc<scenario_file::LoadedScenario>)>> = const { RefCell::new(None) };
+            static LAST: RefCell<Option<(Key, Rc<Point>)>> = const { RefCell::new(None) };
         }
-        let key: Key = (self.scenario_path.clone(), self.scenario_source.clone(), self.overrides(point));
-        if let Some(hit) = LAST.with_borrow(|last| last.as_ref().filter(|(k, _)| *k == key).map(|(_, l)| Rc::clone(l)))
-        {
+        let overrides = self.overrides(point);
+        let same = |k: &Key| k.0 == self.scenario_path && k.1 == self.scenario_source && k.2 == overrides;
+        if let Some(hit) = LAST.with_borrow(|last| last.as_ref().filter(|(k, _)| same(k)).map(|(_, p)| Rc::clone(p))) {
             return Ok(hit);
         }
-        let loaded = Rc::new(scenario_file::load(&key.0, &key.1, &key.2)?);
-        LAST.set(Some((key, Rc::clone(&loaded))));
-        Ok(loaded)
+        let loaded = scenario_file::load(&self.scenario_path, &self.scenario_source, &overrides)?;
+        let replay = crate::run::replay_around_seed(&self.scenario_path, &loaded.overrides);
+        let point = Rc::new(Point { loaded, replay });
+        LAST.set(Some(((self.scenario_path.clone(), self.scenario_source.clone(), overrides), Rc::clone(&point))));
+        Ok(point)
     }
 
     /// Checks every axis path and every grid point before anything runs or is written.

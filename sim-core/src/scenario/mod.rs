@@ -20,7 +20,7 @@ mod values;
 
 pub use doc::*;
 pub use keys::{did_you_mean, edit_distance, known_keys, unknown_word};
-pub use values::metric_values;
+pub use values::{metric_values, visit_metric_values};
 
 /// A whole scenario file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -17,8 +17,18 @@ pub fn metric_values(metrics: &crate::metrics::Metrics) -> BTreeMap<String, f64>
 
 /// The values in the order walked, which is their paths' order (see `metric_values`).
 fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
+    let mut out = Vec::with_capacity(48 + 24 * metrics.nodes.len());
+    visit_metric_values(metrics, |path, value| out.push((path.to_string(), value)));
+    out
+}
+
+/// Each of [`metric_values`]'s entries handed to `visit` as it is walked, path and value, in
+/// the walk's order (its paths' order but where a node id sorts differently from its paths,
+/// and where a later entry repeats a path: the map keeps the later), with no path allocated.
+/// A sweep's row takes its values this way, straight into its columns.
+pub fn visit_metric_values(metrics: &crate::metrics::Metrics, visit: impl FnMut(&str, f64)) {
     use crate::metrics::RequestCounts;
-    let mut w = Walk { path: String::with_capacity(96), out: Vec::with_capacity(48 + 24 * metrics.nodes.len()) };
+    let mut w = Walk { path: String::with_capacity(96), visit };
     let m = metrics;
     // Walked in the paths' order (the map is built by a sort, which finds a sorted list
     // sorted in one pass; a node id that sorts differently from its paths, "a" beside "a-b",
@@ -31,7 +41,7 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
         }
     });
     // Whole-run sums of the reconcilers' evidence (each node's is under `nodes.<id>.`).
-    w.out.push(("conflicts".into(), sum(|n| n.conflicts)));
+    w.put("conflicts", sum(|n| n.conflicts));
     w.number("dual_leader_seconds", m.dual_leader_seconds);
     w.number("dual_leader_windows", m.dual_leader_windows as f64);
     w.array("failover_seconds", &m.failover_seconds);
@@ -55,7 +65,7 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
     });
     w.number("leases_never_elected", m.leases_never_elected as f64);
     w.number("max_dual_leader_seconds", m.max_dual_leader_seconds);
-    let counts = |w: &mut Walk, name: &str, c: &RequestCounts| {
+    let counts = |w: &mut Walk<_>, name: &str, c: &RequestCounts| {
         w.object(name, |w| {
             for (verb, n) in [
                 ("apply", c.apply),
@@ -89,21 +99,19 @@ fn walk(metrics: &crate::metrics::Metrics) -> Vec<(String, f64)> {
             });
         }
     });
-    let mut out = w.out;
-    out.push(("overwrites".into(), sum(|n| n.overwrites)));
-    out.push(("split_brain_writes".into(), sum(|n| n.split_brain_writes)));
-    out.push(("transitions".into(), metrics.lease_transitions as f64));
-    out.push(("work_not_holder_seconds".into(), metrics.work_not_holder_seconds));
-    out
+    w.put("overwrites", sum(|n| n.overwrites));
+    w.put("split_brain_writes", sum(|n| n.split_brain_writes));
+    w.put("transitions", metrics.lease_transitions as f64);
+    w.put("work_not_holder_seconds", metrics.work_not_holder_seconds);
 }
 
-/// The path being walked (in one growing buffer) and the values found so far.
-struct Walk {
+/// The path being walked (in one growing buffer) and where each value found goes.
+struct Walk<F> {
     path: String,
-    out: Vec<(String, f64)>,
+    visit: F,
 }
 
-impl Walk {
+impl<F: FnMut(&str, f64)> Walk<F> {
     fn enter(&mut self, key: &str) -> usize {
         let len = self.path.len();
         if len > 0 {
@@ -117,13 +125,18 @@ impl Walk {
     /// such a value has no path.
     fn number(&mut self, key: &str, value: f64) {
         if value.is_finite() {
-            let len = self.enter(key);
-            self.out.push((self.path.clone(), value));
-            self.path.truncate(len);
+            self.put(key, value);
         }
     }
 
-    fn object(&mut self, key: &str, body: impl FnOnce(&mut Walk)) {
+    /// A value at `key`, whatever it is.
+    fn put(&mut self, key: &str, value: f64) {
+        let len = self.enter(key);
+        (self.visit)(&self.path, value);
+        self.path.truncate(len);
+    }
+
+    fn object(&mut self, key: &str, body: impl FnOnce(&mut Self)) {
         let len = self.enter(key);
         body(self);
         self.path.truncate(len);
@@ -141,9 +154,7 @@ impl Walk {
         self.object(key, |w| {
             // Pushed whatever their value, as the JSON walk does (a sum can overflow to infinity).
             for (name, v) in [("count", count as f64), ("max", max), ("mean", mean)] {
-                let len = w.enter(name);
-                w.out.push((w.path.clone(), v));
-                w.path.truncate(len);
+                w.put(name, v);
             }
         });
     }
