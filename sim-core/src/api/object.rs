@@ -188,13 +188,41 @@ pub(crate) enum Stored {
 /// A read decodes it again ([`FrozenJson::thaw`]): the same map, key for key and in order, since
 /// only maps with no floating-point number are frozen (integers and strings round-trip through
 /// the text exactly; a float might move in its last bit).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct FrozenJson {
     pub metadata: ObjectMeta,
     rest: Box<str>,
+    /// The text's shape (the server's `frozen_shape`), where its writer knew it without
+    /// reading the text: a recorder's Event, whose keys never change.
+    shape: Option<&'static str>,
+}
+
+/// Equal objects: the shape follows from the text.
+impl PartialEq for FrozenJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.metadata == other.metadata && self.rest == other.rest
+    }
 }
 
 impl FrozenJson {
+    /// An object frozen from its text, written by hand: `rest` must be what [`FrozenJson::of`]
+    /// writes for the map it decodes to (compact JSON, keys in order, no floating-point
+    /// number), and `shape` its shape (checked in debug builds).
+    pub(crate) fn from_text(metadata: ObjectMeta, rest: String, shape: &'static str) -> FrozenJson {
+        let frozen = FrozenJson { metadata, rest: rest.into_boxed_str(), shape: Some(shape) };
+        debug_assert_eq!(
+            FrozenJson::of(&frozen.thaw()).as_ref().map(FrozenJson::text),
+            Some(frozen.text()),
+            "the text is the map's as `of` writes it"
+        );
+        frozen
+    }
+
+    /// The shape its writer gave it (see [`FrozenJson::from_text`]).
+    pub(crate) fn shape(&self) -> Option<&'static str> {
+        self.shape
+    }
+
     /// `object` frozen, or `None` if a field holds a floating-point number.
     pub fn of(object: &JsonObject) -> Option<FrozenJson> {
         fn exact(v: &Value) -> bool {
@@ -209,7 +237,7 @@ impl FrozenJson {
             return None;
         }
         let rest = serde_json::to_string(&object.rest).expect("a map of JSON values serialises").into_boxed_str();
-        let frozen = FrozenJson { metadata: object.metadata.clone(), rest };
+        let frozen = FrozenJson { metadata: object.metadata.clone(), rest, shape: None };
         debug_assert!(frozen.thaw() == *object, "a frozen object thaws to itself");
         Some(frozen)
     }

@@ -1061,7 +1061,19 @@ impl ApiServer {
             Stored::Frozen(_, frozen)
                 if frozen.metadata.labels.is_empty()
                     && frozen.metadata.annotations.is_empty()
-                    && frozen_shape(frozen.text(), &mut shape).is_some() => {}
+                    && match frozen.shape() {
+                        Some(known) => {
+                            debug_assert_eq!(
+                                frozen_shape(frozen.text(), &mut shape).map(|()| shape.as_str()),
+                                Some(known),
+                                "the shape its writer gave is its text's"
+                            );
+                            shape.clear();
+                            shape.push_str(known);
+                            true
+                        }
+                        None => frozen_shape(frozen.text(), &mut shape).is_some(),
+                    } => {}
             Stored::Lease(_) | Stored::LeaseCandidate(_) => {
                 let diff = field_diff(None, object);
                 debug_assert!(diff.removed.is_empty(), "a create removes nothing");
