@@ -150,14 +150,26 @@ pub fn prepare(
     trace: bool,
     max_events: u64,
 ) -> Result<(Prepared, World), CliError> {
-    let prepared = check(loaded, seed, trace, max_events)?;
+    let prepared = check(loaded, seed, trace, max_events, None)?;
     let Prepared { scenario, spec, .. } = &prepared;
     let world = World::new(spec.clone()).map_err(|m| setup_error(loaded, scenario, spec, &m))?;
     Ok((prepared, world))
 }
 
 /// Everything `prepare` checks before it builds the world, in its order.
-fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Prepared, CliError> {
+/// A scenario's world spec at one seed, kept for its next seeds (see [`check`]).
+pub type SpecTemplate = std::cell::RefCell<Option<sim_core::model::WorldSpec>>;
+
+/// `template`, when given, holds the scenario's spec at an earlier seed (or is filled with this
+/// one's): the spec is then built from it, drawing again only what the seed draws
+/// (`Scenario::to_world_spec_from`), the same spec at a fraction of the cost.
+fn check(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+    trace: bool,
+    max_events: u64,
+    template: Option<&SpecTemplate>,
+) -> Result<Prepared, CliError> {
     let mut scenario = loaded.scenario.clone();
     if let Some(s) = seed {
         scenario.seed = s;
@@ -176,7 +188,18 @@ fn check(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u6
         })?;
     }
     // The nodes first: expectations name metrics of nodes that must exist.
-    let mut spec = scenario.to_world_spec(trace).map_err(|e| scenario_error(loaded, &e))?;
+    // A cluster dump is read again for each run: its spec is built afresh too.
+    let template = template.filter(|_| scenario.from_cluster.is_none());
+    let from_template =
+        template.and_then(|t| t.borrow().as_ref().filter(|t| t.trace == trace).map(|t| scenario.to_world_spec_from(t)));
+    let built = from_template.unwrap_or_else(|| {
+        let built = scenario.to_world_spec(trace);
+        if let (Some(t), Ok(spec)) = (template, &built) {
+            *t.borrow_mut() = Some(spec.clone());
+        }
+        built
+    });
+    let mut spec = built.map_err(|e| scenario_error(loaded, &e))?;
     spec.skip_quiet = skip_quiet();
     let expectations = parse_expectations(loaded)?;
     let estimate = spec.estimate();
@@ -286,7 +309,7 @@ struct Built {
 }
 
 fn build(loaded: &LoadedScenario, seed: Option<u64>, trace: bool, max_events: u64) -> Result<Built, CliError> {
-    let Prepared { scenario, spec, expectations, estimate } = check(loaded, seed, trace, max_events)?;
+    let Prepared { scenario, spec, expectations, estimate } = check(loaded, seed, trace, max_events, None)?;
     let subtitle = crate::report::subtitle_from_spec(&spec);
     let spec_unsafe = spec.unsafe_mode;
     let lease_groups = crate::report::lease_groups_from_spec(&spec);
@@ -348,8 +371,14 @@ pub struct RunMetrics {
 /// none of what only `run`'s files read (the effective scenario as JSON, plot titles, the replay
 /// command, the expectations' verdicts), and the world spec is moved into the world, not copied.
 /// Per run of a 500-run sweep that was a tenth of the time outside the event loop.
-pub fn run_metrics(loaded: &LoadedScenario, seed: Option<u64>, budget: Budget) -> Result<RunMetrics, CliError> {
-    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events)?;
+/// `template` carries the scenario's spec from one seed to the next (see [`check`]).
+pub fn run_metrics(
+    loaded: &LoadedScenario,
+    seed: Option<u64>,
+    budget: Budget,
+    template: &SpecTemplate,
+) -> Result<RunMetrics, CliError> {
+    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, false, budget.max_events, Some(template))?;
     let unsafe_mode = spec.unsafe_mode;
     let result = run_cached(loaded, &scenario, spec, estimate.events, false, budget)?;
     Ok(RunMetrics { result, unsafe_mode })
@@ -367,7 +396,7 @@ pub struct RunJudged {
 /// more than half of each run's time.
 pub fn run_judged(loaded: &LoadedScenario, seed: Option<u64>, trace: bool) -> Result<RunJudged, CliError> {
     let budget = Budget::default_budget();
-    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, trace, budget.max_events)?;
+    let Prepared { scenario, spec, estimate, .. } = check(loaded, seed, trace, budget.max_events, None)?;
     let result = run_cached(loaded, &scenario, spec, estimate.events, trace, budget)?;
     let history = check_history(&result, trace);
     Ok(RunJudged { result, history })

@@ -567,3 +567,35 @@ fn quiet_stretches_move_no_output_byte() {
         }
     }
 }
+
+/// A sweep builds a grid point's world spec once and, for its other seeds, draws again only
+/// what the seed draws (`Scenario::to_world_spec_from`): for every shipped scenario, as it is
+/// and with every node's clock offset, drift and start drawn, that spec is the one built
+/// afresh at each seed.
+#[test]
+fn a_spec_drawn_again_for_another_seed_is_the_one_built_afresh() {
+    let drawn = [
+        "defaults.clock.offset_seconds_dist={ uniform = [-2, 2] }",
+        "defaults.clock.drift_ppm_dist={ normal = [0, 300000] }",
+        "defaults.start_at={ uniform = [\"0s\", \"3s\"] }",
+    ];
+    let (mut compared, mut drawn_compared) = (0, 0);
+    for file in shipped() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let name = file.to_str().unwrap();
+        for sets in [&[][..], &drawn[..]] {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let Ok(loaded) = sim_cli::scenario_file::load(name, &text, &sets) else { continue };
+            let mut scenario = loaded.scenario.clone();
+            scenario.seed = 1;
+            let Ok(template) = scenario.to_world_spec(false) else { continue };
+            for seed in 2..=6 {
+                scenario.seed = seed;
+                assert_eq!(scenario.to_world_spec_from(&template), scenario.to_world_spec(false), "{name} {sets:?}");
+                compared += 1;
+                drawn_compared += usize::from(!sets.is_empty());
+            }
+        }
+    }
+    assert!(compared >= 100 && drawn_compared >= 50, "{compared} compared, {drawn_compared} with draws");
+}

@@ -136,7 +136,7 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     let within = |e: CliError| err(format!("run {run}, {} seed {seed}: {e}", spec.describe_point(point)));
     let cached = spec.load_point_cached(point).map_err(within)?;
     let budget = run::Budget { max_events, progress: None };
-    let out = run::run_metrics(&cached.loaded, Some(seed), budget).map_err(within)?;
+    let out = run::run_metrics(&cached.loaded, Some(seed), budget, &cached.spec).map_err(within)?;
     let mut line = String::with_capacity(16 * columns.len() + 128);
     let decimal = |n: usize| sim_core::digits::decimal(n as u64, &mut [0; 20]).to_string();
     line.push_str(&decimal(run));

@@ -35,11 +35,13 @@ pub const DEFAULT_METRICS: [&str; 6] = [
 /// they cannot be fixed columns; `api_requests` keeps the total.
 pub(super) const VARIABLE_METRIC_PREFIX: &str = "api_requests_by_verb_status.";
 
-/// A grid point as each of its runs needs it: its scenario loaded, and the replay command of
-/// its runs on either side of the seed ([`crate::run::replay_around_seed`]).
+/// A grid point as each of its runs needs it: its scenario loaded, the replay command of its
+/// runs on either side of the seed ([`crate::run::replay_around_seed`]), its world spec.
 pub(super) struct Point {
     pub(super) loaded: scenario_file::LoadedScenario,
     replay: (String, String),
+    /// Its world spec at the first seed run, for the next seeds (`run::check`).
+    pub(super) spec: crate::run::SpecTemplate,
 }
 
 impl Point {
@@ -549,7 +551,7 @@ impl SweepSpec {
         }
         let loaded = scenario_file::load(&self.scenario_path, &self.scenario_source, &overrides)?;
         let replay = crate::run::replay_around_seed(&self.scenario_path, &loaded.overrides);
-        let point = Rc::new(Point { loaded, replay });
+        let point = Rc::new(Point { loaded, replay, spec: Default::default() });
         LAST.set(Some(((self.scenario_path.clone(), self.scenario_source.clone(), overrides), Rc::clone(&point))));
         Ok(point)
     }

@@ -190,6 +190,44 @@ impl Scenario {
         self.nodes.iter().enumerate().map(|(i, n)| n.identity.clone().unwrap_or_else(|| format!("node-{i}"))).collect()
     }
 
+    /// [`Scenario::to_world_spec`] at this scenario's seed, built from `template`: this
+    /// scenario's spec at another seed (a sweep builds it once for a grid point's seeds). What
+    /// the seed draws — each node's clock (its offset and drift where a distribution gives them)
+    /// and start — is drawn again and checked as `to_world_spec` checks it; nothing else
+    /// depends on the seed. The same spec, or the same error, as `to_world_spec` gives (debug
+    /// builds, every test among them, compare the two).
+    pub fn to_world_spec_from(&self, template: &WorldSpec) -> Result<WorldSpec, ScenarioError> {
+        let mut spec = template.clone();
+        spec.seed = self.seed;
+        let identities = self.identities();
+        let drawn = (|| {
+            for (i, doc) in self.nodes.iter().enumerate() {
+                spec.nodes[i].clock = std::sync::Arc::new(self.node_clock(i, doc, &identities[i])?);
+                spec.nodes[i].start_at = self.node_start_at(i, doc, &identities[i])?;
+            }
+            share_clocks_and_links(&mut spec.nodes);
+            self.check_nodes_wall_reach(spec.epoch, &spec.nodes)
+        })();
+        let spec = drawn.map(|()| spec);
+        debug_assert_eq!(spec, self.to_world_spec(template.trace), "a spec built from another seed's is built afresh");
+        spec
+    }
+
+    /// Each node's clock within the wall-clock years a run can show, named by the key that set it.
+    fn check_nodes_wall_reach(&self, epoch: i64, nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
+        for (i, n) in nodes.iter().enumerate() {
+            let path = if self.nodes[i].clock.is_some() || self.defaults.clock.is_none() {
+                vec!["nodes".to_string(), i.to_string(), "clock".to_string()]
+            } else {
+                vec!["defaults".to_string(), "clock".to_string()]
+            };
+            let path: Vec<&str> = path.iter().map(String::as_str).collect();
+            let path = if n.clock.offset_ns == 0 && n.clock.steps.is_empty() { vec!["epoch"] } else { path };
+            check_wall_reach(epoch, self.duration.0, &n.clock, &path)?;
+        }
+        Ok(())
+    }
+
     /// Builds the runtime spec. `trace` turns the event trace on.
     pub fn to_world_spec(&self, trace: bool) -> Result<WorldSpec, ScenarioError> {
         if self.duration.0 == 0 {
@@ -588,16 +626,7 @@ impl Scenario {
                 }
             }
         };
-        for (i, n) in nodes.iter().enumerate() {
-            let path = if self.nodes[i].clock.is_some() || self.defaults.clock.is_none() {
-                vec!["nodes".to_string(), i.to_string(), "clock".to_string()]
-            } else {
-                vec!["defaults".to_string(), "clock".to_string()]
-            };
-            let path: Vec<&str> = path.iter().map(String::as_str).collect();
-            let path = if n.clock.offset_ns == 0 && n.clock.steps.is_empty() { vec!["epoch"] } else { path };
-            check_wall_reach(epoch, self.duration.0, &n.clock, &path)?;
-        }
+        self.check_nodes_wall_reach(epoch, &nodes)?;
         check_wall_reach(epoch, self.duration.0, &server_clock, &["server", "clock"])?;
         let spec = WorldSpec {
             seed: self.seed,

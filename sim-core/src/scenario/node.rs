@@ -11,8 +11,121 @@ use crate::elector::{AfterLost, Algorithm, ElectorConfig, default_request_timeou
 use crate::model::{ActionOp, FieldManager, NodeSpec, ReconcileMode, ReconcilerSpec, ScriptedAction};
 use crate::net::{DirectionSpec, LinkSpec};
 use crate::rng::ComponentRng;
+use crate::time::Nanos;
 
 impl Scenario {
+    /// A node's clock: `[defaults]` overridden key by key, its offset and drift drawn from the
+    /// node's own stream of the seed where a distribution gives them, every key checked.
+    pub(super) fn node_clock(&self, i: usize, doc: &NodeDoc, identity: &str) -> Result<ClockSpec, ScenarioError> {
+        let d = &self.defaults;
+        let idx = i.to_string();
+        let perr = |k: &'static str, m: String| ScenarioError {
+            path: vec!["nodes".into(), idx.clone(), k.into()],
+            message: m,
+        };
+        let dc = d.clock.clone().unwrap_or_default();
+        let nc = doc.clock.clone().unwrap_or_default();
+        let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/clock"));
+        let offset_ns =
+            match (nc.offset.or(dc.offset), nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref())) {
+                (Some(o), _) => o.0,
+                (None, Some(dist)) => (dist.sample(&mut rng) * 1e9).round() as i64,
+                (None, None) => 0,
+            };
+        for dist in [
+            nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref()),
+            nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            match *dist {
+                NumberDist::Normal([_, std]) if !(std >= 0.0 && std.is_finite()) => {
+                    return Err(perr(
+                        "clock",
+                        format!("normal distribution standard deviation {std} must be a finite number >= 0"),
+                    ));
+                }
+                NumberDist::Uniform([a, b]) if !(a <= b && a.is_finite() && b.is_finite()) => {
+                    return Err(perr(
+                        "clock",
+                        format!("uniform distribution [{a}, {b}] needs finite bounds with the first <= the second"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let drift_ppm = match (nc.drift_ppm.or(dc.drift_ppm), nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()))
+        {
+            (Some(v), _) => v,
+            (None, Some(dist)) => dist.sample(&mut rng),
+            (None, None) => 0.0,
+        };
+        // A drawn drift is kept within the bounds (a normal distribution's far tail would
+        // otherwise make a rare seed fail); a given one must be within them.
+        let drawn = nc.drift_ppm.or(dc.drift_ppm).is_none();
+        let drift_ppm = if drawn { drift_ppm.clamp(MIN_DRIFT_PPM, MAX_DRIFT_PPM) } else { drift_ppm };
+        if !drift_ppm.is_finite() || !(MIN_DRIFT_PPM..=MAX_DRIFT_PPM).contains(&drift_ppm) {
+            return Err(perr(
+                "clock",
+                format!(
+                    "drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}: a clock's rate must stay \
+                     between 0.1× and 10× true time (a clock cannot stop, and a faster one multiplies every \
+                     timer's events)"
+                ),
+            ));
+        }
+        let steps = nc.steps.or(dc.steps).unwrap_or_default();
+        for (k, s) in steps.iter().enumerate() {
+            if s.at.0 > self.duration.0 {
+                return Err(ScenarioError {
+                    path: vec!["nodes".into(), idx.clone(), "clock".into(), "steps".into(), k.to_string(), "at".into()],
+                    message: "is beyond the run's duration".into(),
+                });
+            }
+        }
+        let clock = ClockSpec {
+            offset_ns,
+            drift_ppb: (drift_ppm * 1000.0).round() as i64,
+            steps: steps.iter().map(|s| ClockStep { at: s.at.0, delta_ns: s.delta.0 }).collect(),
+            wander: nc.wander.or(dc.wander).map(|w| Wander {
+                amplitude_ns: w.amplitude.0 as i64,
+                period_ns: w.period.0,
+                phase_rad: w.phase,
+            }),
+        };
+        crate::clock::NodeClock::new(clock.clone(), 0).map_err(|m| perr("clock", m))?;
+        Ok(clock)
+    }
+
+    /// When a node starts: given, or drawn from the node's own stream of the seed.
+    pub(super) fn node_start_at(&self, i: usize, doc: &NodeDoc, identity: &str) -> Result<Nanos, ScenarioError> {
+        let perr = |k: &'static str, m: String| ScenarioError {
+            path: vec!["nodes".into(), i.to_string(), k.into()],
+            message: m,
+        };
+        Ok(match doc.start_at.clone().or_else(|| self.defaults.start_at.clone()) {
+            None => 0,
+            Some(DurationDistDoc::Fixed(d)) => {
+                if d.0 > self.duration.0 {
+                    return Err(perr("start_at", "is beyond the run's duration".into()));
+                }
+                d.0
+            }
+            // Drawn per seed from the node's own stream; a draw past the end means the node
+            // never starts in this run.
+            Some(dist) => {
+                if let DurationDistDoc::Shaped(DurationShape::Uniform([a, b])) = &dist
+                    && a.0 > b.0
+                {
+                    return Err(perr("start_at", "uniform bounds must be in order (the first ≤ the second)".into()));
+                }
+                let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/start_at"));
+                dist.to_dist().sample(&mut rng)
+            }
+        })
+    }
+
     pub(super) fn node_spec(
         &self,
         i: usize,
@@ -212,79 +325,7 @@ impl Scenario {
                 perr(e.key.name(), format!("{} refuses this configuration: \"{}\"{advice}", library.refuser, e.message))
             })?;
         }
-        // Clock: defaults overridden key by key.
-        let dc = d.clock.clone().unwrap_or_default();
-        let nc = doc.clock.clone().unwrap_or_default();
-        let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/clock"));
-        let offset_ns =
-            match (nc.offset.or(dc.offset), nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref())) {
-                (Some(o), _) => o.0,
-                (None, Some(dist)) => (dist.sample(&mut rng) * 1e9).round() as i64,
-                (None, None) => 0,
-            };
-        for dist in [
-            nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref()),
-            nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            match *dist {
-                NumberDist::Normal([_, std]) if !(std >= 0.0 && std.is_finite()) => {
-                    return Err(perr(
-                        "clock",
-                        format!("normal distribution standard deviation {std} must be a finite number >= 0"),
-                    ));
-                }
-                NumberDist::Uniform([a, b]) if !(a <= b && a.is_finite() && b.is_finite()) => {
-                    return Err(perr(
-                        "clock",
-                        format!("uniform distribution [{a}, {b}] needs finite bounds with the first <= the second"),
-                    ));
-                }
-                _ => {}
-            }
-        }
-        let drift_ppm = match (nc.drift_ppm.or(dc.drift_ppm), nc.drift_ppm_dist.as_ref().or(dc.drift_ppm_dist.as_ref()))
-        {
-            (Some(v), _) => v,
-            (None, Some(dist)) => dist.sample(&mut rng),
-            (None, None) => 0.0,
-        };
-        // A drawn drift is kept within the bounds (a normal distribution's far tail would
-        // otherwise make a rare seed fail); a given one must be within them.
-        let drawn = nc.drift_ppm.or(dc.drift_ppm).is_none();
-        let drift_ppm = if drawn { drift_ppm.clamp(MIN_DRIFT_PPM, MAX_DRIFT_PPM) } else { drift_ppm };
-        if !drift_ppm.is_finite() || !(MIN_DRIFT_PPM..=MAX_DRIFT_PPM).contains(&drift_ppm) {
-            return Err(perr(
-                "clock",
-                format!(
-                    "drift_ppm {drift_ppm} is outside {MIN_DRIFT_PPM} to {MAX_DRIFT_PPM}: a clock's rate must stay \
-                     between 0.1× and 10× true time (a clock cannot stop, and a faster one multiplies every \
-                     timer's events)"
-                ),
-            ));
-        }
-        let steps = nc.steps.or(dc.steps).unwrap_or_default();
-        for (k, s) in steps.iter().enumerate() {
-            if s.at.0 > self.duration.0 {
-                return Err(ScenarioError {
-                    path: vec!["nodes".into(), idx.clone(), "clock".into(), "steps".into(), k.to_string(), "at".into()],
-                    message: "is beyond the run's duration".into(),
-                });
-            }
-        }
-        let clock = ClockSpec {
-            offset_ns,
-            drift_ppb: (drift_ppm * 1000.0).round() as i64,
-            steps: steps.iter().map(|s| ClockStep { at: s.at.0, delta_ns: s.delta.0 }).collect(),
-            wander: nc.wander.or(dc.wander).map(|w| Wander {
-                amplitude_ns: w.amplitude.0 as i64,
-                period_ns: w.period.0,
-                phase_rad: w.phase,
-            }),
-        };
-        crate::clock::NodeClock::new(clock.clone(), 0).map_err(|m| perr("clock", m))?;
+        let clock = self.node_clock(i, doc, identity)?;
         // Network.
         let dn = d.network.clone().unwrap_or_default();
         let nn = doc.network.clone().unwrap_or_default();
@@ -380,26 +421,7 @@ impl Scenario {
             Some(u) => user_named(self, &u, &self.identities(), namespace),
             None => User::service_account(namespace, identity),
         });
-        let start_at = match pick!(start_at) {
-            None => 0,
-            Some(DurationDistDoc::Fixed(d)) => {
-                if d.0 > self.duration.0 {
-                    return Err(perr("start_at", "is beyond the run's duration".into()));
-                }
-                d.0
-            }
-            // Drawn per seed from the node's own stream; a draw past the end means the node
-            // never starts in this run.
-            Some(dist) => {
-                if let DurationDistDoc::Shaped(DurationShape::Uniform([a, b])) = &dist
-                    && a.0 > b.0
-                {
-                    return Err(perr("start_at", "uniform bounds must be in order (the first ≤ the second)".into()));
-                }
-                let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/start_at"));
-                dist.to_dist().sample(&mut rng)
-            }
-        };
+        let start_at = self.node_start_at(i, doc, identity)?;
         let healthz = match pick!(healthz) {
             None => None,
             Some(h) => {
