@@ -8,7 +8,6 @@
 //! Lookups go through a hash map, but nothing iterates it: the order of interning is the order of
 //! first use, which is deterministic.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// An interned string of one run's [`Symbols`].
@@ -27,7 +26,7 @@ impl Sym {
 #[derive(Clone, Debug, Default)]
 pub struct Symbols {
     names: Vec<Arc<str>>,
-    index: HashMap<Arc<str>, Sym>,
+    index: crate::FastMap<Arc<str>, Sym>,
 }
 
 impl Symbols {

@@ -24,7 +24,6 @@ use super::types::{ConfigMap, Kind, Lease, LeaseCandidate, Namespace, ObjectMeta
 use super::validation::{validate_name, validate_object, validate_update};
 use crate::sym::{Sym, Symbols};
 use crate::time::Nanos;
-use std::collections::{HashMap, HashSet};
 
 /// One handled request, when auditing is on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -312,9 +311,9 @@ pub struct ApiServer {
     pub(crate) users: Vec<Arc<User>>,
     /// Each caller's number, keyed by the same allocation as `users` holds (a fleet has one
     /// caller per elector: one copy of its name and groups, not two).
-    user_ids: HashMap<Arc<User>, UserId>,
+    user_ids: crate::FastMap<Arc<User>, UserId>,
     /// Every distinct list of groups among `users`, each kept once.
-    group_lists: HashSet<Arc<[String]>>,
+    group_lists: crate::FastSet<Arc<[String]>>,
     /// The managers of every object that has none (a ServiceAccount with a name only: one per
     /// elector of a fleet), shared.
     no_managers: Arc<Vec<ManagerState>>,
@@ -529,14 +528,14 @@ pub(super) fn frozen_shape(text: &str, out: &mut String) -> Option<()> {
 /// RoleBinding slots by namespace and by the subject they name: a decision then reads the few
 /// bindings that can name its caller instead of every binding of the namespace, which with a
 /// RoleBinding per elector was a scan over the whole fleet for every caller's first request.
-type SubjectIndex = HashMap<String, NamespaceSubjects>;
+type SubjectIndex = crate::FastMap<String, NamespaceSubjects>;
 
 #[derive(Clone, Debug, Default)]
 struct NamespaceSubjects {
     /// By the user name a subject matches (a ServiceAccount as the user
     /// `system:serviceaccount:<ns>:<name>` it authenticates as).
-    users: HashMap<String, Vec<usize>>,
-    groups: HashMap<String, Vec<usize>>,
+    users: crate::FastMap<String, Vec<usize>>,
+    groups: crate::FastMap<String, Vec<usize>>,
 }
 
 /// `ApiServer::found_slots`: atomics (relaxed loads and stores, plain moves on x86-64) rather
@@ -576,8 +575,8 @@ impl ApiServer {
             audit: Vec::new(),
             symbols: Symbols::new(),
             users: Vec::new(),
-            user_ids: HashMap::new(),
-            group_lists: HashSet::new(),
+            user_ids: Default::default(),
+            group_lists: Default::default(),
             no_managers: Arc::default(),
             lease_refs: Vec::new(),
             lease_ref_index: BTreeMap::new(),
@@ -1783,7 +1782,7 @@ impl ApiServer {
         if self.subject_index.as_ref().is_some_and(|(g, _)| *g == self.rbac_generation) {
             return;
         }
-        let mut index = SubjectIndex::new();
+        let mut index = SubjectIndex::default();
         for (ns, by_name) in self.store.get(&Kind::RoleBinding).into_iter().flatten() {
             let subjects = index.entry(ns.clone()).or_default();
             for &slot in by_name.values() {

@@ -57,7 +57,6 @@ use network::{Message, Network, Payload};
 use observe::{LeaseTrack, Observer};
 use process::{ProcState, Process};
 use reconciler::Reconciler;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Records a trace event when the trace is on; with it off, the event is not even built.
@@ -213,7 +212,7 @@ impl World {
         spec.setup_objects = Arc::new(Vec::new());
         // The Leases elected on, in order of first use; the server numbers them the same way.
         let mut leases: Vec<LeaseTrack> = Vec::new();
-        let mut lease_index: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut lease_index: crate::FastMap<(&str, &str), usize> = Default::default();
         let mut node_lease = Vec::with_capacity(spec.nodes.len());
         for n in &spec.nodes {
             let (ns, name) = (n.elector.lease_namespace.as_str(), n.elector.lease_name.as_str());
@@ -353,7 +352,7 @@ impl World {
                 .collect();
             // The garbage collector runs once at the controller's start, then every 30 minutes.
             queue.schedule(0, Event::ElectionGc {});
-            let mut by_identity: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+            let mut by_identity: crate::FastMap<&str, Vec<usize>> = Default::default();
             for (node, n) in spec.nodes.iter().enumerate().filter(|(_, n)| n.candidacy.is_some()) {
                 by_identity.entry(n.identity()).or_default().push(node);
             }
