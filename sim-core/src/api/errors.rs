@@ -141,6 +141,22 @@ impl FieldError {
     }
 }
 
+/// `<head><group resource> "<name>"<tail>`: the name quoted as Go's `%q` quotes it (Rust's
+/// `Debug` of a `str`, which agrees on every name a server takes), a name with nothing to
+/// escape written without the formatter (a run's first election answers 404s and 409s).
+fn naming(head: &str, kind: Kind, name: &str, tail: &[&str]) -> String {
+    let resource = kind.group_resource();
+    if !name.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') {
+        return format!("{head}{resource} {name:?}{}", tail.concat());
+    }
+    let tail_len: usize = tail.iter().map(|t| t.len()).sum();
+    let mut text = String::with_capacity(head.len() + resource.len() + name.len() + tail_len + 3);
+    for part in [head, resource, " \"", name, "\""].into_iter().chain(tail.iter().copied()) {
+        text.push_str(part);
+    }
+    text
+}
+
 impl ApiError {
     fn with_details(code: u16, reason: Reason, message: String, kind: Kind, name: &str) -> ApiError {
         ApiError {
@@ -159,18 +175,12 @@ impl ApiError {
 
     /// `errors.NewNotFound`: `leases.coordination.k8s.io "NAME" not found`.
     pub fn not_found(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(404, Reason::NotFound, format!("{} {name:?} not found", kind.group_resource()), kind, name)
+        Self::with_details(404, Reason::NotFound, naming("", kind, name, &[" not found"]), kind, name)
     }
 
     /// `errors.NewAlreadyExists`.
     pub fn already_exists(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(
-            409,
-            Reason::AlreadyExists,
-            format!("{} {name:?} already exists", kind.group_resource()),
-            kind,
-            name,
-        )
+        Self::with_details(409, Reason::AlreadyExists, naming("", kind, name, &[" already exists"]), kind, name)
     }
 
     /// `errors.NewConflict(resource, name, OptimisticLockErrorMsg)`.
@@ -178,7 +188,7 @@ impl ApiError {
         Self::with_details(
             409,
             Reason::Conflict,
-            format!("Operation cannot be fulfilled on {} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}", kind.group_resource()),
+            naming("Operation cannot be fulfilled on ", kind, name, &[": ", OPTIMISTIC_LOCK_ERROR_MSG]),
             kind,
             name,
         )
@@ -487,6 +497,23 @@ See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts"
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A 404's, a 409's and a conflict's message, written without the formatter where the name
+    /// needs no escape, is the formatter's text for every name.
+    #[test]
+    fn named_messages_are_the_formatters() {
+        for name in ["flap", "a.b-c", "", "x y", "q\"uote", "back\\slash", "tab\t", "ünï", "\u{7f}", "~!"] {
+            for kind in [Kind::Lease, Kind::Event, Kind::Namespace] {
+                let resource = kind.group_resource();
+                assert_eq!(ApiError::not_found(kind, name).message, format!("{resource} {name:?} not found"));
+                assert_eq!(ApiError::already_exists(kind, name).message, format!("{resource} {name:?} already exists"));
+                assert_eq!(
+                    ApiError::optimistic_lock_conflict(kind, name).message,
+                    format!("Operation cannot be fulfilled on {resource} {name:?}: {OPTIMISTIC_LOCK_ERROR_MSG}")
+                );
+            }
+        }
+    }
 
     #[test]
     fn invalid_error_with_several_causes_aggregates_in_brackets_and_kubectl_lists_them() {

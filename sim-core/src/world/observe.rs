@@ -457,7 +457,11 @@ impl Observer {
         spans.sort_by_key(|s| (s.node, s.kind, s.from));
         self.faults.sort_by_key(|f| f.at);
         for (verb, code, n) in &self.requests {
-            self.metrics.api_requests_by_verb_status.insert(format!("{} {code}", verb.name()), *n);
+            let mut key = String::with_capacity(16);
+            key.push_str(verb.name());
+            key.push(' ');
+            key.push_str(crate::digits::decimal(u64::from(*code), &mut [0; 20]));
+            self.metrics.api_requests_by_verb_status.insert(key, *n);
         }
         // Whole-run figures add the Leases up; `leases` keeps each one's (for one Lease they agree).
         let mut per_lease = std::collections::BTreeMap::new();
