@@ -4,6 +4,10 @@
 
 /// `n` in decimal, written into `digits` (no allocation, no formatting machinery).
 pub fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
+    // One digit (most of a sweep row's counts) from a table: no UTF-8 check of the buffer.
+    if n < 10 {
+        return &"0123456789"[n as usize..n as usize + 1];
+    }
     let mut i = digits.len();
     loop {
         i -= 1;

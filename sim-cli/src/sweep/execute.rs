@@ -103,11 +103,15 @@ fn values_in_columns(columns: &[String], metrics: &Metrics, transitions_per_hour
         if strayed || path.starts_with(VARIABLE_METRIC_PREFIX) {
             return;
         }
-        // Columns before this path have no value in this run.
-        while columns.get(next).is_some_and(|c| c.as_str() < path) {
-            next += 1;
+        // Most often the next column; else columns before this path have no value in this run.
+        let mut found = columns.get(next).is_some_and(|c| c == path);
+        if !found {
+            while columns.get(next).is_some_and(|c| c.as_str() < path) {
+                next += 1;
+            }
+            found = columns.get(next).is_some_and(|c| c == path);
         }
-        if columns.get(next).is_some_and(|c| c == path) && path != TRANSITIONS_PER_HOUR {
+        if found && path != TRANSITIONS_PER_HOUR {
             values[next] = Some(value);
             next += 1;
         } else {
