@@ -276,10 +276,11 @@ enum Way {
 }
 
 impl Way {
-    fn new(spec: &DirectionSpec, seed: u64, key: &str) -> Way {
+    /// The way whose stream is keyed `key` joined (`["link/", node, "/up"]`).
+    fn new(spec: &DirectionSpec, seed: u64, key: &[&str]) -> Way {
         match Draws::of(spec) {
             Draws { loss_below: 0, latency: LatencyDraw::Fixed(ns) } => Way::Certain(ns),
-            draws => Way::Drawn(Box::new((draws, ComponentRng::new(seed, key)))),
+            draws => Way::Drawn(Box::new((draws, ComponentRng::of_parts(seed, key)))),
         }
     }
 
@@ -343,8 +344,8 @@ impl Link {
     /// `node_key` is the node's stable identity; each direction that draws gets its own stream.
     pub fn new(spec: &LinkSpec, seed: u64, node_key: &str) -> Self {
         Link {
-            up: Way::new(&spec.up, seed, &format!("link/{node_key}/up")),
-            down: Way::new(&spec.down, seed, &format!("link/{node_key}/down")),
+            up: Way::new(&spec.up, seed, &["link/", node_key, "/up"]),
+            down: Way::new(&spec.down, seed, &["link/", node_key, "/down"]),
             partitions: Vec::new(),
         }
     }
@@ -603,7 +604,7 @@ mod tests {
     #[test]
     fn a_certain_way_meets_what_its_draws_would_have_given() {
         let spec = DirectionSpec { latency: Latency::Fixed(millis(3)), loss: 0.0 };
-        let mut certain = Way::new(&spec, 4, "link/n/up");
+        let mut certain = Way::new(&spec, 4, &["link/n/up"]);
         assert!(matches!(certain, Way::Certain(_)));
         let mut drawn = Way::Drawn(Box::new((Draws::of(&spec), ComponentRng::new(4, "link/n/up"))));
         for _ in 0..100 {
@@ -615,7 +616,7 @@ mod tests {
             DirectionSpec { latency: Latency::Fixed(millis(3)), loss: 0.01 },
             DirectionSpec { latency: Latency::Uniform { min: 0, max: millis(3) }, loss: 0.0 },
         ] {
-            assert!(matches!(Way::new(&spec, 4, "link/n/up"), Way::Drawn(_)));
+            assert!(matches!(Way::new(&spec, 4, &["link/n/up"]), Way::Drawn(_)));
         }
     }
 

@@ -25,7 +25,7 @@ impl Scenario {
         };
         let dc = d.clock.clone().unwrap_or_default();
         let nc = doc.clock.clone().unwrap_or_default();
-        let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/clock"));
+        let mut rng = ComponentRng::of_parts(self.seed, &["node/", identity, "/clock"]);
         let offset_ns =
             match (nc.offset.or(dc.offset), nc.offset_seconds_dist.as_ref().or(dc.offset_seconds_dist.as_ref())) {
                 (Some(o), _) => o.0,
@@ -120,7 +120,7 @@ impl Scenario {
                 {
                     return Err(perr("start_at", "uniform bounds must be in order (the first ≤ the second)".into()));
                 }
-                let mut rng = ComponentRng::new(self.seed, &format!("node/{identity}/start_at"));
+                let mut rng = ComponentRng::of_parts(self.seed, &["node/", identity, "/start_at"]);
                 dist.to_dist().sample(&mut rng)
             }
         })

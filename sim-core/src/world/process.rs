@@ -180,7 +180,9 @@ impl Process {
         self.side_requests.clear();
         self.lock = Self::new_lock(spec, self.user, self.lease, self.field_manager);
         self.starts += 1;
-        let rng = ComponentRng::new(seed, &format!("node/{}/elector/{}", self.identity, self.starts));
+        let mut digits = [0; 20];
+        let starts = crate::digits::decimal(u64::from(self.starts), &mut digits);
+        let rng = ComponentRng::of_parts(seed, &["node/", &self.identity, "/elector/", starts]);
         self.elector = Some(Elector::new(std::sync::Arc::clone(&spec.elector), self.sym, rng));
         true
     }
