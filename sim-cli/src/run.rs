@@ -48,7 +48,16 @@ impl RunOutput {
 /// The one-line command that replays a run exactly.
 pub fn replay_command(path: &str, seed: u64, overrides: &[String]) -> String {
     let (head, tail) = replay_around_seed(path, overrides);
-    format!("{head}{seed}{tail}")
+    replay_at_seed((&head, &tail), seed)
+}
+
+/// The replay command from [`replay_around_seed`]'s two parts and the seed between them.
+pub fn replay_at_seed((head, tail): (&str, &str), seed: u64) -> String {
+    let mut cmd = String::with_capacity(head.len() + 20 + tail.len());
+    cmd.push_str(head);
+    cmd.push_str(sim_core::digits::decimal(seed, &mut [0; 20]));
+    cmd.push_str(tail);
+    cmd
 }
 
 /// [`replay_command`] before its seed and after it (a sweep builds the two once a grid point).
@@ -156,10 +165,11 @@ pub fn prepare(
     Ok((prepared, world))
 }
 
-/// Everything `prepare` checks before it builds the world, in its order.
 /// A scenario's world spec at one seed, kept for its next seeds (see [`check`]).
 pub type SpecTemplate = std::cell::RefCell<Option<sim_core::model::WorldSpec>>;
 
+/// Everything `prepare` checks before it builds the world, in its order.
+///
 /// `template`, when given, holds the scenario's spec at an earlier seed (or is filled with this
 /// one's): the spec is then built from it, drawing again only what the seed draws
 /// (`Scenario::to_world_spec_from`), the same spec at a fraction of the cost.
@@ -588,7 +598,39 @@ pub fn estimated_events(s: &sim_core::scenario::Scenario) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::{AUTO_TRACE_LIMIT, DEFAULT_MAX_EVENTS, hard_stop};
+    use super::{AUTO_TRACE_LIMIT, DEFAULT_MAX_EVENTS, SpecTemplate, check, hard_stop};
+
+    /// `check` with a template gives each seed the spec it builds without one: a template is
+    /// kept from the first seed whose spec builds (a seed whose drawn drift makes the wander run
+    /// backwards fails alike either way and keeps nothing), and one kept for an untraced run is
+    /// not used for a traced one (nor the other way round).
+    #[test]
+    fn a_template_gives_each_seed_the_spec_built_afresh() {
+        let text = "name = \"t\"\ndescription = \"d\"\nduration = \"10s\"\n\
+                    [defaults.clock]\n\
+                    wander = { amplitude = \"100ms\", period = \"1s\" }\n\
+                    drift_ppm_dist = { uniform = [-500000, 500000] }\n\
+                    [[nodes]]\nidentity = \"a\"\n[[nodes]]\nidentity = \"b\"\n[[nodes]]\nidentity = \"c\"\n";
+        let loaded = crate::scenario_file::load("t.toml", text, &[]).expect("a scenario");
+        let spec = |seed, trace, template: Option<&SpecTemplate>| {
+            check(&loaded, Some(seed), trace, DEFAULT_MAX_EVENTS, template).map(|p| p.spec).map_err(|e| e.message)
+        };
+        let template = SpecTemplate::default();
+        let (mut failed, mut built) = (0, 0);
+        for seed in 1..=30 {
+            let fresh = spec(seed, false, None);
+            assert_eq!(spec(seed, false, Some(&template)), fresh, "seed {seed}");
+            if fresh.is_err() {
+                failed += 1;
+                assert_eq!(template.borrow().is_some(), built > 0, "a failed seed keeps nothing");
+            } else {
+                built += 1;
+                assert!(template.borrow().is_some(), "kept from the first seed that builds");
+            }
+            assert_eq!(spec(seed, true, Some(&template)), spec(seed, true, None), "traced, seed {seed}");
+        }
+        assert!(failed > 0 && built > 0, "{failed} failed, {built} built");
+    }
 
     #[test]
     fn a_traced_run_stops_at_ten_times_its_estimate_within_the_trace_bounds() {

@@ -62,7 +62,8 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     let loaded = spec.load_point(0)?;
     let out = run::run(&loaded, Some(spec.seeds.0), false)?;
     let mut values = sim_core::scenario::metric_values(&out.result.metrics);
-    let mut columns: Vec<String> = run_metrics(&mut values, transitions_per_hour(&out.result)).into_keys().collect();
+    let mut columns: Vec<String> =
+        row_values_by_map(&mut values, transitions_per_hour(&out.result)).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
@@ -79,7 +80,7 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
 /// The sweep's column that is not one of the run's metrics.
 const TRANSITIONS_PER_HOUR: &str = "transitions_per_hour";
 
-fn run_metrics(values: &mut BTreeMap<String, f64>, transitions_per_hour: f64) -> BTreeMap<String, f64> {
+fn row_values_by_map(values: &mut BTreeMap<String, f64>, transitions_per_hour: f64) -> BTreeMap<String, f64> {
     let mut values = std::mem::take(values);
     values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
     values.insert(TRANSITIONS_PER_HOUR.into(), transitions_per_hour);
@@ -91,7 +92,7 @@ fn transitions_per_hour(result: &sim_core::world::RunResult) -> f64 {
     if hours > 0.0 { result.metrics.lease_transitions as f64 / hours } else { 0.0 }
 }
 
-/// [`run_metrics`]'s values in the columns' order (`None` where the run has no such metric),
+/// [`row_values_by_map`]'s values in the columns' order (`None` where the run has no such metric),
 /// matched to the columns as the walk hands them over, both in their paths' order: no path
 /// copied, no map built. `None` as a whole where the walk strays from that order (a node id
 /// that sorts differently from its paths, a path repeated, a metric the first run did not
@@ -174,10 +175,10 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     Ok(line)
 }
 
-/// The run's values in the columns' order through [`run_metrics`]'s map, or the first metric
+/// The run's values in the columns' order through [`row_values_by_map`]'s map, or the first metric
 /// (in key order) the first run did not have.
 fn push_values(line: &mut String, columns: &[String], metrics: &Metrics, per_hour: f64) -> Result<(), String> {
-    let values = run_metrics(&mut sim_core::scenario::metric_values(metrics), per_hour);
+    let values = row_values_by_map(&mut sim_core::scenario::metric_values(metrics), per_hour);
     // The columns and the values are both in key order: one walk matches them, and finds a
     // metric the first run did not have (the first such one in key order).
     let mut values = values.iter().peekable();
@@ -558,7 +559,7 @@ mod tests {
             m
         };
         let columns_of = |m: &Metrics| -> Vec<String> {
-            run_metrics(&mut sim_core::scenario::metric_values(m), 0.5).into_keys().collect()
+            row_values_by_map(&mut sim_core::scenario::metric_values(m), 0.5).into_keys().collect()
         };
         let by_map = |columns: &[String], m: &Metrics| {
             let mut line = String::new();
@@ -588,7 +589,9 @@ mod tests {
         let odd = metrics(&["a", "a-b"], false);
         let odd_columns = columns_of(&odd);
         assert_eq!(by_walk(&odd_columns, &odd), None);
-        assert!(by_map(&odd_columns, &odd).is_ok());
+        let odd_line = by_map(&odd_columns, &odd).expect("the first run's own columns");
+        assert_eq!(odd_line.matches(',').count(), odd_columns.len(), "{odd_line}");
+        assert!(odd_line.contains(",10,"), "a-b's acting seconds in its column: {odd_line}");
         // A metric the first run did not have: refused by the walk, named by the map.
         assert_eq!(by_walk(&columns, &metrics(&["n-0", "n-1", "n-2", "n-3"], false)), None);
         let extra = by_map(&columns, &metrics(&["n-0", "n-1", "n-2", "n-3"], false));

@@ -47,12 +47,7 @@ pub(super) struct Point {
 impl Point {
     /// `leasesim run <file> --seed <seed> --set …`, as [`crate::run::replay_command`] writes it.
     pub(super) fn replay_command(&self, seed: u64) -> String {
-        let (head, tail) = &self.replay;
-        let mut cmd = String::with_capacity(head.len() + 20 + tail.len());
-        cmd.push_str(head);
-        cmd.push_str(sim_core::digits::decimal(seed, &mut [0; 20]));
-        cmd.push_str(tail);
-        cmd
+        crate::run::replay_at_seed((&self.replay.0, &self.replay.1), seed)
     }
 }
 

@@ -144,7 +144,7 @@ impl FieldError {
 /// `<head><group resource> "<name>"<tail>`: the name quoted as Go's `%q` quotes it (Rust's
 /// `Debug` of a `str`, which agrees on every name a server takes), a name with nothing to
 /// escape written without the formatter (a run's first election answers 404s and 409s).
-fn naming(head: &str, kind: Kind, name: &str, tail: &[&str]) -> String {
+fn quoted_name_message(head: &str, kind: Kind, name: &str, tail: &[&str]) -> String {
     let resource = kind.group_resource();
     if !name.bytes().all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\') {
         return format!("{head}{resource} {name:?}{}", tail.concat());
@@ -175,12 +175,18 @@ impl ApiError {
 
     /// `errors.NewNotFound`: `leases.coordination.k8s.io "NAME" not found`.
     pub fn not_found(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(404, Reason::NotFound, naming("", kind, name, &[" not found"]), kind, name)
+        Self::with_details(404, Reason::NotFound, quoted_name_message("", kind, name, &[" not found"]), kind, name)
     }
 
     /// `errors.NewAlreadyExists`.
     pub fn already_exists(kind: Kind, name: &str) -> ApiError {
-        Self::with_details(409, Reason::AlreadyExists, naming("", kind, name, &[" already exists"]), kind, name)
+        Self::with_details(
+            409,
+            Reason::AlreadyExists,
+            quoted_name_message("", kind, name, &[" already exists"]),
+            kind,
+            name,
+        )
     }
 
     /// `errors.NewConflict(resource, name, OptimisticLockErrorMsg)`.
@@ -188,7 +194,7 @@ impl ApiError {
         Self::with_details(
             409,
             Reason::Conflict,
-            naming("Operation cannot be fulfilled on ", kind, name, &[": ", OPTIMISTIC_LOCK_ERROR_MSG]),
+            quoted_name_message("Operation cannot be fulfilled on ", kind, name, &[": ", OPTIMISTIC_LOCK_ERROR_MSG]),
             kind,
             name,
         )
@@ -502,7 +508,7 @@ mod tests {
     /// needs no escape, is the formatter's text for every name.
     #[test]
     fn named_messages_are_the_formatters() {
-        for name in ["flap", "a.b-c", "", "x y", "q\"uote", "back\\slash", "tab\t", "ünï", "\u{7f}", "~!"] {
+        for name in ["flap", "a.b-c", "", "x y", "it's", "q\"uote", "back\\slash", "tab\t", "ünï", "\u{7f}", "~!"] {
             for kind in [Kind::Lease, Kind::Event, Kind::Namespace] {
                 let resource = kind.group_resource();
                 assert_eq!(ApiError::not_found(kind, name).message, format!("{resource} {name:?} not found"));

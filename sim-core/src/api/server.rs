@@ -396,7 +396,8 @@ struct ChangeLog {
 
 /// What a create gave its creator, for objects whose tracked fields depend only on `shape`:
 /// a JSON-kept object (an Event, a LeaseCandidate) with no labels or annotations, by its keys and nesting
-/// (`json_shape`, or `frozen_shape` for an Event kept frozen); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
+/// (`json_shape`; for an Event kept frozen, the shape its writer gave, `FrozenJson::shape`, or
+/// else `frozen_shape` of its text); a typed Lease by the fields it sets (`fields_shape`). The rest of the entry
 /// (manager, time) is the request's.
 #[derive(Clone, Debug)]
 pub(super) struct CreateMemo {
@@ -1988,7 +1989,7 @@ fn decode_body(kind: Kind, body: &Body, field_validation: FieldValidation) -> Re
             return Ok((Stored::Json(kind, Arc::clone(object)), Vec::new()));
         }
         // Kept frozen, as the store keeps it: a recorder's Event is not decoded and frozen
-        // again (`creator_managers` reads its shape from the text).
+        // again (`creator_managers` takes the shape its writer gave, `FrozenJson::shape`).
         Body::Frozen(body_kind, object) if *body_kind == kind => {
             return Ok((Stored::Frozen(kind, Arc::clone(object)), Vec::new()));
         }
