@@ -216,6 +216,10 @@ impl Scenario {
     /// Each node's clock within the wall-clock years a run can show, named by the key that set it.
     fn check_nodes_wall_reach(&self, epoch: i64, nodes: &[NodeSpec]) -> Result<(), ScenarioError> {
         for (i, n) in nodes.iter().enumerate() {
+            // The key named, worked out only for a clock out of reach.
+            if check_wall_reach(epoch, self.duration.0, &n.clock, &[]).is_ok() {
+                continue;
+            }
             let path = if self.nodes[i].clock.is_some() || self.defaults.clock.is_none() {
                 vec!["nodes".to_string(), i.to_string(), "clock".to_string()]
             } else {

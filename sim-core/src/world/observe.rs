@@ -70,7 +70,7 @@ impl LeaseTrack {
     }
 
     pub(super) fn key(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
+        [&*self.namespace, "/", &*self.name].concat()
     }
 
     fn shared_key(&self) -> Arc<str> {
@@ -487,7 +487,7 @@ impl Observer {
         }
         self.metrics.leases = per_lease;
         for (name, m) in self.names.iter().zip(self.node_metrics) {
-            self.metrics.nodes.insert(name.to_string(), m);
+            self.metrics.nodes.insert(String::from(&**name), m);
         }
         let lease_transitions = self
             .leases
@@ -498,7 +498,7 @@ impl Observer {
         RunResult {
             lease_transitions,
             metrics: self.metrics,
-            node_names: self.names.iter().map(|n| n.to_string()).collect(),
+            node_names: self.names.iter().map(|n| String::from(&**n)).collect(),
             node_leases: self.node_lease.iter().map(|&l| self.leases[l].key()).collect(),
             spans,
             dual_windows: self.dual_windows,
