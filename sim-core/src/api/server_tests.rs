@@ -2048,3 +2048,11 @@ fn a_frozen_objects_shape_is_its_trees() {
         assert!(frozen_shape(bad, &mut String::new()).is_none(), "{bad}");
     }
 }
+
+/// A uid written without the formatter is the formatter's, below and past twelve hex digits.
+#[test]
+fn uids_are_the_formatters() {
+    for n in [0, 1, 9, 10, 15, 16, 255, 4096, 0xdead_beef, (1 << 48) - 1, 1 << 48, u64::MAX] {
+        assert_eq!(super::server::uid_of(n), format!("00000000-0000-4000-8000-{n:012x}"), "{n}");
+    }
+}
