@@ -61,9 +61,8 @@ fn pretty(v: &Value) -> String {
 fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
     let loaded = spec.load_point(0)?;
     let out = run::run(&loaded, Some(spec.seeds.0), false)?;
-    let mut values = sim_core::scenario::metric_values(&out.result.metrics);
-    let mut columns: Vec<String> =
-        row_values_by_map(&mut values, transitions_per_hour(&out.result)).into_keys().collect();
+    let values = sim_core::scenario::metric_values(&out.result.metrics);
+    let mut columns: Vec<String> = row_values_by_map(values, transitions_per_hour(&out.result)).into_keys().collect();
     columns.sort();
     for m in &spec.metrics {
         if !columns.contains(m) {
@@ -80,8 +79,7 @@ fn discover_columns(spec: &SweepSpec) -> Result<Vec<String>, CliError> {
 /// The sweep's column that is not one of the run's metrics.
 const TRANSITIONS_PER_HOUR: &str = "transitions_per_hour";
 
-fn row_values_by_map(values: &mut BTreeMap<String, f64>, transitions_per_hour: f64) -> BTreeMap<String, f64> {
-    let mut values = std::mem::take(values);
+fn row_values_by_map(mut values: BTreeMap<String, f64>, transitions_per_hour: f64) -> BTreeMap<String, f64> {
     values.retain(|k, _| !k.starts_with(VARIABLE_METRIC_PREFIX));
     values.insert(TRANSITIONS_PER_HOUR.into(), transitions_per_hour);
     values
@@ -156,12 +154,7 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     line.push_str(if out.unsafe_mode { ",1" } else { ",0" });
     let (metrics, per_hour) = (&out.result.metrics, transitions_per_hour(&out.result));
     if let Some(values) = values_in_columns(columns, metrics, per_hour) {
-        for value in values {
-            line.push(',');
-            if let Some(value) = value {
-                push_number(&mut line, value);
-            }
-        }
+        push_row_values(&mut line, &values);
     } else {
         push_values(&mut line, columns, metrics, per_hour).map_err(|key| {
             err(format!(
@@ -175,10 +168,20 @@ fn run_row(spec: &SweepSpec, columns: &[String], run: usize, max_events: u64) ->
     Ok(line)
 }
 
+/// Each value after a comma, an empty field where there is none.
+fn push_row_values(line: &mut String, values: &[Option<f64>]) {
+    for value in values {
+        line.push(',');
+        if let Some(value) = value {
+            push_number(line, *value);
+        }
+    }
+}
+
 /// The run's values in the columns' order through [`row_values_by_map`]'s map, or the first metric
 /// (in key order) the first run did not have.
 fn push_values(line: &mut String, columns: &[String], metrics: &Metrics, per_hour: f64) -> Result<(), String> {
-    let values = row_values_by_map(&mut sim_core::scenario::metric_values(metrics), per_hour);
+    let values = row_values_by_map(sim_core::scenario::metric_values(metrics), per_hour);
     // The columns and the values are both in key order: one walk matches them, and finds a
     // metric the first run did not have (the first such one in key order).
     let mut values = values.iter().peekable();
@@ -559,7 +562,7 @@ mod tests {
             m
         };
         let columns_of = |m: &Metrics| -> Vec<String> {
-            row_values_by_map(&mut sim_core::scenario::metric_values(m), 0.5).into_keys().collect()
+            row_values_by_map(sim_core::scenario::metric_values(m), 0.5).into_keys().collect()
         };
         let by_map = |columns: &[String], m: &Metrics| {
             let mut line = String::new();
@@ -568,12 +571,7 @@ mod tests {
         let by_walk = |columns: &[String], m: &Metrics| {
             values_in_columns(columns, m, 0.5).map(|values| {
                 let mut line = String::new();
-                for value in values {
-                    line.push(',');
-                    if let Some(value) = value {
-                        push_number(&mut line, value);
-                    }
-                }
+                push_row_values(&mut line, &values);
                 line
             })
         };

@@ -198,19 +198,22 @@ impl Scenario {
     /// builds, every test among them, compare the two).
     pub fn to_world_spec_from(&self, template: &WorldSpec) -> Result<WorldSpec, ScenarioError> {
         let mut spec = template.clone();
-        spec.seed = self.seed;
-        let identities = self.identities();
-        let drawn = (|| {
-            for (i, doc) in self.nodes.iter().enumerate() {
-                spec.nodes[i].clock = std::sync::Arc::new(self.node_clock(i, doc, &identities[i])?);
-                spec.nodes[i].start_at = self.node_start_at(i, doc, &identities[i])?;
-            }
-            share_clocks_and_links(&mut spec.nodes);
-            self.check_nodes_wall_reach(spec.epoch, &spec.nodes)
-        })();
-        let spec = drawn.map(|()| spec);
+        let spec = self.draw_again(&mut spec).map(|()| spec);
         debug_assert_eq!(spec, self.to_world_spec(template.trace), "a spec built from another seed's is built afresh");
         spec
+    }
+
+    /// What this scenario's seed draws, drawn into `spec` and checked (see
+    /// [`Scenario::to_world_spec_from`]).
+    fn draw_again(&self, spec: &mut WorldSpec) -> Result<(), ScenarioError> {
+        spec.seed = self.seed;
+        let identities = self.identities();
+        for (i, doc) in self.nodes.iter().enumerate() {
+            spec.nodes[i].clock = std::sync::Arc::new(self.node_clock(i, doc, &identities[i])?);
+            spec.nodes[i].start_at = self.node_start_at(i, doc, &identities[i])?;
+        }
+        share_clocks_and_links(&mut spec.nodes);
+        self.check_nodes_wall_reach(spec.epoch, &spec.nodes)
     }
 
     /// Each node's clock within the wall-clock years a run can show, named by the key that set it.
