@@ -32,8 +32,10 @@ use crate::time::Nanos;
 /// the two 8-byte stores of the push or pop before it; it waited for them to reach the cache
 /// (a fifth of `transmit`'s samples, where a request's arrival is pushed).
 ///
-/// Invariants (checked by `check` in debug builds): every key in the heap is at most `far.base`
-/// in time and every event in `far` is later than it; the heap is empty only when `far` is.
+/// Invariants (checked by `check` in debug builds): every key in the heap and the run is at
+/// most `far.base` in time and every event in `far` is later than it; the heap is empty only
+/// when `far` and the run are; the run is in key order, and while it has entries left the one
+/// before them is in the heap.
 #[repr(C)]
 pub struct EventQueue<E: QueueEvent> {
     /// Position `i` (1-based) is slot `i + SLOT_OFFSET`, and slot `s` is `lines[s / 2].0[s % 2]`.
@@ -42,9 +44,17 @@ pub struct EventQueue<E: QueueEvent> {
     /// three hold stale copies and are never read as entries.
     lines: Vec<Line<E>>,
     len: usize,
+    /// Entries of the run not yet in the heap: `run[run.len() - run_left..]`.
+    run_left: usize,
     now: Nanos,
     next_seq: u64,
     far: Far<E>,
+    /// The earliest events of a large bucket (see [`Far`]) in key order: most of them a
+    /// fleet's leaders due in the same nanosecond, tens of thousands, which the heap would sift
+    /// one by one through a megabyte of levels. They enter the heap one at a time: the first
+    /// with the refill, each next one when the one before it is popped (`next_of_run`), so the
+    /// heap's top is still the queue's earliest event and a peek looks nowhere else.
+    run: Vec<Entry<E>>,
 }
 
 /// Pending events past this many are split: the heap keeps the earliest, a radix heap the rest.
@@ -171,9 +181,14 @@ impl<E: Copy> Far<E> {
 
     /// Bucket `b`'s entries.
     fn bucket(&self, b: usize) -> impl Iterator<Item = &Entry<E>> + '_ {
-        let Bucket { head: mut chunk, len, .. } = self.buckets[b];
-        let len = len as usize;
+        let Bucket { head, len, .. } = self.buckets[b];
         debug_assert_eq!(len == 0, self.occupied[b / 64] & (1 << (b % 64)) == 0);
+        self.bucket_entries(head, len as usize)
+    }
+
+    /// The `len` entries of the chain of chunks from `head`.
+    fn bucket_entries(&self, head: u32, len: usize) -> impl Iterator<Item = &Entry<E>> + '_ {
+        let mut chunk = head;
         (0..len.div_ceil(CHUNK)).flat_map(move |i| {
             let this = chunk as usize;
             if i + 1 < len.div_ceil(CHUNK) {
@@ -346,9 +361,11 @@ impl<E: QueueEvent> EventQueue<E> {
         EventQueue {
             lines: Vec::with_capacity((capacity + SLOT_OFFSET) / 2 + 1),
             len: 0,
+            run_left: 0,
             next_seq: 0,
             now: 0,
             far: Far::new(),
+            run: Vec::new(),
         }
     }
 
@@ -358,7 +375,7 @@ impl<E: QueueEvent> EventQueue<E> {
     }
 
     pub fn len(&self) -> usize {
-        self.len + self.far.len
+        self.len + self.run_left + self.far.len
     }
 
     pub fn is_empty(&self) -> bool {
@@ -514,11 +531,25 @@ impl<E: QueueEvent> EventQueue<E> {
         self.check();
     }
 
-    /// The heap is empty: the earliest events in `far` go into it (see [`Far`]).
+    /// The entry with key `popped` has just left the heap: if it was the run's latest there,
+    /// the run's next one takes its place.
+    #[inline(never)]
+    fn next_of_run(&mut self, popped: u128) {
+        let next = self.run.len() - self.run_left;
+        if popped == self.run[next - 1].key {
+            self.run_left -= 1;
+            let entry = self.run[next];
+            self.push_near(entry);
+        }
+    }
+
+    /// The heap is empty (and so is the run): the earliest events in `far` go into them (see
+    /// [`Far`]).
     #[cold]
     #[inline(never)]
     fn refill(&mut self) {
         debug_assert_eq!(self.len, 0);
+        debug_assert_eq!(self.run_left, 0);
         if self.far.len == 0 {
             return;
         }
@@ -531,16 +562,30 @@ impl<E: QueueEvent> EventQueue<E> {
         // (the new base shares each digit with the old one above this bucket's level, and has
         // this bucket's digit at it). Moved down level by level instead, each event would be
         // appended again at every level it passes.
+        // Otherwise the events of its earliest time go into the run. Appended in the order
+        // they were pushed, they are almost always in key order already (a sequence number
+        // reserved early and used late is the exception: then they are sorted, in place, and
+        // keys are unique, so any sort gives the one order).
         let whole = len as usize <= WHOLE_BUCKET;
         self.far.base = base;
         let mut latest = base;
         let (mut chunk, mut left) = (head as usize, len as usize);
+        let mut run = std::mem::take(&mut self.run);
+        run.clear();
+        if !whole {
+            // Counted first, so that the run's buffer grows at most once, to its size: grown by
+            // doubling, each step a new allocation, a fleet's first refills left megabytes resident.
+            let at_base = self.far.bucket_entries(head, len as usize).filter(|e| e.at() == base).count();
+            run.reserve_exact(at_base);
+        }
         while left > 0 {
             for i in 0..left.min(CHUNK) {
                 let entry = self.far.chunks[chunk][i];
-                if whole || entry.at() == base {
+                if whole {
                     latest = latest.max(entry.at());
                     self.push_near(entry);
+                } else if entry.at() == base {
+                    run.push(entry);
                 } else {
                     self.far.push(entry);
                 }
@@ -551,15 +596,29 @@ impl<E: QueueEvent> EventQueue<E> {
             chunk = self.far.next[chunk] as usize;
         }
         self.far.base = latest;
+        if !run.is_empty() {
+            if !run.is_sorted_by_key(|e| e.key) {
+                run.sort_unstable_by_key(|e| e.key);
+            }
+            self.run_left = run.len() - 1;
+            self.push_near(run[0]);
+        }
+        self.run = run;
     }
 
     /// The invariants of [`EventQueue`] (debug builds; a walk over every event, so only where
     /// the queue is rebuilt: `split_far`, `remove_seqs`).
     fn check(&self) {
         if cfg!(debug_assertions) {
-            assert!(self.len > 0 || self.far.len == 0, "an empty heap with events in far");
+            assert!(self.len > 0 || self.far.len == 0 && self.run_left == 0, "an empty heap with events in far");
             let base = self.far.base;
             assert!((1..=self.len).all(|i| self.entry(i).at() <= base));
+            let run = &self.run[self.run.len() - self.run_left..];
+            assert!(run.iter().all(|e| e.at() <= base) && run.windows(2).all(|w| w[0].key < w[1].key));
+            if self.run_left > 0 {
+                let latest = self.run[self.run.len() - self.run_left - 1].key;
+                assert!((1..=self.len).any(|i| self.entry(i).key == latest), "the run's latest entry in the heap");
+            }
             for b in 0..self.far.buckets.len() {
                 let bucket: Vec<_> = self.far.bucket(b).collect();
                 assert!(bucket.iter().all(|e| bucket_of(e.at(), base) == b));
@@ -581,7 +640,9 @@ impl<E: QueueEvent> EventQueue<E> {
         self.len -= 1;
         let end = self.len;
         if end == 0 {
-            if self.far.len != 0 {
+            if self.run_left != 0 {
+                self.next_of_run(top.key);
+            } else if self.far.len != 0 {
                 self.refill();
             }
             return Some(top);
@@ -622,6 +683,9 @@ impl<E: QueueEvent> EventQueue<E> {
         }
         let hole = self.sift_up(hole, last.key);
         self.set(hole, last);
+        if self.run_left != 0 {
+            self.next_of_run(top.key);
+        }
         Some(top)
     }
 
@@ -689,12 +753,23 @@ impl<E: QueueEvent> EventQueue<E> {
     /// Every entry as (time, sequence number, event), in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (Nanos, u64, &E)> + '_ {
         let far = self.far.entries();
-        (1..=self.len).map(|i| self.entry(i)).chain(far).map(|entry| (entry.at(), entry.key as u64, entry.event.get()))
+        let run = self.run[self.run.len() - self.run_left..].iter();
+        (1..=self.len)
+            .map(|i| self.entry(i))
+            .chain(run)
+            .chain(far)
+            .map(|entry| (entry.at(), entry.key as u64, entry.event.get()))
     }
 
     /// Removes the entries whose sequence numbers are in `seqs`; the others keep their keys, so
     /// they come out in the same order as before. (The heap is built again: for small queues.)
     pub fn remove_seqs(&mut self, seqs: &[u64]) {
+        // The run's entries left go into the heap first (a removed one may be its latest there).
+        for i in self.run.len() - self.run_left..self.run.len() {
+            let entry = self.run[i];
+            self.push_near(entry);
+        }
+        self.run_left = 0;
         // The kept entries pushed again in their order, in place: the `kept`-th is read before
         // a push can write there (every push writes at positions up to `kept`).
         let len = self.len;
@@ -874,6 +949,7 @@ mod tests {
         let size = RADIX_FROM_LEN as u64 * 3;
         let rounds = if cfg!(miri) { 3 * RADIX_FROM_LEN as u32 } else { 400_000 };
         let mut lockstep = 0;
+        let mut longest_run = 0;
         for round in 0..rounds {
             let r = next();
             let grow = (round / (size as u32 * 2)) % 3 != 2;
@@ -900,7 +976,8 @@ mod tests {
                 id += 1;
             } else if r % 8 == 5 && !reserved.is_empty() {
                 let (seq, rid) = reserved.swap_remove((next() % reserved.len() as u64) as usize);
-                let at = q.now() + next() % 3;
+                // Now and then at the lockstep instant: a run out of key order, sorted.
+                let at = if r.is_multiple_of(3) && lockstep > q.now() { lockstep } else { q.now() + next() % 3 };
                 reference.push(Reverse((at, seq, rid)));
                 q.schedule_reserved(at, seq, rid);
             } else if r % 512 == 7 {
@@ -920,8 +997,12 @@ mod tests {
                 assert_eq!(q.pop_with_seq(), want, "round {round}");
             }
             assert_eq!(q.len(), reference.len());
+            longest_run = longest_run.max(q.run_left);
         }
         assert!(q.far.base < Nanos::MAX, "the radix heap was used");
+        if !cfg!(miri) {
+            assert!(longest_run >= WHOLE_BUCKET, "a run of one instant's events was read through: {longest_run}");
+        }
         while let Some(Reverse(want)) = reference.pop() {
             assert_eq!(q.pop_with_seq(), Some(want));
         }
