@@ -574,8 +574,13 @@ impl<E: QueueEvent> EventQueue<E> {
         run.clear();
         if !whole {
             // Counted first, so that the run's buffer grows at most once, to its size: grown by
-            // doubling, each step a new allocation, a fleet's first refills left megabytes resident.
+            // doubling, each step a new allocation, a fleet's first refills left megabytes
+            // resident. A buffer more than twice too large (a fleet's start, when every
+            // elector's first request arrives in one nanosecond) is let go.
             let at_base = self.far.bucket_entries(head, len as usize).filter(|e| e.at() == base).count();
+            if run.capacity() > 2 * at_base.max(WHOLE_BUCKET) {
+                run = Vec::new();
+            }
             run.reserve_exact(at_base);
         }
         while left > 0 {
