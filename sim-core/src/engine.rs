@@ -32,10 +32,10 @@ use crate::time::Nanos;
 /// the two 8-byte stores of the push or pop before it; it waited for them to reach the cache
 /// (a fifth of `transmit`'s samples, where a request's arrival is pushed).
 ///
-/// Invariants (checked by `check` in debug builds): every key in the heap and the run is at
-/// most `far.base` in time and every event in `far` is later than it; the heap is empty only
-/// when `far` and the run are; the run is in key order, and while it has entries left the one
-/// before them is in the heap.
+/// Invariants (checked by `check` in debug builds): every key in the heap and among the run's
+/// entries left is at most `far.base` in time and every event in `far` is later than it; the
+/// heap is empty only when `far` is and the run has no entries left; the run is in key order,
+/// and while it has entries left the one before them is in the heap.
 #[repr(C)]
 pub struct EventQueue<E: QueueEvent> {
     /// Position `i` (1-based) is slot `i + SLOT_OFFSET`, and slot `s` is `lines[s / 2].0[s % 2]`.
@@ -55,6 +55,9 @@ pub struct EventQueue<E: QueueEvent> {
     /// with the refill, each next one when the one before it is popped (`next_of_run`), so the
     /// heap's top is still the queue's earliest event and a peek looks nowhere else.
     run: Vec<Entry<E>>,
+    /// Runs that came out of their bucket out of key order (for the tests).
+    #[cfg(test)]
+    sorted_runs: usize,
 }
 
 /// Pending events past this many are split: the heap keeps the earliest, a radix heap the rest.
@@ -69,8 +72,8 @@ const RADIX_FROM_LEN: usize = 2048;
 /// `base` (its level) and of `t`'s value there; buckets in index order hold ever later events.
 /// When the heap runs dry, the lowest occupied bucket holds the earliest events. If it holds
 /// at most [`WHOLE_BUCKET`], they all go into the heap and its latest time becomes the new base;
-/// otherwise its earliest time does, its events of that time go into the heap, and the others
-/// into buckets of lower levels (they all share that digit and every higher one with the new
+/// otherwise its earliest time does, its events of that time go into the queue's run (entering
+/// the heap one at a time: see [`EventQueue`]), and the others into buckets of lower levels (they all share that digit and every higher one with the new
 /// base). An event moves down a few times at most (one level a move; a fleet's events are a few
 /// levels apart), and every access is an append or a read in order.
 ///
@@ -366,6 +369,8 @@ impl<E: QueueEvent> EventQueue<E> {
             now: 0,
             far: Far::new(),
             run: Vec::new(),
+            #[cfg(test)]
+            sorted_runs: 0,
         }
     }
 
@@ -481,7 +486,8 @@ impl<E: QueueEvent> EventQueue<E> {
             if self.len != 0 {
                 return self.push_far(entry);
             }
-            // The queue is empty (an empty heap means an empty `far`): the heap takes it.
+            // The queue is empty (an empty heap means an empty `far` and no run left): the heap
+            // takes it.
             self.far.base = at;
         }
         self.push_near(entry);
@@ -563,9 +569,10 @@ impl<E: QueueEvent> EventQueue<E> {
         // this bucket's digit at it). Moved down level by level instead, each event would be
         // appended again at every level it passes.
         // Otherwise the events of its earliest time go into the run. Appended in the order
-        // they were pushed, they are almost always in key order already (a sequence number
-        // reserved early and used late is the exception: then they are sorted, in place, and
-        // keys are unique, so any sort gives the one order).
+        // they were pushed, they are almost always in key order already (the exceptions: a
+        // sequence number reserved early and used late, and `split_far`, which appends in the
+        // heap's order); then they are sorted in place, and keys are unique, so any sort gives
+        // the one order.
         let whole = len as usize <= WHOLE_BUCKET;
         self.far.base = base;
         let mut latest = base;
@@ -575,8 +582,9 @@ impl<E: QueueEvent> EventQueue<E> {
         if !whole {
             // Counted first, so that the run's buffer grows at most once, to its size: grown by
             // doubling, each step a new allocation, a fleet's first refills left megabytes
-            // resident. A buffer more than twice too large (a fleet's start, when every
-            // elector's first request arrives in one nanosecond) is let go.
+            // resident. A buffer more than twice too large for this run (a fleet's start, when
+            // every elector's first request arrives in one nanosecond) is let go here; a refill
+            // of a whole bucket keeps it.
             let at_base = self.far.bucket_entries(head, len as usize).filter(|e| e.at() == base).count();
             if run.capacity() > 2 * at_base.max(WHOLE_BUCKET) {
                 run = Vec::new();
@@ -603,6 +611,10 @@ impl<E: QueueEvent> EventQueue<E> {
         self.far.base = latest;
         if !run.is_empty() {
             if !run.is_sorted_by_key(|e| e.key) {
+                #[cfg(test)]
+                {
+                    self.sorted_runs += 1;
+                }
                 run.sort_unstable_by_key(|e| e.key);
             }
             self.run_left = run.len() - 1;
@@ -612,13 +624,17 @@ impl<E: QueueEvent> EventQueue<E> {
     }
 
     /// The invariants of [`EventQueue`] (debug builds; a walk over every event, so only where
-    /// the queue is rebuilt: `split_far`, `remove_seqs`).
+    /// the queue is rebuilt: `split_far`, and `remove_seqs` before and after).
     fn check(&self) {
         if cfg!(debug_assertions) {
-            assert!(self.len > 0 || self.far.len == 0 && self.run_left == 0, "an empty heap with events in far");
+            assert!(
+                self.len > 0 || self.far.len == 0 && self.run_left == 0,
+                "an empty heap with events in far or the run"
+            );
             let base = self.far.base;
             assert!((1..=self.len).all(|i| self.entry(i).at() <= base));
-            let run = &self.run[self.run.len() - self.run_left..];
+            // The entries left, and the one before them (in the heap) while there are any.
+            let run = &self.run[self.run.len() - self.run_left - (self.run_left > 0) as usize..];
             assert!(run.iter().all(|e| e.at() <= base) && run.windows(2).all(|w| w[0].key < w[1].key));
             if self.run_left > 0 {
                 let latest = self.run[self.run.len() - self.run_left - 1].key;
@@ -769,6 +785,7 @@ impl<E: QueueEvent> EventQueue<E> {
     /// Removes the entries whose sequence numbers are in `seqs`; the others keep their keys, so
     /// they come out in the same order as before. (The heap is built again: for small queues.)
     pub fn remove_seqs(&mut self, seqs: &[u64]) {
+        self.check();
         // The run's entries left go into the heap first (a removed one may be its latest there).
         for i in self.run.len() - self.run_left..self.run.len() {
             let entry = self.run[i];
@@ -954,7 +971,7 @@ mod tests {
         let size = RADIX_FROM_LEN as u64 * 3;
         let rounds = if cfg!(miri) { 3 * RADIX_FROM_LEN as u32 } else { 400_000 };
         let mut lockstep = 0;
-        let mut longest_run = 0;
+        let (mut longest_run, mut listed_with_run) = (0, 0);
         for round in 0..rounds {
             let r = next();
             let grow = (round / (size as u32 * 2)) % 3 != 2;
@@ -986,8 +1003,13 @@ mod tests {
                 reference.push(Reverse((at, seq, rid)));
                 q.schedule_reserved(at, seq, rid);
             } else if r % 512 == 7 {
-                // Remove a few, as a quiet stretch does; then every entry is listed.
+                // Every entry listed; a few removed, as a quiet stretch does; every entry listed.
                 let mut all: Vec<_> = reference.drain().map(|Reverse(e)| e).collect();
+                all.sort_unstable();
+                let mut before: Vec<_> = q.entries().map(|(at, seq, &id)| (at, seq, id)).collect();
+                before.sort_unstable();
+                assert_eq!(before, all, "round {round}");
+                listed_with_run += (q.run_left > 0) as usize;
                 let removed: Vec<u64> = all.iter().filter(|_| next().is_multiple_of(50)).map(|e| e.1).collect();
                 q.remove_seqs(&removed);
                 all.retain(|e| !removed.contains(&e.1));
@@ -1007,6 +1029,11 @@ mod tests {
         assert!(q.far.base < Nanos::MAX, "the radix heap was used");
         if !cfg!(miri) {
             assert!(longest_run >= WHOLE_BUCKET, "a run of one instant's events was read through: {longest_run}");
+            assert!(
+                q.sorted_runs > 0 && listed_with_run > 0,
+                "{} runs sorted, {listed_with_run} listings",
+                q.sorted_runs
+            );
         }
         while let Some(Reverse(want)) = reference.pop() {
             assert_eq!(q.pop_with_seq(), Some(want));
