@@ -73,9 +73,10 @@ const RADIX_FROM_LEN: usize = 2048;
 /// When the heap runs dry, the lowest occupied bucket holds the earliest events. If it holds
 /// at most [`WHOLE_BUCKET`], they all go into the heap and its latest time becomes the new base;
 /// otherwise its earliest time does, its events of that time go into the queue's run (entering
-/// the heap one at a time: see [`EventQueue`]), and the others into buckets of lower levels (they all share that digit and every higher one with the new
-/// base). An event moves down a few times at most (one level a move; a fleet's events are a few
-/// levels apart), and every access is an append or a read in order.
+/// the heap one at a time: see [`EventQueue`]), and the others into buckets of lower levels
+/// (they all share that digit and every higher one with the new base). An event moves down a
+/// few times at most (one level a move; a fleet's events are a few levels apart), and every
+/// access is an append or a read in order.
 ///
 /// A bucket is a chain of chunks of [`CHUNK`] entries from one pool, and a bucket emptied gives
 /// its chunks back for the next appends: a bucket of a high level holds most of the queue for a
