@@ -4,7 +4,7 @@
 //!
 //! Every update costs O(1) (or O(nodes of one Lease)), whatever the size of the fleet: acting
 //! time is summed per node from its own spans, each Lease keeps its own clocks, and the "most
-//! acting leaders on any Lease" series comes from a histogram of Leases by acting count.
+//! acting leaders on any Lease" series is drawn at the end from each Lease's log of changes.
 
 use super::result::{ActionOutcome, FaultRecord, RunResult, Span, SpanKind};
 use crate::api::{LeaseRef, Verb};
@@ -100,15 +100,15 @@ pub(super) struct Observer {
     work_not_holder_ns: Vec<Nanos>,
     pub(super) node_metrics: Vec<NodeMetrics>,
     metrics: Metrics,
-    dual_windows: Vec<DualWindow>,
+    /// Closed dual-leader windows with their Lease's index (see `finish` for their order).
+    dual_windows: Vec<(usize, DualWindow)>,
     open_spans: Vec<Option<(SpanKind, Nanos)>>,
     /// Closed spans, per node.
     spans: Vec<Vec<Span>>,
     transitions_series: Vec<(Nanos, i32)>,
-    acting_series: Vec<(Nanos, usize)>,
-    /// How many Leases have k acting leaders, and the largest k with any.
-    by_acting: Vec<usize>,
-    most_acting: usize,
+    /// Each change of a Lease's acting leaders: (true time, Lease, count before, count after),
+    /// in the order they happened. `finish` draws the run's series from it.
+    acting_log: Vec<(Nanos, u32, u32, u32)>,
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
     /// Handled requests by (verb, status), in first-seen order (named and sorted at the end).
@@ -128,7 +128,6 @@ impl Observer {
         for (node, &lease) in node_lease.iter().enumerate() {
             leases[lease].nodes.push(node);
         }
-        let lease_count = leases.len();
         Observer {
             trace: trace.map(Vec::with_capacity),
             names,
@@ -149,9 +148,7 @@ impl Observer {
             open_spans: vec![None; n * 4],
             spans: vec![Vec::new(); n],
             transitions_series: Vec::new(),
-            acting_series: vec![(0, 0)],
-            by_acting: vec![lease_count],
-            most_acting: 0,
+            acting_log: Vec::new(),
             faults: Vec::new(),
             actions: Vec::new(),
             history: Vec::new(),
@@ -307,11 +304,7 @@ impl Observer {
             self.acting_ns[node] += now - self.acting_since[node];
             self.close_span(now, node, SpanKind::Leader);
         }
-        // The series shows the most acting leaders of any one Lease (2 means a split brain).
-        self.move_in_histogram(before, self.leases[lease].acting);
-        if self.acting_series.last().map(|&(_, v)| v) != Some(self.most_acting) {
-            self.acting_series.push((now, self.most_acting));
-        }
+        self.acting_log.push((now, lease as u32, before as u32, self.leases[lease].acting as u32));
         let count = self.leases[lease].acting;
         if count >= 2 && self.leases[lease].dual_start.is_none() {
             self.leases[lease].dual_start = Some(now);
@@ -333,18 +326,37 @@ impl Observer {
         true
     }
 
-    fn move_in_histogram(&mut self, from: usize, to: usize) {
-        if self.by_acting.len() <= to {
-            self.by_acting.resize(to + 1, 0);
+    /// The series of the most acting leaders of any one Lease (2 means a split brain), a
+    /// point at each change, from the log of each Lease's changes. Changes at one instant are
+    /// taken in the Leases' order (of first use), each Lease's in the order they happened: a
+    /// run of the whole world and one run Lease by Lease (`world/phases.rs`) draw the same.
+    fn acting_series(&mut self) -> Vec<(Nanos, usize)> {
+        let mut log = std::mem::take(&mut self.acting_log);
+        // Stable: one Lease's changes at one instant keep their order. A run of one Lease has
+        // its log in order already, and skips the sort (a flapping Lease changes often).
+        if !log.is_sorted_by_key(|&(t, lease, ..)| (t, lease)) {
+            log.sort_by_key(|&(t, lease, ..)| (t, lease));
         }
-        self.by_acting[from] -= 1;
-        self.by_acting[to] += 1;
-        if to > self.most_acting {
-            self.most_acting = to;
+        // How many Leases have k acting leaders, and the largest k with any.
+        let mut by_acting = vec![self.leases.len()];
+        let mut most = 0usize;
+        let mut series = vec![(0, 0)];
+        for (t, _, from, to) in log {
+            let (from, to) = (from as usize, to as usize);
+            if by_acting.len() <= to {
+                by_acting.resize(to + 1, 0);
+            }
+            by_acting[from] -= 1;
+            by_acting[to] += 1;
+            most = most.max(to);
+            while most > 0 && by_acting[most] == 0 {
+                most -= 1;
+            }
+            if series.last().map(|&(_, v)| v) != Some(most) {
+                series.push((t, most));
+            }
         }
-        while self.most_acting > 0 && self.by_acting[self.most_acting] == 0 {
-            self.most_acting -= 1;
-        }
+        series
     }
 
     fn close_dual_window(&mut self, lease: usize, from: Nanos, until: Nanos) {
@@ -369,7 +381,7 @@ impl Observer {
             let lease = self.leases[lease].shared_key();
             self.trace(until, None, None, TraceKind::DualLeaderEnd { lease, seconds: window.seconds() });
         }
-        self.dual_windows.push(window);
+        self.dual_windows.push((lease, window));
     }
 
     /// The Lease of `track` was written: its holder (`Sym::EMPTY` if none or absent) and
@@ -447,7 +459,11 @@ impl Observer {
                 self.close_dual_window(lease, from, end);
             }
         }
-        self.dual_windows.sort_by_key(|w| (w.from, w.until));
+        // Windows of two Leases that open and close at the same instants are listed in the
+        // Leases' order, not in the order the run closed them (see `acting_series`).
+        self.dual_windows.sort_by_key(|(lease, w)| (w.from, w.until, *lease));
+        let dual_windows = std::mem::take(&mut self.dual_windows).into_iter().map(|(_, w)| w).collect();
+        let acting_series = self.acting_series();
         for node in 0..self.names.len() {
             for kind in [SpanKind::Running, SpanKind::Leader, SpanKind::Paused, SpanKind::Partitioned] {
                 self.close_span(end, node, kind);
@@ -501,9 +517,9 @@ impl Observer {
             node_names: self.names.iter().map(|n| String::from(&**n)).collect(),
             node_leases: self.node_lease.iter().map(|&l| self.leases[l].key()).collect(),
             spans,
-            dual_windows: self.dual_windows,
+            dual_windows,
             transitions_series: self.transitions_series,
-            acting_series: self.acting_series,
+            acting_series,
             clock_offsets,
             faults: self.faults,
             actions: self.actions,
@@ -552,6 +568,64 @@ mod tests {
         assert_eq!(r.acting_series, vec![(0, 0), (secs(1), 1), (secs(3), 2), (secs(5), 1)]);
         let kinds: Vec<&str> = r.trace.iter().map(|e| e.kind.name()).collect();
         assert_eq!(kinds, ["dual-leader-start", "dual-leader-end"]);
+    }
+
+    /// Nodes a, b on Lease 0 and c, d on Lease 1.
+    fn two_by_two() -> Observer {
+        let names: Vec<Arc<str>> = ["a", "b", "c", "d"].into_iter().map(Arc::from).collect();
+        let leases = vec![LeaseTrack::new("ns", "one", None), LeaseTrack::new("ns", "two", None)];
+        Observer::new(names, leases, vec![0, 0, 1, 1], None)
+    }
+
+    /// Changes of two Leases at one instant are taken in the Leases' order, whatever order the
+    /// run made them in: a run Lease by Lease (`world/phases.rs`) makes them in that order, a
+    /// run of the whole world in the order of its queue.
+    #[test]
+    fn one_instants_changes_on_two_leases_are_taken_in_the_leases_order() {
+        let run = |lease_one_first: bool| {
+            let mut o = two_by_two();
+            o.set_acting(secs(1), 0, true);
+            o.set_acting(secs(1), 2, true);
+            o.set_acting(secs(1), 3, true);
+            // At 5 s Lease "two" goes from two acting leaders to one and "one" from one to two.
+            let changes = [(1, true), (3, false)];
+            for (node, acting) in if lease_one_first { changes } else { [changes[1], changes[0]] } {
+                o.set_acting(secs(5), node, acting);
+            }
+            // At 9 s both Leases' windows close.
+            let closes = [0, 2];
+            for node in if lease_one_first { closes } else { [closes[1], closes[0]] } {
+                o.set_acting(secs(9), node, false);
+            }
+            finish(o, secs(10))
+        };
+        let (ordered, reversed) = (run(true), run(false));
+        // Lease "one" first: the most acting stays 2 through 5 s, then falls to 1 at 9 s.
+        assert_eq!(ordered.acting_series, vec![(0, 0), (secs(1), 1), (secs(1), 2), (secs(9), 1)]);
+        assert_eq!(reversed.acting_series, ordered.acting_series);
+        let windows =
+            |r: &RunResult| r.dual_windows.iter().map(|w| (w.from, w.until, w.lease.clone())).collect::<Vec<_>>();
+        assert_eq!(
+            windows(&ordered),
+            [(secs(1), secs(5), "ns/two".to_string()), (secs(5), secs(9), "ns/one".to_string())]
+        );
+        assert_eq!(windows(&reversed), windows(&ordered));
+    }
+
+    /// Two windows with the same ends on two Leases are listed in the Leases' order.
+    #[test]
+    fn windows_alike_on_two_leases_are_listed_in_the_leases_order() {
+        let mut o = two_by_two();
+        for node in 0..4 {
+            o.set_acting(secs(1), node, true);
+        }
+        // Lease "two"'s window closes first.
+        for node in [3, 1] {
+            o.set_acting(secs(4), node, false);
+        }
+        let r = finish(o, secs(10));
+        let leases: Vec<&str> = r.dual_windows.iter().map(|w| w.lease.as_str()).collect();
+        assert_eq!(leases, ["ns/one", "ns/two"]);
     }
 
     #[test]
