@@ -18,8 +18,9 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Handle every event through the event queue: no quiet stretch is stepped over. The
-    /// outputs are the same byte for byte either way (this is how that is checked).
+    /// Handle every event through the event queue: no quiet stretch is stepped over, and a
+    /// fleet of many Leases runs as one world rather than one Lease at a time. The outputs
+    /// are the same byte for byte either way (this is how that is checked).
     #[arg(long, global = true)]
     no_skip: bool,
 }

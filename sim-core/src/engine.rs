@@ -835,6 +835,19 @@ impl<E: QueueEvent> EventQueue<E> {
         self.next_seq
     }
 
+    /// Drops every queued event and puts time back to 0; sequence numbers go on counting. For
+    /// a world run one Lease at a time (`world/phases.rs`): the next Lease's events start again
+    /// from time 0, and the events left past the last one's end are never handled, as in a run
+    /// of the whole world.
+    pub fn restart(&mut self) {
+        self.len = 0;
+        self.run_left = 0;
+        self.run.clear();
+        self.far = Far::new();
+        self.now = 0;
+        self.check();
+    }
+
     /// Moves `now` to `t`, the time of the last event handled without the queue.
     pub fn advance_now(&mut self, t: Nanos) {
         debug_assert!(t >= self.now);

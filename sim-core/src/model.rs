@@ -516,8 +516,9 @@ pub struct WorldSpec {
     pub trace: bool,
     /// The kube-apiserver's clock (its leader-election controller reads it).
     pub server_clock: ClockSpec,
-    /// Step over quiet stretches (`world/quiet.rs`): the outputs are the same either way; off
-    /// (`--no-skip`) every event goes through the queue.
+    /// Step over quiet stretches (`world/quiet.rs`) and run a fleet one Lease at a time
+    /// (`world/phases.rs`): the outputs are the same either way; off (`--no-skip`) every event
+    /// goes through the queue of the whole world.
     pub skip_quiet: bool,
 }
 

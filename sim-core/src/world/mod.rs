@@ -35,6 +35,7 @@ mod injection;
 mod limiter;
 mod network;
 mod observe;
+mod phases;
 mod process;
 mod quiet;
 mod reconciler;
@@ -126,6 +127,8 @@ pub struct World {
     /// while a stretch runs moves a pointer, not the buffers' headers and the Lease they start
     /// from.
     quiet_scratch: Option<Box<quiet::Scratch>>,
+    /// The most events in a row at one instant, after the first, in the last `advance`.
+    most_at_instant: u64,
 }
 
 /// The API server as a world's setup leaves it, kept to start the next world that has the same
@@ -385,6 +388,7 @@ impl World {
             quiet: false,
             quiet_stepped: 0,
             quiet_scratch: None,
+            most_at_instant: 0,
         };
         world.quiet = world.quiet_possible();
         Ok(world)
@@ -438,8 +442,11 @@ impl World {
         max_events: u64,
         progress: &mut dyn FnMut(Nanos, u64),
     ) -> Result<RunResult, BudgetExceeded> {
-        self.advance(self.spec.duration, max_events, progress)?;
         let end = self.spec.duration;
+        match self.lease_phases() {
+            Some(groups) => self.advance_phased(&groups, end, max_events, progress)?,
+            None => self.advance(end, max_events, progress)?,
+        }
         Ok(self.finish(end))
     }
 
@@ -453,8 +460,12 @@ impl World {
         max_events: u64,
         progress: &mut dyn FnMut(Nanos, u64),
     ) -> Result<(), BudgetExceeded> {
-        // Events in a row at the same true time (a run whose time stands still never ends).
+        // Events in a row at the same true time (a run whose time stands still never ends), and
+        // the most after the first at one instant, for `phases.rs` (written only where two
+        // events meet: 0.15 % of the traced flap hour's instructions; a copy of this loop for
+        // the phases alone changed what the compiler inlines, at +3.6 %).
         let (mut instant, mut at_instant) = (Nanos::MAX, 0u64);
+        self.most_at_instant = 0;
         while let Some(t) = self.queue.peek_time() {
             if t > end {
                 break;
@@ -464,6 +475,9 @@ impl World {
             }
             if t == instant {
                 at_instant += 1;
+                if at_instant > self.most_at_instant {
+                    self.most_at_instant = at_instant;
+                }
                 if at_instant >= STUCK_EVENTS {
                     return Err(BudgetExceeded { events: self.events_processed, at: t, duration: end, stuck: true });
                 }
