@@ -25,7 +25,7 @@ rustc_version=$(rustc --version)
 if [ "${1:-}" = "--update" ]; then
   {
     echo "# instructions per workload (callgrind), $(date -u +%Y-%m-%d), $rustc_version"
-    for w in flap scale trace coordinated; do echo "$w $(count $w)"; done
+    for w in flap scale scale-whole trace coordinated; do echo "$w $(count $w)"; done
   } > "$baseline"
   cat "$baseline"
   exit 0

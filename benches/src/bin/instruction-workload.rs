@@ -3,8 +3,8 @@
 //! else the machine is doing. Kept short (about a second natively counted, well under a minute
 //! under valgrind).
 //!
-//! `instruction-workload [flap|scale|trace|coordinated]` — one workload; with no argument, all
-//! four.
+//! `instruction-workload [flap|scale|scale-whole|trace|coordinated]` — one workload; with no
+//! argument, all five.
 //! `instruction-workload fleet N` — N electors (three per Lease) for one simulated hour, trace
 //! off: not part of the guard, a whole-process workload to time two builds against each other.
 //! `instruction-workload family N` — the flap family with seeds 1..=N (5·N one-hour runs), the
@@ -31,6 +31,14 @@ fn main() {
         // Three hundred electors on a hundred Leases, two simulated minutes.
         let mut spec = scale_spec(300);
         spec.duration = sim_core::time::secs(120);
+        events += run_all(vec![spec]);
+    }
+    if which == "scale-whole" || which == "all" {
+        // The same fleet run as one world (`--no-skip`, or a fleet with faults): the path a
+        // fleet took before it was run Lease by Lease (`world/phases.rs`).
+        let mut spec = scale_spec(300);
+        spec.duration = sim_core::time::secs(120);
+        spec.skip_quiet = false;
         events += run_all(vec![spec]);
     }
     if which == "trace" || which == "all" {
