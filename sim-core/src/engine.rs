@@ -973,6 +973,37 @@ mod tests {
     /// events due in the same nanosecond (a fleet's leaders in lockstep), reserved sequence
     /// numbers used late, removals, a listing of every entry, and the queue drained to empty
     /// and grown again.
+    /// A restart in the middle of a sorted run, with events in the radix buckets: the queue is
+    /// empty at time 0, keeps counting sequence numbers, and pops the next load in order.
+    #[test]
+    fn a_restart_empties_the_queue_and_keeps_counting() {
+        let n = RADIX_FROM_LEN as u64 * 3;
+        let mut q = EventQueue::new();
+        // A lockstep instant larger than a whole bucket, and events spread far beyond it.
+        for i in 0..n {
+            let at = if i % 2 == 0 { 1_000 } else { 1_000 + (i << 20) };
+            q.schedule(at, i as u32);
+        }
+        for _ in 0..10 {
+            q.pop().expect("queued");
+        }
+        assert!(q.run_left > 0 && q.far.len > 0, "popped part of a sorted run, with far events left");
+        let seq = q.peek_seq();
+        q.restart();
+        assert!(q.is_empty() && q.now() == 0 && q.peek().is_none());
+        assert_eq!(q.len(), 0, "nothing left in the run or the radix buckets");
+        assert_eq!(q.peek_seq(), seq, "sequence numbers go on counting");
+        for i in 0..n {
+            q.schedule(n - i, i as u32);
+        }
+        q.schedule(5, u32::MAX);
+        let popped: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let mut want: Vec<_> = (0..n).map(|i| (n - i, i as u32)).collect();
+        want.push((5, u32::MAX));
+        want.sort_by_key(|&(at, id)| (at, id == u32::MAX));
+        assert_eq!(popped, want);
+    }
+
     #[test]
     fn a_large_queue_in_two_parts_pops_as_a_binary_heap() {
         use std::cmp::Reverse;

@@ -109,6 +109,9 @@ pub(super) struct Observer {
     /// Each change of a Lease's acting leaders: (true time, Lease, count before, count after),
     /// in the order they happened. `finish` draws the run's series from it.
     acting_log: Vec<(Nanos, u32, u32, u32)>,
+    /// Each failover as it ended: (true time, Lease, seconds). `finish` lists them by time,
+    /// those of one instant in the Leases' order (see `acting_series`).
+    failovers: Vec<(Nanos, u32, f64)>,
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
     /// Handled requests by (verb, status), in first-seen order (named and sorted at the end).
@@ -149,6 +152,7 @@ impl Observer {
             spans: vec![Vec::new(); n],
             transitions_series: Vec::new(),
             acting_log: Vec::new(),
+            failovers: Vec::new(),
             faults: Vec::new(),
             actions: Vec::new(),
             history: Vec::new(),
@@ -297,7 +301,7 @@ impl Observer {
             if let Some((fault_at, old)) = self.leases[lease].pending_failover.take()
                 && old != node
             {
-                self.metrics.failover_seconds.push(as_secs_f64(now - fault_at));
+                self.failovers.push((now, lease as u32, as_secs_f64(now - fault_at)));
             }
         } else {
             self.leases[lease].acting -= 1;
@@ -464,6 +468,9 @@ impl Observer {
         self.dual_windows.sort_by_key(|(lease, w)| (w.from, w.until, *lease));
         let dual_windows = std::mem::take(&mut self.dual_windows).into_iter().map(|(_, w)| w).collect();
         let acting_series = self.acting_series();
+        // Stable: one Lease's failovers at one instant keep their order.
+        self.failovers.sort_by_key(|&(t, lease, _)| (t, lease));
+        self.metrics.failover_seconds = self.failovers.iter().map(|&(.., seconds)| seconds).collect();
         for node in 0..self.names.len() {
             for kind in [SpanKind::Running, SpanKind::Leader, SpanKind::Paused, SpanKind::Partitioned] {
                 self.close_span(end, node, kind);
@@ -610,6 +617,23 @@ mod tests {
             [(secs(1), secs(5), "ns/two".to_string()), (secs(5), secs(9), "ns/one".to_string())]
         );
         assert_eq!(windows(&reversed), windows(&ordered));
+    }
+
+    /// Failovers that end at one instant on two Leases are listed in the Leases' order.
+    #[test]
+    fn failovers_of_one_instant_are_listed_in_the_leases_order() {
+        let mut o = two_by_two();
+        o.set_acting(secs(1), 0, true);
+        o.set_acting(secs(1), 2, true);
+        o.fault_hit_leader(secs(5), 0);
+        o.set_acting(secs(5), 0, false);
+        o.fault_hit_leader(secs(6), 2);
+        o.set_acting(secs(6), 2, false);
+        // Lease "two" is taken over first, at the same instant.
+        o.set_acting(secs(9), 3, true);
+        o.set_acting(secs(9), 1, true);
+        let r = finish(o, secs(10));
+        assert_eq!(r.metrics.failover_seconds, vec![4.0, 3.0]);
     }
 
     /// Two windows with the same ends on two Leases are listed in the Leases' order.

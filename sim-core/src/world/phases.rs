@@ -5,13 +5,16 @@
 //! Lease (its RBAC decision cached per Lease, its Lease, the Events named after it) read nothing
 //! another Lease's nodes write. What they do share is the order of events at one instant (the
 //! queue's sequence numbers), and through it the server's revision counter, the request ids and
-//! the interned identities: numbers no untraced output shows, and compared by equality only.
+//! the interned identities: numbers no untraced output shows. They are compared by equality,
+//! but for a request id against its own node's `hung_below` (a wedge), which holds in both
+//! runs: a node's ids grow with its requests either way.
 //! So when nothing else is shared, [`World::run_with`] runs the first Lease's nodes from time 0
 //! to the end, then the next Lease's from time 0, and so on: each Lease's events are handled in
 //! the order a run of the whole world handles them (ties within a Lease still go by sequence
 //! number, taken in the same relative order), and the observer keeps per node and per Lease
-//! what it shows. Its two whole-run series take changes at one instant in the Leases' order in
-//! any run (`Observer::acting_series`, the dual windows' sort), so both runs write the same.
+//! what it shows. Its whole-run lists take changes at one instant in the Leases' order in any
+//! run (`Observer::acting_series`, the dual windows' and failovers' sorts), so both runs write
+//! the same.
 //!
 //! What it gains: a Lease's few nodes, its entry in the server and its queue stay in the
 //! caches while its hour is run, where the whole world's events visit every node's state in
@@ -20,19 +23,27 @@
 //!
 //! **When** (`World::lease_phases`): a fresh, untraced world of two or more Leases with quiet
 //! stepping allowed (`WorldSpec::skip_quiet`: `--no-skip` runs the whole world at once), no
-//! timeline or random faults, no scripted actions, no server windows or injected errors, no
-//! Lease watches, no coordinated election, and no node with a reconciler or a health probe:
-//! each of these acts across Leases or records in the whole run's order.
+//! random faults, no scripted actions, no server windows or injected errors, no Lease watches,
+//! no coordinated election, and no node with a reconciler or a health probe: each of these acts
+//! across Leases or records in the whole run's order. Timeline faults are allowed when each
+//! names one node and is not the server's (a crash, restart, pause, stop, clock step,
+//! partition, work fault or wedge acts on that node alone), and faults on different Leases'
+//! nodes never share an instant (the run's fault list keeps one instant's faults in the order
+//! the queue takes them); each goes to its node's Lease. Failovers ending at one instant on
+//! two Leases are listed in the Leases' order in any run (`Observer::finish`).
 //!
 //! **Stopping.** A Lease's run stops on the event budget (the events of the Leases before it
-//! counted) or when one of its instants holds [`STUCK_EVENTS`] events in a row, as a whole run
-//! does; the reported instant is then that Lease's. A whole run counts the events of every
-//! Lease at one instant: when the Leases' largest counts add up to that bound, the run is
-//! stopped as stuck too (a fleet of some 300,000 electors whose starts all fall on one
-//! instant), where a whole run might have gone on.
+//! counted; the instant reported is its share of the run, as progress reports it) or when one
+//! of its instants holds [`STUCK_EVENTS`] events in a row, as a whole run does. A whole run
+//! counts the events of every Lease at one instant: each Lease's run keeps its instants with
+//! two events or more, and after the last one the run stops as stuck at the first instant
+//! where those counts and one event of every other Lease could pass the bound (a world of
+//! more than half that many Leases runs whole). Where a whole run would stop both on its
+//! budget and as stuck, the two runs may name different reasons.
 
 use super::event::Event;
 use super::{STUCK_EVENTS, World};
+use crate::model::{FaultKind, Target};
 use crate::time::Nanos;
 use crate::world::result::BudgetExceeded;
 
@@ -43,16 +54,19 @@ impl World {
         self.lease_phases().is_some()
     }
 
-    /// The nodes of each Lease, in the Leases' order (of first use), when this world may be
-    /// run one Lease at a time (see the module's text); `None` otherwise.
-    pub(super) fn lease_phases(&self) -> Option<Vec<Vec<u32>>> {
+    /// How many Leases there are, when this world may be run one Lease at a time (see the
+    /// module's text); `None` otherwise.
+    pub(super) fn lease_phases(&self) -> Option<usize> {
         let spec = &self.spec;
         let leases = self.obs.leases.len();
         let alone = spec.skip_quiet
             && !self.obs.tracing()
             && leases >= 2
+            // An instant then holds at most one event a Lease but where a Lease counts more
+            // (`advance_phased`'s test of a whole run's stuck instant).
+            && (leases as u64) <= STUCK_EVENTS / 2
             && self.events_processed == 0
-            && spec.faults.is_empty()
+            && self.faults_stay_in_their_lease()
             && spec.random_faults.is_empty()
             && spec.actions.is_empty()
             && spec.server_errors.is_empty()
@@ -62,51 +76,83 @@ impl World {
             && !self.watches.any()
             && self.cle.is_none()
             && spec.nodes.iter().all(|n| n.reconciler.is_none() && n.candidacy.is_none() && n.healthz.is_none())
-            && self.agenda.iter().all(|(_, _, e)| matches!(e, Event::Start { .. }));
-        if !alone {
-            return None;
+            && self.agenda.iter().all(|(_, _, e)| matches!(e, Event::Start { .. } | Event::Fault { .. }));
+        alone.then_some(leases)
+    }
+
+    /// Whether every timeline fault acts on one named node alone (not the holder, a random
+    /// node or the server), and faults on different Leases' nodes never share an instant: the
+    /// run's fault list is in time order, and faults of one instant in the order the queue
+    /// takes them.
+    fn faults_stay_in_their_lease(&self) -> bool {
+        let mut instants: Vec<(Nanos, usize)> = Vec::with_capacity(self.spec.faults.len());
+        for fault in &self.spec.faults {
+            let Target::Node(node) = fault.target else { return false };
+            if matches!(fault.kind, FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. }) {
+                return false;
+            }
+            instants.push((fault.at, self.obs.node_lease[node]));
         }
-        let mut groups = vec![Vec::new(); leases];
-        for (node, &lease) in self.obs.node_lease.iter().enumerate() {
-            groups[lease].push(node as u32);
-        }
-        Some(groups)
+        instants.sort_unstable();
+        instants.windows(2).all(|w| w[0].0 != w[1].0 || w[0].1 == w[1].1)
     }
 
     /// Runs each Lease's nodes in turn from time 0 to `end` (see the module's text).
     pub(super) fn advance_phased(
         &mut self,
-        groups: &[Vec<u32>],
+        leases: usize,
         end: Nanos,
         max_events: u64,
         progress: &mut dyn FnMut(Nanos, u64),
     ) -> Result<(), BudgetExceeded> {
-        // Each Lease's starts, in the agenda's order (it is popped from its end).
-        let mut starts: Vec<Vec<(Nanos, u64, Event)>> = vec![Vec::new(); groups.len()];
+        // Each Lease's starts and faults, in the agenda's order (it is popped from its end).
+        let mut agendas: Vec<Vec<(Nanos, u64, Event)>> = vec![Vec::new(); leases];
         for &entry in std::mem::take(&mut self.agenda).iter() {
-            let Event::Start { node } = entry.2 else { unreachable!("only starts (`lease_phases`)") };
-            starts[self.obs.node_lease[node as usize]].push(entry);
+            let node = match entry.2 {
+                Event::Start { node } => node as usize,
+                Event::Fault { index } => match self.spec.faults[index as usize].target {
+                    Target::Node(node) => node,
+                    _ => unreachable!("a fault on one node (`lease_phases`)"),
+                },
+                _ => unreachable!("only starts and faults (`lease_phases`)"),
+            };
+            agendas[self.obs.node_lease[node]].push(entry);
         }
         // The state of a Lease's nodes stays in the caches while it runs: nothing to prefetch.
         self.prefetching = false;
-        let phases = groups.len() as u128;
-        // The most events in a row at one instant, added up over the Leases run so far.
-        let mut most_at_once = 0u64;
-        for (k, agenda) in starts.into_iter().enumerate() {
+        self.keep_ties = true;
+        debug_assert!(!self.quiet, "stretches take one Lease's world: their steps are not counted in `ties`");
+        // Each instant at which some Lease had two events or more: the events there of every
+        // such Lease, and how many Leases.
+        let mut ties: crate::FastMap<Nanos, (u64, u64)> = Default::default();
+        let phases = leases as u128;
+        for (k, agenda) in agendas.into_iter().enumerate() {
             self.queue.restart();
             self.agenda = agenda;
             self.queue_agenda_next();
-            // Progress: this Lease's share of the run, as a time in the run.
-            let before = k as u128 * end as u128;
-            let mut share = |t: Nanos, events: u64| progress(((before + t as u128) / phases) as Nanos, events);
-            self.advance(end, max_events, &mut share)?;
-            most_at_once = most_at_once.saturating_add(self.most_at_instant + 1);
-            if most_at_once >= STUCK_EVENTS {
-                let at = self.queue.now();
-                return Err(BudgetExceeded { events: self.events_processed, at, duration: end, stuck: true });
+            // Progress, and the instant a budget stops at: this Lease's share of the run, as a
+            // time in the run (`--max-events` is suggested from it).
+            let share = |t: Nanos| ((k as u128 * end as u128 + t as u128) / phases) as Nanos;
+            self.advance(end, max_events, &mut |t, events| progress(share(t), events)).map_err(|mut stop| {
+                if !stop.stuck {
+                    stop.at = share(stop.at);
+                }
+                stop
+            })?;
+            for (t, n) in self.ties.drain(..) {
+                let entry = ties.entry(t).or_default();
+                *entry = (entry.0 + n, entry.1 + 1);
             }
         }
         self.agenda.clear();
+        // A run of the whole world stops at the first instant that holds `STUCK_EVENTS` events
+        // after the first. An instant holds those counted there, and at most one event of every
+        // other Lease; an instant with no count holds at most one event a Lease.
+        let at_most = |(events, counted): (u64, u64)| events + (leases as u64 - counted);
+        let crowded = ties.iter().filter(|&(_, &c)| at_most(c) > STUCK_EVENTS).map(|(&t, _)| t).min();
+        if let Some(at) = crowded {
+            return Err(BudgetExceeded { events: self.events_processed, at, duration: end, stuck: true });
+        }
         Ok(())
     }
 }
