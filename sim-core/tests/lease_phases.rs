@@ -11,26 +11,11 @@ use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, Latency, PartitionMode};
 use sim_core::time::{millis, secs};
-use sim_core::world::{RunResult, World};
+use sim_core::world::World;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Everything a run hands back that an output is made of, as text.
-fn fingerprint(r: &RunResult) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
-        r.metrics,
-        r.spans,
-        r.dual_windows,
-        r.transitions_series,
-        r.lease_transitions,
-        r.acting_series,
-        r.faults,
-        r.actions,
-        r.node_names,
-        r.node_leases,
-        r.events_processed,
-    )
-}
+mod common;
+use common::fingerprint;
 
 /// The run Lease by Lease (if this world may be split) and the whole world at once
 /// (`skip_quiet` off, as `--no-skip`): the same result. Returns whether it was split.

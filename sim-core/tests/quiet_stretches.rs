@@ -10,24 +10,10 @@ use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, Latency, PartitionMode};
 use sim_core::time::{millis, secs};
-use sim_core::world::{RunResult, World};
+use sim_core::world::World;
 
-/// Everything a run hands back that an output is made of, as text.
-fn fingerprint(r: &RunResult) -> String {
-    format!(
-        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{}",
-        r.metrics,
-        r.spans,
-        r.dual_windows,
-        r.transitions_series,
-        r.lease_transitions,
-        r.acting_series,
-        r.faults,
-        r.actions,
-        r.node_names,
-        r.events_processed,
-    )
-}
+mod common;
+use common::fingerprint;
 
 /// The run with and without stretches: the same result and the same Lease.
 fn same_either_way(spec: WorldSpec) -> Result<u64, TestCaseError> {
