@@ -7,15 +7,19 @@
 //! not be split (a fault on the holder, a watch) are compared too: they run whole either way.
 
 use proptest::prelude::*;
-use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
+use sim_core::elector::Algorithm;
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
-use sim_core::net::{Cut, Latency, PartitionMode};
+use sim_core::net::{Cut, PartitionMode};
 use sim_core::time::{millis, secs};
 use sim_core::world::World;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod common;
 use common::fingerprint;
+
+fn cases(default: u32) -> ProptestConfig {
+    common::cases("PHASE_CASES", default)
+}
 
 /// The run Lease by Lease (if this world may be split) and the whole world at once
 /// (`skip_quiet` off, as `--no-skip`): the same result. Returns whether it was split.
@@ -34,11 +38,6 @@ fn same_either_way(spec: WorldSpec) -> Result<bool, TestCaseError> {
     Ok(split)
 }
 
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PHASE_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    ProptestConfig { cases, ..ProptestConfig::default() }
-}
-
 proptest! {
     #![proptest_config(cases(96))]
 
@@ -54,24 +53,13 @@ proptest! {
         ),
         // Most start at 0, some later, a few after the run's end.
         starts_ms in proptest::collection::vec(prop_oneof![3 => Just(0u64), 1 => 0u64..400_000], 10),
-        minor in prop::sample::select(vec![26u8, 29, 31, 34, 37]),
-        rp_ms in 300u64..3000,
-        rd_extra_ms in 0u64..4000,
-        ld_extra_s in 0u64..10,
-        latency in (0u64..30, 0u64..200),
-        fixed in any::<bool>(),
-        loss in prop::sample::select(vec![0.0, 0.0, 0.02]),
+        knobs in common::knobs(),
         drifts in proptest::collection::vec(prop_oneof![Just(0i64), -300_000i64..300_000], 10),
-        timeout_ms in prop::option::of(200u64..5000),
-        release in any::<bool>(),
         events in any::<bool>(),
         new_identity in any::<bool>(),
         faults in proptest::collection::vec((0u64..300, 0usize..10, 0usize..8, 1u64..40), 0..4),
         on_the_holder in prop::option::weighted(0.15, 0u64..300),
     ) {
-        let rp = millis(rp_ms);
-        let rd = rp + millis(rd_extra_ms);
-        let ld = (rd + rp).div_ceil(secs(1)) * secs(1) + secs(ld_extra_s);
         let nodes = leases_of.len();
         let mut spec = WorldSpec::basic(seed, nodes, Algorithm::ClientGo, secs(300));
         spec.unsafe_mode = true;
@@ -79,24 +67,9 @@ proptest! {
             n.elector_mut().algorithm = algorithms[i];
             n.start_at = millis(starts_ms[i]);
             n.elector_mut().lease_name = format!("lease-{}", leases_of[i]);
-            n.elector_mut().client_go = ClientGoVersion { minor, patch: None };
-            n.elector_mut().lease_duration = ld;
-            n.elector_mut().renew_deadline = rd;
-            n.elector_mut().retry_period = rp;
-            n.elector_mut().request_timeout = timeout_ms.map(millis);
-            n.elector_mut().release_on_cancel = release;
+            knobs.apply(n, drifts[i]);
             n.elector_mut().record_events = events;
-            n.elector_mut().after_lost = AfterLost::Restart { delay: secs(2) };
             n.identity_per_start = new_identity;
-            n.clock_mut().drift_ppb = drifts[i] * 1000;
-            let lat = if fixed {
-                Latency::Fixed(millis(latency.0))
-            } else {
-                Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) }
-            };
-            n.link_mut().up.latency = lat.clone();
-            n.link_mut().down.latency = lat;
-            n.link_mut().up.loss = loss;
         }
         for &(at, node, kind, d) in &faults {
             let kind = match kind {

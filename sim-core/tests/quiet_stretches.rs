@@ -6,7 +6,7 @@
 //! `sim-cli/tests/scenarios.rs`, are compared the same way.)
 
 use proptest::prelude::*;
-use sim_core::elector::{AfterLost, Algorithm, ClientGoVersion};
+use sim_core::elector::{Algorithm, ClientGoVersion};
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, Latency, PartitionMode};
 use sim_core::time::{millis, secs};
@@ -14,6 +14,10 @@ use sim_core::world::World;
 
 mod common;
 use common::fingerprint;
+
+fn cases(default: u32) -> ProptestConfig {
+    common::cases("QUIET_CASES", default)
+}
 
 /// The run with and without stretches: the same result and the same Lease.
 fn same_either_way(spec: WorldSpec) -> Result<u64, TestCaseError> {
@@ -103,12 +107,6 @@ fn random_pauses() -> impl Strategy<Value = Option<(Option<usize>, u64, u64)>> {
     prop::option::of((prop::option::of(0usize..5), 5u64..120, 1u64..20_000))
 }
 
-/// `default` cases, or `QUIET_CASES` (`QUIET_CASES=3000` for a longer search).
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("QUIET_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(default);
-    ProptestConfig { cases, ..ProptestConfig::default() }
-}
-
 proptest! {
     #![proptest_config(cases(64))]
 
@@ -116,41 +114,14 @@ proptest! {
     fn stepping_over_quiet_stretches_changes_nothing(
         seed in any::<u64>(),
         nodes in 1usize..6,
-        minor in prop::sample::select(vec![26u8, 27, 29, 30, 31, 33, 34, 36, 37]),
-        rp_ms in 300u64..3000,
-        rd_extra_ms in 0u64..4000,
-        ld_extra_s in 0u64..10,
-        latency in (0u64..30, 0u64..200),
-        fixed in any::<bool>(),
-        loss in prop::sample::select(vec![0.0, 0.0, 0.01]),
+        knobs in common::knobs(),
         drifts in proptest::collection::vec(prop_oneof![Just(0i64), -300_000i64..300_000], 5),
-        timeout_ms in prop::option::of(200u64..5000),
-        release in any::<bool>(),
         schedule in faults(5),
         pauses in random_pauses(),
     ) {
-        let rp = millis(rp_ms);
-        let rd = rp + millis(rd_extra_ms);
-        let ld = (rd + rp).div_ceil(secs(1)) * secs(1) + secs(ld_extra_s);
         let mut spec = WorldSpec::basic(seed, nodes, Algorithm::ClientGo, secs(600));
         for (i, n) in spec.nodes.iter_mut().enumerate() {
-            n.elector_mut().client_go = ClientGoVersion { minor, patch: None };
-            n.elector_mut().lease_duration = ld;
-            n.elector_mut().renew_deadline = rd;
-            n.elector_mut().retry_period = rp;
-            n.elector_mut().request_timeout = timeout_ms.map(millis);
-            n.elector_mut().release_on_cancel = release;
-            n.elector_mut().after_lost = AfterLost::Restart { delay: secs(2) };
-            n.clock_mut().drift_ppb = drifts[i] * 1000;
-            // A fixed latency without loss keeps no stream (`net::Way::Certain`).
-            let lat = if fixed {
-                Latency::Fixed(millis(latency.0))
-            } else {
-                Latency::Uniform { min: millis(latency.0), max: millis(latency.0 + latency.1) }
-            };
-            n.link_mut().up.latency = lat.clone();
-            n.link_mut().down.latency = lat;
-            n.link_mut().up.loss = loss;
+            knobs.apply(n, drifts[i]);
         }
         spec.unsafe_mode = true;
         add_faults(&mut spec, &schedule);
