@@ -968,11 +968,6 @@ mod tests {
         }
     }
 
-    /// Past `RADIX_FROM_LEN` events the later ones wait in the radix heap's buckets: the order
-    /// is still `BinaryHeap`'s, with times spread over every scale (a nanosecond to 2^50), many
-    /// events due in the same nanosecond (a fleet's leaders in lockstep), reserved sequence
-    /// numbers used late, removals, a listing of every entry, and the queue drained to empty
-    /// and grown again.
     /// A restart in the middle of a sorted run, with events in the radix buckets: the queue is
     /// empty at time 0, keeps counting sequence numbers, and pops the next load in order.
     #[test]
@@ -1004,6 +999,11 @@ mod tests {
         assert_eq!(popped, want);
     }
 
+    /// Past `RADIX_FROM_LEN` events the later ones wait in the radix heap's buckets: the order
+    /// is still `BinaryHeap`'s, with times spread over every scale (a nanosecond to 2^50), many
+    /// events due in the same nanosecond (a fleet's leaders in lockstep), reserved sequence
+    /// numbers used late, removals, a listing of every entry, and the queue drained to empty
+    /// and grown again.
     #[test]
     fn a_large_queue_in_two_parts_pops_as_a_binary_heap() {
         use std::cmp::Reverse;

@@ -7,7 +7,7 @@
 //! not be split (a fault on the holder, a watch) are compared too: they run whole either way.
 
 use proptest::prelude::*;
-use sim_core::elector::Algorithm;
+use sim_core::elector::{Algorithm, WorkEnd};
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, PartitionMode};
 use sim_core::time::{millis, secs};
@@ -80,7 +80,7 @@ proptest! {
                 4 => FaultKind::ClockStep { delta_ns: d as i64 * 1_000_000_000 },
                 5 => FaultKind::Partition { duration: secs(d), cut: Cut::Both, mode: PartitionMode::Drop },
                 6 => FaultKind::Wedge { duration: Some(secs(d)) },
-                _ => FaultKind::Pause { duration: millis(d * 100) },
+                _ => FaultKind::Work { ends: if d % 2 == 0 { WorkEnd::Raises } else { WorkEnd::Blocks } },
             };
             spec.faults.push(TimedFault { at: secs(at), target: Target::Node(node % nodes), kind });
         }
@@ -209,15 +209,23 @@ fn the_event_budget_stops_both_runs_alike() {
     whole.skip_quiet = false;
     assert!(World::new(spec.clone()).unwrap().runs_lease_by_lease());
     let events = World::new(spec.clone()).unwrap().run().events_processed;
-    for budget in [events / 3, events - 1, events, events + 1] {
+    // The instant a split run stops at is its Lease's share of the run: it grows with the
+    // budget, as the whole run's does.
+    let mut last = 0;
+    for budget in [events / 4, events / 3, events / 2, events - 1, events, events + 1] {
         let a = World::new(whole.clone()).unwrap().run_with(budget, &mut |_, _| {});
         let b = World::new(spec.clone()).unwrap().run_with(budget, &mut |_, _| {});
         match (a, b) {
             (Ok(a), Ok(b)) => assert_eq!(fingerprint(&a), fingerprint(&b)),
-            (Err(a), Err(b)) => assert_eq!((a.events, a.stuck), (b.events, b.stuck), "budget {budget}"),
+            (Err(a), Err(b)) => {
+                assert_eq!((a.events, a.stuck, b.stuck), (b.events, false, false), "budget {budget}");
+                assert!(b.at >= last && b.at <= secs(120), "budget {budget}: {} after {last}", b.at);
+                last = b.at;
+            }
             (a, b) => panic!("budget {budget}: whole {:?}, split {:?}", a.err(), b.err()),
         }
     }
+    assert!(last > secs(60), "the last Lease's share of the run: {last}");
 }
 
 /// A node that retries at once, forever, stops a split run as stuck, as it stops the whole run.
@@ -238,4 +246,27 @@ fn a_loop_on_one_lease_stops_both_runs_as_stuck() {
     let b = World::new(spec).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the split run is stuck");
     assert!(a.stuck && b.stuck);
     assert_eq!(a.at, b.at, "the same instant: the loop's");
+}
+
+/// Loops on two Leases, the first Lease's later: both runs stop at the earlier one.
+#[test]
+fn loops_on_two_leases_stop_both_runs_at_the_first() {
+    let mut spec = WorldSpec::basic(2, 4, Algorithm::ClientGo, secs(60));
+    spec.unsafe_mode = true;
+    for (i, n) in spec.nodes.iter_mut().enumerate() {
+        n.elector_mut().lease_name = format!("lease-{}", i % 2);
+    }
+    for (node, start) in [(2, secs(20)), (3, secs(5))] {
+        spec.nodes[node].elector_mut().algorithm = Algorithm::parse("csharp-client").expect("a library");
+        spec.nodes[node].elector_mut().jitter_factor = 0.0;
+        spec.nodes[node].start_at = start;
+    }
+    let mut whole = spec.clone();
+    whole.skip_quiet = false;
+    assert!(World::new(spec.clone()).unwrap().runs_lease_by_lease());
+    let a = World::new(whole).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the whole run is stuck");
+    let b = World::new(spec).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the split run is stuck");
+    assert!(a.stuck && b.stuck);
+    assert!(a.at < secs(20), "the second Lease's loop comes first: {}", a.at);
+    assert_eq!(a.at, b.at);
 }

@@ -5,9 +5,9 @@
 //! Lease (its RBAC decision cached per Lease, its Lease, the Events named after it) read nothing
 //! another Lease's nodes write. What they do share is the order of events at one instant (the
 //! queue's sequence numbers), and through it the server's revision counter, the request ids and
-//! the interned identities: numbers no untraced output shows. They are compared by equality,
-//! but for a request id against its own node's `hung_below` (a wedge), which holds in both
-//! runs: a node's ids grow with its requests either way.
+//! the interned identities: numbers no untraced output shows, compared by equality only (a
+//! wedge compares a node's request ids with the next id when it struck: it keeps the world
+//! whole).
 //! So when nothing else is shared, [`World::run_with`] runs the first Lease's nodes from time 0
 //! to the end, then the next Lease's from time 0, and so on: each Lease's events are handled in
 //! the order a run of the whole world handles them (ties within a Lease still go by sequence
@@ -26,20 +26,23 @@
 //! random faults, no scripted actions, no server windows or injected errors, no Lease watches,
 //! no coordinated election, and no node with a reconciler or a health probe: each of these acts
 //! across Leases or records in the whole run's order. Timeline faults are allowed when each
-//! names one node and is not the server's (a crash, restart, pause, stop, clock step,
-//! partition, work fault or wedge acts on that node alone), and faults on different Leases'
+//! names one node and is neither the server's nor a wedge (a crash, restart, pause, stop,
+//! clock step, partition or work fault acts on that node alone), and faults on different Leases'
 //! nodes never share an instant (the run's fault list keeps one instant's faults in the order
 //! the queue takes them); each goes to its node's Lease. Failovers ending at one instant on
 //! two Leases are listed in the Leases' order in any run (`Observer::finish`).
 //!
 //! **Stopping.** A Lease's run stops on the event budget (the events of the Leases before it
-//! counted; the instant reported is its share of the run, as progress reports it) or when one
-//! of its instants holds [`STUCK_EVENTS`] events in a row, as a whole run does. A whole run
-//! counts the events of every Lease at one instant: each Lease's run keeps its instants with
-//! two events or more, and after the last one the run stops as stuck at the first instant
-//! where those counts and one event of every other Lease could pass the bound (a world of
-//! more than half that many Leases runs whole). Where a whole run would stop both on its
-//! budget and as stuck, the two runs may name different reasons.
+//! counted; the instant reported is its share of the run, as progress reports it). A whole run
+//! also stops at the first instant that holds [`STUCK_EVENTS`] events in a row, counting every
+//! Lease's. So each Lease's run counts its instants with two events or more; one that reaches
+//! the bound alone ends there, and the Leases after it run only up to that instant. After the
+//! last Lease the run stops as stuck at the first instant where those counts, and one event of
+//! every other Lease, could pass the bound ([`first_crowded`]; a world of more than half that
+//! many Leases runs whole). That is exact but where the Leases that counted fewer than two
+//! events at such an instant had none there: then a split run stops as stuck where a whole run
+//! would have gone on, which takes over half a million events counted at one instant. Where a
+//! whole run would stop both on its budget and as stuck, the two may name different reasons.
 
 use super::event::Event;
 use super::{STUCK_EVENTS, World};
@@ -88,7 +91,12 @@ impl World {
         let mut instants: Vec<(Nanos, usize)> = Vec::with_capacity(self.spec.faults.len());
         for fault in &self.spec.faults {
             let Target::Node(node) = fault.target else { return false };
-            if matches!(fault.kind, FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. }) {
+            // A wedge compares the node's request ids with the next one when it struck, 32 bits
+            // wide: in a Lease's run every Lease before it has taken ids for the whole run.
+            if matches!(
+                fault.kind,
+                FaultKind::ServerOutage { .. } | FaultKind::ServerSlow { .. } | FaultKind::Wedge { .. }
+            ) {
                 return false;
             }
             instants.push((fault.at, self.obs.node_lease[node]));
@@ -126,6 +134,10 @@ impl World {
         // such Lease, and how many Leases.
         let mut ties: crate::FastMap<Nanos, (u64, u64)> = Default::default();
         let phases = leases as u128;
+        // Once a Lease's run is stuck, the Leases after it run only up to that instant: a whole
+        // run stops at the first crowded instant, which may be another Lease's or theirs
+        // together.
+        let mut until = end;
         for (k, agenda) in agendas.into_iter().enumerate() {
             self.queue.restart();
             self.agenda = agenda;
@@ -133,26 +145,51 @@ impl World {
             // Progress, and the instant a budget stops at: this Lease's share of the run, as a
             // time in the run (`--max-events` is suggested from it).
             let share = |t: Nanos| ((k as u128 * end as u128 + t as u128) / phases) as Nanos;
-            self.advance(end, max_events, &mut |t, events| progress(share(t), events)).map_err(|mut stop| {
-                if !stop.stuck {
+            match self.advance(until, max_events, &mut |t, events| progress(share(t), events)) {
+                // Its instant is counted in `ties`, past the bound.
+                Err(stop) if stop.stuck => until = stop.at,
+                Err(mut stop) => {
                     stop.at = share(stop.at);
+                    return Err(stop);
                 }
-                stop
-            })?;
+                Ok(()) => {}
+            }
             for (t, n) in self.ties.drain(..) {
                 let entry = ties.entry(t).or_default();
                 *entry = (entry.0 + n, entry.1 + 1);
             }
         }
         self.agenda.clear();
-        // A run of the whole world stops at the first instant that holds `STUCK_EVENTS` events
-        // after the first. An instant holds those counted there, and at most one event of every
-        // other Lease; an instant with no count holds at most one event a Lease.
-        let at_most = |(events, counted): (u64, u64)| events + (leases as u64 - counted);
-        let crowded = ties.iter().filter(|&(_, &c)| at_most(c) > STUCK_EVENTS).map(|(&t, _)| t).min();
-        if let Some(at) = crowded {
+        if let Some(at) = first_crowded(&ties, leases as u64, STUCK_EVENTS) {
             return Err(BudgetExceeded { events: self.events_processed, at, duration: end, stuck: true });
         }
         Ok(())
+    }
+}
+
+/// The first instant at which a run of the whole world could stop as stuck (`bound` events in a
+/// row after the first), from each instant's events counted by the Leases with two or more
+/// there and how many such Leases (`ties`), of `leases`. An instant holds those counted and at
+/// most one event of every other Lease; one that no Lease counted, at most one event a Lease.
+fn first_crowded(ties: &crate::FastMap<Nanos, (u64, u64)>, leases: u64, bound: u64) -> Option<Nanos> {
+    debug_assert!(leases <= bound, "`lease_phases` keeps such worlds whole");
+    let at_most = |(events, counted): (u64, u64)| events + (leases - counted);
+    ties.iter().filter(|&(_, &c)| at_most(c) > bound).map(|(&t, _)| t).min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_crowded_instant_counts_one_event_for_every_lease_not_counted() {
+        let ties: crate::FastMap<Nanos, (u64, u64)> = [(50, (9, 2)), (20, (6, 1)), (30, (11, 1))].into_iter().collect();
+        // Ten Leases, a bound of 10 events after the first: instant 50 holds at most 9 + 8 =
+        // 17, instant 20 6 + 9 = 15, instant 30 11 + 9 = 20; the first is 20.
+        assert_eq!(first_crowded(&ties, 10, 10), Some(20));
+        // Two Leases: instant 50 holds 9 (both counted), 20 at most 7, 30 at most 12.
+        assert_eq!(first_crowded(&ties, 2, 10), Some(30));
+        assert_eq!(first_crowded(&ties, 2, 12), None);
+        assert_eq!(first_crowded(&Default::default(), 2, 10), None);
     }
 }
