@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use sim_core::elector::{Algorithm, WorkEnd};
 use sim_core::model::{DurationDist, FaultKind, RandomFault, RandomFaultKind, Target, TimedFault, WorldSpec};
 use sim_core::net::{Cut, PartitionMode};
-use sim_core::time::{millis, secs};
-use sim_core::world::World;
+use sim_core::time::{Nanos, millis, secs};
+use sim_core::world::{BudgetExceeded, World};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod common;
@@ -228,35 +228,16 @@ fn the_event_budget_stops_both_runs_alike() {
     assert!(last > secs(60), "the last Lease's share of the run: {last}");
 }
 
-/// A node that retries at once, forever, stops a split run as stuck, as it stops the whole run.
-#[test]
-fn a_loop_on_one_lease_stops_both_runs_as_stuck() {
+/// Two Leases of two client-go nodes, and on each `(node, start)` the C# client with no
+/// jitter, which retries at once, forever (sim-cli/tests/robustness.rs), started then: how the
+/// whole run and the split run stop.
+fn stuck_both_ways(loops: &[(usize, Nanos)]) -> (BudgetExceeded, BudgetExceeded) {
     let mut spec = WorldSpec::basic(2, 4, Algorithm::ClientGo, secs(60));
     spec.unsafe_mode = true;
     for (i, n) in spec.nodes.iter_mut().enumerate() {
         n.elector_mut().lease_name = format!("lease-{}", i % 2);
     }
-    // (sim-cli/tests/robustness.rs: the C# client with no jitter retries at once.)
-    spec.nodes[3].elector_mut().algorithm = Algorithm::parse("csharp-client").expect("a library");
-    spec.nodes[3].elector_mut().jitter_factor = 0.0;
-    let mut whole = spec.clone();
-    whole.skip_quiet = false;
-    assert!(World::new(spec.clone()).unwrap().runs_lease_by_lease());
-    let a = World::new(whole).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the whole run is stuck");
-    let b = World::new(spec).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the split run is stuck");
-    assert!(a.stuck && b.stuck);
-    assert_eq!(a.at, b.at, "the same instant: the loop's");
-}
-
-/// Loops on two Leases, the first Lease's later: both runs stop at the earlier one.
-#[test]
-fn loops_on_two_leases_stop_both_runs_at_the_first() {
-    let mut spec = WorldSpec::basic(2, 4, Algorithm::ClientGo, secs(60));
-    spec.unsafe_mode = true;
-    for (i, n) in spec.nodes.iter_mut().enumerate() {
-        n.elector_mut().lease_name = format!("lease-{}", i % 2);
-    }
-    for (node, start) in [(2, secs(20)), (3, secs(5))] {
+    for &(node, start) in loops {
         spec.nodes[node].elector_mut().algorithm = Algorithm::parse("csharp-client").expect("a library");
         spec.nodes[node].elector_mut().jitter_factor = 0.0;
         spec.nodes[node].start_at = start;
@@ -267,6 +248,20 @@ fn loops_on_two_leases_stop_both_runs_at_the_first() {
     let a = World::new(whole).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the whole run is stuck");
     let b = World::new(spec).unwrap().run_with(u64::MAX, &mut |_, _| {}).err().expect("the split run is stuck");
     assert!(a.stuck && b.stuck);
+    (a, b)
+}
+
+/// A node that retries at once, forever, stops a split run as stuck, as it stops the whole run.
+#[test]
+fn a_loop_on_one_lease_stops_both_runs_as_stuck() {
+    let (a, b) = stuck_both_ways(&[(3, 0)]);
+    assert_eq!(a.at, b.at, "the same instant: the loop's");
+}
+
+/// Loops on two Leases, the first Lease's later: both runs stop at the earlier one.
+#[test]
+fn loops_on_two_leases_stop_both_runs_at_the_first() {
+    let (a, b) = stuck_both_ways(&[(2, secs(20)), (3, secs(5))]);
     assert!(a.at < secs(20), "the second Lease's loop comes first: {}", a.at);
     assert_eq!(a.at, b.at);
 }

@@ -100,7 +100,7 @@ pub(super) struct Observer {
     work_not_holder_ns: Vec<Nanos>,
     pub(super) node_metrics: Vec<NodeMetrics>,
     metrics: Metrics,
-    /// Closed dual-leader windows with their Lease's index (see `finish` for their order).
+    /// Closed dual-leader windows with their Lease's index (listed by `in_leases_order`).
     dual_windows: Vec<(usize, DualWindow)>,
     open_spans: Vec<Option<(SpanKind, Nanos)>>,
     /// Closed spans, per node.
@@ -109,8 +109,7 @@ pub(super) struct Observer {
     /// Each change of a Lease's acting leaders: (true time, Lease, count before, count after),
     /// in the order they happened. `finish` draws the run's series from it.
     acting_log: Vec<(Nanos, u32, u32, u32)>,
-    /// Each failover as it ended: (true time, Lease, seconds). `finish` lists them by time,
-    /// those of one instant in the Leases' order (see `acting_series`).
+    /// Each failover as it ended: (true time, Lease, seconds), listed by `in_leases_order`.
     failovers: Vec<(Nanos, u32, f64)>,
     faults: Vec<FaultRecord>,
     actions: Vec<ActionOutcome>,
@@ -336,11 +335,7 @@ impl Observer {
     /// run of the whole world and one run Lease by Lease (`world/phases.rs`) draw the same.
     fn acting_series(&mut self) -> Vec<(Nanos, usize)> {
         let mut log = std::mem::take(&mut self.acting_log);
-        // Stable: one Lease's changes at one instant keep their order. A run of one Lease has
-        // its log in order already, and skips the sort (a flapping Lease changes often).
-        if !log.is_sorted_by_key(|&(t, lease, ..)| (t, lease)) {
-            log.sort_by_key(|&(t, lease, ..)| (t, lease));
-        }
+        in_leases_order(&mut log, |&(t, lease, ..)| (t, lease as usize));
         // How many Leases have k acting leaders, and the largest k with any.
         let mut by_acting = vec![self.leases.len()];
         let mut most = 0usize;
@@ -463,13 +458,10 @@ impl Observer {
                 self.close_dual_window(lease, from, end);
             }
         }
-        // Windows of two Leases that open and close at the same instants are listed in the
-        // Leases' order, not in the order the run closed them (see `acting_series`).
-        self.dual_windows.sort_by_key(|(lease, w)| (w.from, w.until, *lease));
+        in_leases_order(&mut self.dual_windows, |(lease, w)| ((w.from, w.until), *lease));
         let dual_windows = std::mem::take(&mut self.dual_windows).into_iter().map(|(_, w)| w).collect();
         let acting_series = self.acting_series();
-        // Stable: one Lease's failovers at one instant keep their order.
-        self.failovers.sort_by_key(|&(t, lease, _)| (t, lease));
+        in_leases_order(&mut self.failovers, |&(t, lease, _)| (t, lease as usize));
         self.metrics.failover_seconds = self.failovers.iter().map(|&(.., seconds)| seconds).collect();
         for node in 0..self.names.len() {
             for kind in [SpanKind::Running, SpanKind::Leader, SpanKind::Paused, SpanKind::Partitioned] {
@@ -536,6 +528,18 @@ impl Observer {
             events_processed,
             events_stepped: 0,
         }
+    }
+}
+
+/// Puts records in order of their instant (`key`'s first part), those of one instant in the
+/// Leases' order (of first use), and one Lease's at one instant in the order they were made.
+/// A run of the whole world makes one instant's records of several Leases in its queue's
+/// order, a run Lease by Lease (`world/phases.rs`) in the Leases': both list them alike. The
+/// records of a run of one Lease are in order already, and are not sorted again (a flapping
+/// Lease changes often).
+fn in_leases_order<T, K: Ord>(records: &mut [T], key: impl Fn(&T) -> (K, usize)) {
+    if !records.is_sorted_by_key(&key) {
+        records.sort_by_key(key);
     }
 }
 
