@@ -220,7 +220,7 @@ fn plot(rows: &[(usize, u64, f64, f64)], path: &std::path::Path) {
     chart
         .draw_series(LineSeries::new(sim.clone(), blue.stroke_width(3)))
         .expect("line")
-        .label("leasesim (whole run, in process)")
+        .label("leasesim, in process (set-up to result)")
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], blue.stroke_width(3)));
     chart.draw_series(sim.iter().map(|&p| Circle::new(p, 5, blue.filled()))).expect("points");
     chart
